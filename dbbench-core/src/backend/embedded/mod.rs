@@ -1,0 +1,232 @@
+//! The embedded engine: SQLite (bundled, in-process), one database directory per repetition under
+//! `target/dbbench/db/`, 8 KiB pages and write-ahead logging.
+//!
+//! Native mappings: `recovery = simple` checkpoints the WAL automatically (log space is reused),
+//! `recovery = full` turns automatic checkpoints off for the measured window (the log only grows);
+//! `maxdop` is `PRAGMA threads`.
+
+mod connection;
+
+pub use connection::EmbeddedConnection;
+
+use super::DatabasePlan;
+use crate::config::{FixtureKind, Recovery, StorageSpec};
+use crate::error::{Error, Result};
+use crate::results::{BackendInfo, RunResult};
+use crate::scale::Scale;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The marker file that proves dbbench created a database directory.
+pub const OWNER_MARKER: &str = ".dbbench-owned";
+
+/// The embedded backend. It holds no state: each database is its own directory.
+#[derive(Debug, Default)]
+pub struct EmbeddedBackend {}
+
+impl EmbeddedBackend {
+    /// The embedded backend.
+    pub fn new() -> Self {
+        EmbeddedBackend {}
+    }
+
+    /// SQLite's version and the fixed settings every embedded database uses.
+    pub fn info(&self) -> BackendInfo {
+        let mut preconditions = std::collections::BTreeMap::new();
+        preconditions.insert("page_size".into(), "8192".into());
+        preconditions.insert("journal_mode".into(), "wal".into());
+        preconditions.insert("synchronous".into(), "full".into());
+        BackendInfo {
+            kind: "embedded".into(),
+            version: format!("SQLite {}", rusqlite::version()),
+            preconditions,
+        }
+    }
+
+    /// Refuses options SQLite cannot honour.
+    pub fn check(&self, storage: &StorageSpec) -> Result<()> {
+        let unsupported = |option: &'static str, reason: &str| Error::Unsupported {
+            option,
+            backend: "embedded",
+            reason: reason.to_string(),
+        };
+        if storage.tempdb_files.is_some()
+            || storage.tempdb_size.is_some()
+            || storage.tempdb_growth.is_some()
+        {
+            return Err(unsupported(
+                "tempdb_files",
+                "SQLite has no shared tempdb (each connection has private temporary files); \
+                 restrict the benchmark or case with `backends = [\"mssql\"]`",
+            ));
+        }
+        if storage.recovery == Some(Recovery::BulkLogged) {
+            return Err(unsupported(
+                "recovery",
+                "SQLite has no minimally logged operations, so `bulk_logged` would silently behave \
+                 as `full`; use `full` or restrict the cell to `backends = [\"mssql\"]`",
+            ));
+        }
+        crate::storage::check(storage)
+    }
+
+    /// Creates the database directory, its ownership marker and the empty database.
+    pub fn create(&mut self, plan: &DatabasePlan) -> Result<EmbeddedDatabase> {
+        let dir = plan.work_dir.join("db").join(&plan.name);
+        claim_directory(&dir)?;
+        let path = dir.join(format!("{}.db", plan.name));
+        let autocheckpoint = match plan.storage.recovery {
+            Some(Recovery::Full) | Some(Recovery::BulkLogged) => 0,
+            _ => 1000,
+        };
+        let mut db = EmbeddedDatabase {
+            dir,
+            path,
+            threads: plan.storage.maxdop.unwrap_or(0),
+            autocheckpoint,
+            window_open: AtomicBool::new(false),
+            layout: None,
+        };
+        db.layout = Some(crate::storage::Layout::create(
+            &db.path,
+            &plan.storage,
+            &plan.volumes,
+        )?);
+        Ok(db)
+    }
+}
+
+/// Creates `dir` with an ownership marker; a leftover directory of an earlier dbbench run (marker
+/// present) is removed first, any other existing directory is refused.
+fn claim_directory(dir: &Path) -> Result<()> {
+    if dir.exists() {
+        if !dir.join(OWNER_MARKER).exists() {
+            return Err(Error::NotOwned(dir.display().to_string()));
+        }
+        std::fs::remove_dir_all(dir)
+            .map_err(|e| Error::io("cannot remove stale database", dir, e))?;
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io("cannot create database directory", dir, e))?;
+    let marker = dir.join(OWNER_MARKER);
+    std::fs::write(
+        &marker,
+        format!("created by dbbench, pid {}\n", std::process::id()),
+    )
+    .map_err(|e| Error::io("cannot write ownership marker", &marker, e))
+}
+
+/// One embedded database: a directory that dbbench owns.
+pub struct EmbeddedDatabase {
+    dir: PathBuf,
+    path: PathBuf,
+    threads: u32,
+    autocheckpoint: u32,
+    window_open: AtomicBool,
+    layout: Option<crate::storage::Layout>,
+}
+
+impl EmbeddedDatabase {
+    /// The main database file's path (the name SQLite opens).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Opens a connection with the benchmark's settings.
+    pub fn connect(&self) -> Result<EmbeddedConnection> {
+        let conn = match &self.layout {
+            Some(layout) => layout.open()?,
+            None => rusqlite::Connection::open(&self.path)?,
+        };
+        conn.busy_timeout(std::time::Duration::from_secs(60))?;
+        conn.execute_batch(&format!(
+            "PRAGMA page_size = 8192; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
+             PRAGMA threads = {}; PRAGMA wal_autocheckpoint = {};",
+            self.threads,
+            if self.window_open.load(Ordering::SeqCst) {
+                self.autocheckpoint
+            } else {
+                1000
+            }
+        ))?;
+        Ok(EmbeddedConnection::new(conn))
+    }
+
+    /// Loads `fixture` in one transaction with a prepared statement.
+    pub fn load_fixture(
+        &self,
+        conn: &mut EmbeddedConnection,
+        fixture: FixtureKind,
+        scale: &Scale,
+    ) -> Result<u64> {
+        match fixture {
+            FixtureKind::None => Ok(0),
+            FixtureKind::Credit => {
+                let rows = scale.credit_rows();
+                let c = &mut conn.conn;
+                c.execute_batch(crate::fixture::credit_schema(
+                    crate::connection::Dialect::Sqlite,
+                ))?;
+                let tx = c.transaction()?;
+                {
+                    let mut stmt = tx.prepare(
+                        "INSERT INTO charge (member_no, provider_no, category_no, charge_dt, charge_amt, statement_no, charge_code) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    )?;
+                    for row in crate::fixture::credit_rows(rows) {
+                        stmt.execute(rusqlite::params![
+                            row.member_no,
+                            row.provider_no,
+                            row.category_no,
+                            row.charge_dt,
+                            row.charge_amt,
+                            row.statement_no,
+                            row.charge_code
+                        ])?;
+                    }
+                }
+                tx.commit()?;
+                Ok(rows)
+            }
+        }
+    }
+
+    /// Checkpoints the fixture into the data files, applies the recovery model's checkpoint
+    /// policy and snapshots the storage statistics.
+    pub fn open_window(&self, conn: &mut EmbeddedConnection) -> Result<()> {
+        conn.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        conn.conn.execute_batch(&format!(
+            "PRAGMA wal_autocheckpoint = {};",
+            self.autocheckpoint
+        ))?;
+        self.window_open.store(true, Ordering::SeqCst);
+        if let Some(layout) = &self.layout {
+            layout.open_window();
+        }
+        Ok(())
+    }
+
+    /// Records the window's file statistics and the database's page count into `run`.
+    pub fn close_window(&self, conn: &mut EmbeddedConnection, run: &mut RunResult) -> Result<()> {
+        self.window_open.store(false, Ordering::SeqCst);
+        let pages: i64 = conn.conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+        run.counts.insert("data_pages".into(), pages);
+        if let Some(layout) = &self.layout {
+            layout.close_window(run);
+        }
+        Ok(())
+    }
+
+    /// Removes the database directory and every file the storage layer placed elsewhere.
+    pub fn drop_database(mut self) -> Result<()> {
+        if let Some(layout) = self.layout.take() {
+            layout.remove()?;
+        }
+        if self.dir.join(OWNER_MARKER).exists() {
+            std::fs::remove_dir_all(&self.dir)
+                .map_err(|e| Error::io("cannot remove database directory", &self.dir, e))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,128 @@
+//! Backends: where a benchmark's database lives. The embedded engine (SQLite with dbbench's
+//! storage layer) is the default; SQL Server is chosen with `DBBENCH_BACKEND=mssql`.
+//!
+//! Dispatch is by enum rather than trait object: there are exactly two backends and their
+//! methods are `async`.
+
+pub mod embedded;
+
+use crate::config::{BackendKind, FixtureKind, StorageSpec};
+use crate::connection::Connection;
+use crate::error::{Error, Result};
+use crate::results::{BackendInfo, RunResult};
+use crate::scale::Scale;
+use crate::volume::Volumes;
+use std::path::PathBuf;
+
+/// What to create: one database for one repetition of one cell.
+#[derive(Debug, Clone)]
+pub struct DatabasePlan {
+    /// The database's name: always starts with [`OWNED_PREFIX`].
+    pub name: String,
+    /// The storage configuration with sizes already scaled.
+    pub storage: StorageSpec,
+    /// Where named volumes are.
+    pub volumes: Volumes,
+    /// dbbench's working directory (`target/dbbench`).
+    pub work_dir: PathBuf,
+    /// The data scale.
+    pub scale: Scale,
+}
+
+/// Every database dbbench creates has a name that starts with this.
+pub const OWNED_PREFIX: &str = "dbbench_";
+
+/// A backend chosen for this process.
+pub enum Backend {
+    /// SQLite in-process.
+    Embedded(embedded::EmbeddedBackend),
+}
+
+impl Backend {
+    /// The backend named by `DBBENCH_BACKEND` (default: `embedded`).
+    pub async fn from_env() -> Result<Backend> {
+        let name = std::env::var("DBBENCH_BACKEND").unwrap_or_default();
+        match name.trim() {
+            "" | "embedded" => Ok(Backend::Embedded(embedded::EmbeddedBackend::new())),
+            other => Err(Error::Config(format!(
+                "DBBENCH_BACKEND must be `embedded` or `mssql`; found `{other}`"
+            ))),
+        }
+    }
+
+    /// Which backend this is.
+    pub fn kind(&self) -> BackendKind {
+        match self {
+            Backend::Embedded(_) => BackendKind::Embedded,
+        }
+    }
+
+    /// Engine version and preconditions.
+    pub async fn info(&mut self) -> Result<BackendInfo> {
+        match self {
+            Backend::Embedded(b) => Ok(b.info()),
+        }
+    }
+
+    /// Fails with [`Error::Unsupported`] for an option this backend cannot honour.
+    pub fn check(&self, storage: &StorageSpec) -> Result<()> {
+        match self {
+            Backend::Embedded(b) => b.check(storage),
+        }
+    }
+
+    /// Creates the database in the configuration of `plan`; the fixture is not loaded yet.
+    pub async fn create(&mut self, plan: &DatabasePlan) -> Result<Database> {
+        match self {
+            Backend::Embedded(b) => b.create(plan).map(Database::Embedded),
+        }
+    }
+}
+
+/// A database that dbbench created and will drop.
+pub enum Database {
+    /// An embedded database.
+    Embedded(embedded::EmbeddedDatabase),
+}
+
+impl Database {
+    /// Opens another connection to this database.
+    pub async fn connect(&self) -> Result<Connection> {
+        match self {
+            Database::Embedded(d) => d.connect().map(Connection::Embedded),
+        }
+    }
+
+    /// Loads the fixture through `conn`; returns the number of rows loaded.
+    pub async fn load_fixture(
+        &self,
+        conn: &mut Connection,
+        fixture: FixtureKind,
+        scale: &Scale,
+    ) -> Result<u64> {
+        match (self, conn) {
+            (Database::Embedded(d), Connection::Embedded(c)) => d.load_fixture(c, fixture, scale),
+        }
+    }
+
+    /// Opens the measured window: snapshots every statistic the backend keeps.
+    pub async fn open_window(&self, conn: &mut Connection) -> Result<()> {
+        match (self, conn) {
+            (Database::Embedded(d), Connection::Embedded(c)) => d.open_window(c),
+        }
+    }
+
+    /// Closes the measured window and writes what happened in it into `run`.
+    pub async fn close_window(&self, conn: &mut Connection, run: &mut RunResult) -> Result<()> {
+        match (self, conn) {
+            (Database::Embedded(d), Connection::Embedded(c)) => d.close_window(c, run),
+        }
+    }
+
+    /// Drops the database and removes every file it made.
+    pub async fn drop_database(self) -> Result<()> {
+        match self {
+            Database::Embedded(d) => d.drop_database(),
+        }
+    }
+}

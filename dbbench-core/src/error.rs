@@ -1,0 +1,89 @@
+//! The error type of dbbench. Every I/O error carries the path it concerns.
+
+use std::path::PathBuf;
+
+/// The result type of benchmark bodies and of the runtime.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while running a benchmark.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file-system operation failed.
+    #[error("{action} `{}`: {source}", path.display())]
+    Io {
+        /// What dbbench was doing ("cannot create directory").
+        action: &'static str,
+        /// The file or directory concerned.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The embedded engine (SQLite) reported an error.
+    #[error("SQLite error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// SQL Server reported an error.
+    #[error("SQL Server error {code}: {message}")]
+    Server {
+        /// The server's error number.
+        code: u32,
+        /// The server's message.
+        message: String,
+    },
+    /// The chosen backend cannot honour an option of the benchmark.
+    #[error("option `{option}` is not supported by the {backend} backend: {reason}")]
+    Unsupported {
+        /// The option's name as written in `#[db_bench]`.
+        option: &'static str,
+        /// The backend's keyword.
+        backend: &'static str,
+        /// Why, and what to do instead.
+        reason: String,
+    },
+    /// The environment (variables, volumes, connection string) is not usable.
+    #[error("configuration error: {0}")]
+    Config(String),
+    /// A data file or the log is full and may not grow (SQL Server's error 1105).
+    #[error("could not allocate space: file `{}` is full and its growth is {growth}", path.display())]
+    FileFull {
+        /// The file that is full.
+        path: PathBuf,
+        /// Its growth setting.
+        growth: String,
+    },
+    /// The benchmark body exceeded its `timeout`.
+    #[error("the benchmark body did not finish within its timeout of {0:?}")]
+    Timeout(std::time::Duration),
+    /// The benchmark body panicked.
+    #[error("the benchmark body panicked: {0}")]
+    Panic(String),
+    /// Refused to touch a database that dbbench did not create.
+    #[error(
+        "refusing to touch `{0}`: it exists but was not created by dbbench (no ownership marker)"
+    )]
+    NotOwned(String),
+    /// Any other failure, described in words.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl Error {
+    /// An I/O error about `path`.
+    pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// An error described in words.
+    pub fn msg(message: impl Into<String>) -> Self {
+        Error::Other(message.into())
+    }
+}
+
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Self {
+        Error::Other(format!("JSON error: {e}"))
+    }
+}

@@ -1,0 +1,117 @@
+//! The machine a benchmark ran on: CPU, memory, kernel and the file system under the database.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Facts about the host, recorded with every result.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct HostInfo {
+    /// Host name.
+    pub hostname: String,
+    /// CPU model name.
+    pub cpu_model: String,
+    /// Logical cores.
+    pub cores: usize,
+    /// Physical memory in bytes.
+    pub memory_bytes: u64,
+    /// Operating system (`Debian GNU/Linux 12 (bookworm)`).
+    pub os: String,
+    /// Kernel release.
+    pub kernel: String,
+    /// File system type of the directory the embedded databases live in (`ext4`).
+    pub file_system: String,
+    /// The git commit of the benchmark's source tree, when it is a git checkout.
+    pub git_commit: Option<String>,
+}
+
+impl HostInfo {
+    /// Reads the host's facts; `data_dir` is where databases are created, `source_dir` the
+    /// benchmark crate (for the git commit). Facts that cannot be read are left empty.
+    pub fn detect(data_dir: &Path, source_dir: &Path) -> HostInfo {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_default();
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let memory_bytes = meminfo
+            .lines()
+            .find(|l| l.starts_with("MemTotal:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+            .unwrap_or(0);
+        let os = std::fs::read_to_string("/etc/os-release")
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+            .map(|v| v.trim_matches('"').to_string())
+            .unwrap_or_else(|| std::env::consts::OS.to_string());
+        HostInfo {
+            hostname: read_trimmed("/proc/sys/kernel/hostname"),
+            cpu_model,
+            cores: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            memory_bytes,
+            os,
+            kernel: read_trimmed("/proc/sys/kernel/osrelease"),
+            file_system: file_system_of(data_dir).unwrap_or_default(),
+            git_commit: git_commit(source_dir),
+        }
+    }
+}
+
+fn read_trimmed(path: &str) -> String {
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The file-system type of the mount that holds `dir`, from `/proc/self/mounts` (longest prefix).
+pub fn file_system_of(dir: &Path) -> Option<String> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
+    mounts
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let _device = fields.next()?;
+            let mount_point = fields.next()?.replace("\\040", " ");
+            let fs_type = fields.next()?;
+            dir.starts_with(&mount_point)
+                .then(|| (mount_point.len(), fs_type.to_string()))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, fs)| fs)
+}
+
+fn git_commit(dir: &Path) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_this_machine() {
+        let host = HostInfo::detect(Path::new("."), Path::new("."));
+        assert!(host.cores >= 1);
+        assert!(host.memory_bytes > 0, "MemTotal read from /proc/meminfo");
+        assert!(!host.kernel.is_empty());
+        assert!(!host.file_system.is_empty(), "the mount of `.` has a type");
+    }
+}
