@@ -1,0 +1,264 @@
+//! End-to-end runner lifecycle on the embedded engine: create, fixture, body, metrics, teardown —
+//! including teardown after a failing, a panicking and a timed-out body.
+
+use dbbench_core::__private::{
+    BenchmarkSpec, BodyFuture, CellSpec, FixtureKind, RunSpec, StorageSpec,
+};
+use dbbench_core::backend::Backend;
+use dbbench_core::results::CellStatus;
+use dbbench_core::runner::{run_benchmark, RunContext};
+use dbbench_core::{Error, Scale, Session};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn context(name: &str) -> RunContext {
+    let work_dir =
+        std::env::temp_dir().join(format!("dbbench-lifecycle-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work_dir);
+    RunContext {
+        scale: Scale::parse("0.002").unwrap(),
+        volumes: Default::default(),
+        work_dir,
+    }
+}
+
+fn run(bench: &'static BenchmarkSpec, ctx: &RunContext) -> dbbench_core::results::BenchmarkResult {
+    let _lock = dbbench_core::runner::exclusive();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut backend = Backend::from_env().await.unwrap();
+        run_benchmark(bench, None, ctx, &mut backend).await.unwrap()
+    })
+}
+
+/// Database directories left under the work dir (there must be none after teardown).
+fn leftovers(work_dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(work_dir.join("db"))
+        .map(|dir| dir.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default()
+}
+
+fn doubling<'a>(db: &'a mut Session) -> BodyFuture<'a> {
+    Box::pin(async move {
+        let before: i64 = db.query_scalar("SELECT count(*) FROM charge").await?;
+        for n in 1..=2 {
+            let sql = dbbench_core::fixture::doubling_insert(db.dialect(), n);
+            db.execute(&sql).await?;
+            db.lap(format!("loop {n}"));
+        }
+        let after: i64 = db.query_scalar("SELECT count(*) FROM charge").await?;
+        db.record_count("rows_after", after);
+        assert_eq!(after, before * 4);
+        Ok(())
+    })
+}
+
+fn failing<'a>(db: &'a mut Session) -> BodyFuture<'a> {
+    Box::pin(async move {
+        db.execute("CREATE TABLE t (x INTEGER)").await?;
+        db.execute("INSERT INTO no_such_table VALUES (1)").await?;
+        Ok(())
+    })
+}
+
+fn panicking<'a>(db: &'a mut Session) -> BodyFuture<'a> {
+    Box::pin(async move {
+        db.execute("CREATE TABLE t (x INTEGER)").await?;
+        panic!("the body gave up");
+    })
+}
+
+fn slow<'a>(_db: &'a mut Session) -> BodyFuture<'a> {
+    Box::pin(async move {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        Err(Error::msg("not reached"))
+    })
+}
+
+macro_rules! bench {
+    ($name:ident, $body:ident, $run:expr, [$($cell:expr),*]) => {
+        static $name: BenchmarkSpec = BenchmarkSpec {
+            name: stringify!($body),
+            module_path: concat!("lifecycle::", stringify!($body)),
+            manifest_dir: env!("CARGO_MANIFEST_DIR"),
+            source_file: file!(),
+            title: "",
+            run: $run,
+            cells: &[$($cell),*],
+            body: $body,
+        };
+    };
+}
+
+const CREDIT_TWICE: RunSpec = RunSpec {
+    repeat: 2,
+    warmup: 1,
+    fixture: FixtureKind::Credit,
+    ..RunSpec::DEFAULT
+};
+bench!(
+    DOUBLING,
+    doubling,
+    CREDIT_TWICE,
+    [
+        CellSpec {
+            name: "a",
+            storage: StorageSpec::DEFAULT
+        },
+        CellSpec {
+            name: "b",
+            storage: StorageSpec {
+                maxdop: Some(2),
+                ..StorageSpec::DEFAULT
+            }
+        }
+    ]
+);
+bench!(
+    FAILING,
+    failing,
+    RunSpec::DEFAULT,
+    [CellSpec {
+        name: "only",
+        storage: StorageSpec::DEFAULT
+    }]
+);
+bench!(
+    PANICKING,
+    panicking,
+    RunSpec::DEFAULT,
+    [CellSpec {
+        name: "only",
+        storage: StorageSpec::DEFAULT
+    }]
+);
+bench!(
+    SLOW,
+    slow,
+    RunSpec {
+        timeout: Some(Duration::from_millis(200)),
+        ..RunSpec::DEFAULT
+    },
+    [CellSpec {
+        name: "only",
+        storage: StorageSpec::DEFAULT
+    }]
+);
+bench!(
+    TEMPDB,
+    doubling,
+    RunSpec::DEFAULT,
+    [CellSpec {
+        name: "only",
+        storage: StorageSpec {
+            tempdb_files: Some(4),
+            ..StorageSpec::DEFAULT
+        }
+    }]
+);
+
+#[test]
+fn runs_every_repetition_interleaved_and_tears_down() {
+    let ctx = context("doubling");
+    let result = run(&DOUBLING, &ctx);
+    assert_eq!(result.cells.len(), 2);
+    for cell in &result.cells {
+        assert_eq!(cell.status, CellStatus::Ok, "{}", cell.name);
+        assert_eq!(cell.runs.len(), 3, "one warm-up and two measured runs");
+        assert!(cell.runs[0].warmup && !cell.runs[1].warmup);
+        let run = &cell.runs[1];
+        assert_eq!(
+            run.laps.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
+            ["loop 1", "loop 2"]
+        );
+        assert_eq!(run.counts["rows_after"], 4 * run.counts["fixture_rows"]);
+        assert!(run.elapsed_s > 0.0);
+    }
+    // Interleaved: a, b, a, b, a, b.
+    let mut order: Vec<(u32, &str)> = result
+        .cells
+        .iter()
+        .flat_map(|c| c.runs.iter().map(move |r| (r.sequence, c.name.as_str())))
+        .collect();
+    order.sort();
+    assert_eq!(order.iter().map(|o| o.1).collect::<String>(), "ababab");
+    assert!(
+        leftovers(&ctx.work_dir).is_empty(),
+        "{:?}",
+        leftovers(&ctx.work_dir)
+    );
+    let json = dbbench_core::workdir::results_file(&ctx.work_dir, &DOUBLING.file_stem());
+    let read = dbbench_core::results::BenchmarkResult::read(&json).unwrap();
+    assert_eq!(read, result);
+}
+
+#[test]
+fn a_failing_body_reports_its_own_error_and_is_torn_down() {
+    let ctx = context("failing");
+    let result = run(&FAILING, &ctx);
+    match &result.cells[0].status {
+        CellStatus::Failed(e) => assert!(e.contains("no such table: no_such_table"), "{e}"),
+        other => panic!("expected failure, got {other:?}"),
+    }
+    assert!(leftovers(&ctx.work_dir).is_empty());
+}
+
+#[test]
+fn a_panicking_body_is_torn_down_and_reported() {
+    let ctx = context("panicking");
+    let result = run(&PANICKING, &ctx);
+    match &result.cells[0].status {
+        CellStatus::Failed(e) => assert!(e.contains("panicked: the body gave up"), "{e}"),
+        other => panic!("expected failure, got {other:?}"),
+    }
+    assert!(leftovers(&ctx.work_dir).is_empty());
+}
+
+#[test]
+fn a_body_over_its_timeout_fails_and_is_torn_down() {
+    let ctx = context("slow");
+    let result = run(&SLOW, &ctx);
+    match &result.cells[0].status {
+        CellStatus::Failed(e) => assert!(e.contains("timeout"), "{e}"),
+        other => panic!("expected failure, got {other:?}"),
+    }
+    assert!(leftovers(&ctx.work_dir).is_empty());
+}
+
+#[test]
+fn an_option_the_backend_cannot_honour_fails_the_cell_by_name() {
+    let ctx = context("tempdb");
+    let result = run(&TEMPDB, &ctx);
+    match &result.cells[0].status {
+        CellStatus::Failed(e) => {
+            assert!(
+                e.contains("`tempdb_files`") && e.contains("embedded"),
+                "{e}"
+            )
+        }
+        other => panic!("expected failure, got {other:?}"),
+    }
+    assert!(result.cells[0].runs.is_empty(), "nothing ran");
+}
+
+#[test]
+fn refuses_a_directory_it_did_not_create() {
+    let ctx = context("foreign");
+    let name = dbbench_core::runner::database_name(&FAILING, &FAILING.cells[0], 0);
+    let foreign = ctx.work_dir.join("db").join(&name);
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("precious.txt"), "keep me").unwrap();
+    let result = run(&FAILING, &ctx);
+    match &result.cells[0].status {
+        CellStatus::Failed(e) => assert!(e.contains("not created by dbbench"), "{e}"),
+        other => panic!("expected refusal, got {other:?}"),
+    }
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("precious.txt")).unwrap(),
+        "keep me"
+    );
+}
