@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod cli;
 pub mod config;
 pub mod connection;
 pub mod error;

@@ -1,0 +1,112 @@
+//! The command line of a suite binary: run benchmarks outside `cargo test`, with progress, the
+//! result tables and the HTML report. A suite's `main` is one line:
+//! `dbbench_core::cli::main(&[&my_suite::my_bench::BENCHMARK])`.
+
+use crate::backend::Backend;
+use crate::error::Result;
+use crate::runner::{exclusive, run_benchmark, RunContext};
+use crate::scale::Scale;
+use crate::spec::BenchmarkSpec;
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Runs dbbench benchmarks and writes their results and report.
+#[derive(Debug, Parser)]
+#[command(name = "dbbench", about, long_about = None)]
+struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run benchmarks (all, or those whose path contains one of the filters); the default.
+    Run {
+        /// Substrings of `module::benchmark::cell` to select.
+        filters: Vec<String>,
+        /// `smoke`, `default`, `full` or a factor; overrides DBBENCH_SCALE.
+        #[arg(long)]
+        scale: Option<String>,
+    },
+    /// List the benchmarks and their cells.
+    List,
+}
+
+/// Parses the command line and runs it; returns a failure exit code if any cell failed.
+pub fn main(benchmarks: &[&'static BenchmarkSpec]) -> ExitCode {
+    let args = Args::parse();
+    let outcome = match args.command.unwrap_or(Command::Run { filters: Vec::new(), scale: None }) {
+        Command::List => {
+            list(benchmarks);
+            Ok(true)
+        }
+        Command::Run { filters, scale } => run(benchmarks, &filters, scale.as_deref()),
+    };
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("dbbench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn list(benchmarks: &[&'static BenchmarkSpec]) {
+    for bench in benchmarks {
+        println!("{}  {}", bench.test_path(), bench.title);
+        for cell in bench.cells {
+            println!("    {}", cell.name);
+        }
+    }
+}
+
+fn selected_cells(bench: &BenchmarkSpec, filters: &[String]) -> Vec<&'static str> {
+    bench
+        .cells
+        .iter()
+        .filter(|c| {
+            let path = format!("{}::{}", bench.test_path(), c.name);
+            filters.is_empty() || filters.iter().any(|f| path.contains(f.as_str()))
+        })
+        .map(|c| c.name)
+        .collect()
+}
+
+/// Runs the selected benchmarks one after another; `Ok(false)` when some cell failed.
+fn run(benchmarks: &[&'static BenchmarkSpec], filters: &[String], scale: Option<&str>) -> Result<bool> {
+    let _guard = exclusive();
+    let Some(first) = benchmarks.first() else {
+        return Ok(true);
+    };
+    let mut ctx = RunContext::from_env(first.manifest_dir, Scale::default_scale())?;
+    if let Some(scale) = scale {
+        ctx.scale = Scale::parse(scale)?;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| crate::Error::msg(format!("cannot start the tokio runtime: {e}")))?;
+    runtime.block_on(async {
+        let mut backend = Backend::from_env().await?;
+        let mut all_ok = true;
+        println!(
+            "dbbench: {} benchmark(s) on the {} backend at scale {}; results in {}",
+            benchmarks.len(),
+            backend.kind().keyword(),
+            ctx.scale.name,
+            ctx.work_dir.display()
+        );
+        for bench in benchmarks {
+            let cells = selected_cells(bench, filters);
+            if cells.is_empty() {
+                continue;
+            }
+            let result = run_benchmark(bench, Some(&cells), &ctx, &mut backend).await?;
+            println!("{}", crate::summary::render(&result));
+            all_ok &= crate::runner::status_counts(&result).get("failed").is_none();
+        }
+        Ok(all_ok)
+    })
+}
