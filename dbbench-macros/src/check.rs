@@ -1,0 +1,242 @@
+//! Checks that involve more than one option: combinations that parse but cannot be run.
+//!
+//! Storage checks run on every cell, after `#[db_bench]`, the matrix and the case have been
+//! merged, because a contradiction may exist in only some cells (`log_pregrow = ["1GB", "8GB"]`
+//! with `log_size = "4GB"`). Each error points at the declared value at fault and is reported
+//! once, however many cells inherit that value.
+
+use crate::case::Case;
+use crate::errors::Errors;
+use crate::matrix::Cell;
+use crate::options::{BenchOptions, Declared, RunOptions};
+use crate::size::{self, MIN_FILE};
+use crate::suggest::{self, Quote};
+use crate::symbol::Key;
+use crate::value::{Backend, GrowthValue, Recovery, Setting, SizeValue, StorageValue};
+use std::collections::HashSet;
+
+/// Runs every check, recording what is wrong.
+pub fn check(options: &BenchOptions, cases: &[Case], cells: &[Cell], errors: &mut Errors) {
+    case_overrides_axis(options, cases, errors);
+    for cell in cells {
+        log_pregrow(cell, errors);
+        data_size(cell, errors);
+        tempdb(cell, errors);
+        volumes(cell, errors);
+        bulk_logged(cell, &options.run, errors);
+    }
+    baseline(&options.run, cells, errors);
+    scale_storage(&options.run, cells, errors);
+}
+
+fn size_of(cell: &Cell, key: Key) -> Option<(&SizeValue, &Setting)> {
+    let setting = cell.settings.get(&key)?;
+    match &setting.value {
+        StorageValue::Size(size) => Some((size, setting)),
+        _ => None,
+    }
+}
+
+/// A case that sets an option which `#[db_bench]` gives as a list would replace every value
+/// of the list, so the cells named after those values would all be configured alike.
+fn case_overrides_axis(options: &BenchOptions, cases: &[Case], errors: &mut Errors) {
+    let axes: HashSet<Key> = options
+        .storage
+        .iter()
+        .filter_map(|declared| match declared {
+            Declared::Axis(axis) => Some(axis.key),
+            Declared::One(_) => None,
+        })
+        .collect();
+    for case in cases {
+        for setting in case.storage.iter().filter(|s| axes.contains(&s.key)) {
+            let message = format!(
+                "`{key}` is a list in `#[db_bench]`, so each cell of this case already takes one of its values; \
+                 setting it here would make those cells identical: remove `{key}` from this case or make it a single value in `#[db_bench]`",
+                key = setting.key
+            );
+            errors.error(setting.span, message);
+        }
+    }
+}
+
+/// `log_pregrow` grows the log up to `log_size`, so it needs one and must not exceed it.
+fn log_pregrow(cell: &Cell, errors: &mut Errors) {
+    let Some((step, pregrow)) = size_of(cell, Key::LogPregrow) else {
+        return;
+    };
+    match size_of(cell, Key::LogSize) {
+        None => {
+            let message = "`log_pregrow` grows the log to `log_size` in steps, but `log_size` is not set: add `log_size = \"...\"` or remove `log_pregrow`";
+            errors.once(
+                format!("pregrow-alone {:?}", pregrow.id),
+                pregrow.span,
+                message,
+            );
+        }
+        Some((target, log_size)) if step.bytes > target.bytes => {
+            let message = format!(
+                "`log_pregrow` {:?} is larger than `log_size` {:?}; the log is grown to `log_size` in steps of `log_pregrow`, so make the step at most the size",
+                step.text, target.text
+            );
+            let key = format!("pregrow-larger {:?} {:?}", pregrow.id, log_size.id);
+            errors.once(key, pregrow.span, message);
+        }
+        Some(_) => {}
+    }
+}
+
+/// Each data file needs at least one extent of the total `data_size`.
+fn data_size(cell: &Cell, errors: &mut Errors) {
+    let Some((total, setting)) = size_of(cell, Key::DataSize) else {
+        return;
+    };
+    let files = match cell.settings.get(&Key::DataFiles).map(|s| &s.value) {
+        Some(StorageValue::Count(n)) => u64::from(*n),
+        _ => 1,
+    };
+    let needed = files * MIN_FILE;
+    if total.bytes < needed {
+        let message = format!(
+            "`data_size` {:?} is too small for {files} data files: each file needs at least \"{}\", so use at least \"{}\" or fewer `data_files`",
+            total.text,
+            size::format_size(MIN_FILE),
+            size::format_size(needed)
+        );
+        errors.once(format!("data-size {:?}", setting.id), setting.span, message);
+    }
+}
+
+/// `tempdb_size` and `tempdb_growth` describe tempdb files, whose number is `tempdb_files`;
+/// without it the benchmark would reconfigure files it does not own.
+fn tempdb(cell: &Cell, errors: &mut Errors) {
+    if cell.settings.contains_key(&Key::TempdbFiles) {
+        return;
+    }
+    for key in [Key::TempdbSize, Key::TempdbGrowth] {
+        if let Some(setting) = cell.settings.get(&key) {
+            let message = format!(
+                "`{key}` configures the tempdb files, but `tempdb_files` is not set: add `tempdb_files = N` to say how many files it applies to"
+            );
+            errors.once(format!("tempdb {:?}", setting.id), setting.span, message);
+        }
+    }
+}
+
+/// `data_on` spreads the data files over its volumes round robin: a volume named twice, or more
+/// volumes than files, means some volume would not get the files the list suggests.
+fn volumes(cell: &Cell, errors: &mut Errors) {
+    let Some(setting) = cell.settings.get(&Key::DataOn) else {
+        return;
+    };
+    let StorageValue::Volumes(names) = &setting.value else {
+        return;
+    };
+    let mut seen = HashSet::new();
+    if let Some(twice) = names.iter().find(|name| !seen.insert(name.as_str())) {
+        let message = format!("`data_on` names the volume {twice:?} twice; name each volume once");
+        errors.once(
+            format!("volume-twice {:?}", setting.id),
+            setting.span,
+            message,
+        );
+        return;
+    }
+    let files = match cell.settings.get(&Key::DataFiles).map(|s| &s.value) {
+        Some(StorageValue::Count(n)) => *n as usize,
+        _ => 1,
+    };
+    if names.len() > files {
+        let message = format!(
+            "`data_on` names {} volumes but there {} only {files} data file{}, so {:?} would hold no file: set `data_files` to at least {} or name fewer volumes",
+            names.len(),
+            if files == 1 { "is" } else { "are" },
+            if files == 1 { "" } else { "s" },
+            names[files],
+            names.len()
+        );
+        errors.once(
+            format!("volumes-files {:?}", setting.id),
+            setting.span,
+            message,
+        );
+    }
+}
+
+/// The bulk-logged recovery model exists only on SQL Server.
+fn bulk_logged(cell: &Cell, run: &RunOptions, errors: &mut Errors) {
+    let Some(setting) = cell.settings.get(&Key::Recovery) else {
+        return;
+    };
+    let only_embedded = run
+        .backends
+        .as_ref()
+        .is_some_and(|b| b.value == [Backend::Embedded]);
+    if setting.value == StorageValue::Recovery(Recovery::BulkLogged) && only_embedded {
+        let message = "`recovery = \"bulk_logged\"` exists only on SQL Server, but `backends` allows only \"embedded\": add \"mssql\" to `backends` or choose \"simple\" or \"full\"";
+        errors.once(
+            format!("bulk-logged {:?}", setting.id),
+            setting.span,
+            message,
+        );
+    }
+}
+
+/// `baseline` must name a cell, and there must be another cell to compare it with.
+fn baseline(run: &RunOptions, cells: &[Cell], errors: &mut Errors) {
+    let Some(baseline) = &run.baseline else {
+        return;
+    };
+    // Without cells the options had errors of their own; a baseline message would only add noise.
+    if cells.is_empty() {
+        return;
+    }
+    let names = cells.iter().map(|cell| cell.name.as_str());
+    if cells.len() == 1 {
+        let message = format!(
+            "`baseline` picks the cell the others are compared with, but this benchmark has only one cell, `{}`: remove `baseline` or add cells with a list or `#[case]`",
+            cells[0].name
+        );
+        errors.error(baseline.span, message);
+    } else if !names.clone().any(|name| name == baseline.value) {
+        const SHOWN: usize = 10;
+        let mut list: Vec<String> = names
+            .clone()
+            .take(SHOWN)
+            .map(|n| format!("`{n}`"))
+            .collect();
+        if cells.len() > SHOWN {
+            list.push(format!("and {} more", cells.len() - SHOWN));
+        }
+        let message = format!(
+            "`baseline` {:?} is not a cell of this benchmark, whose cells are: {}{}",
+            baseline.value,
+            list.join(", "),
+            suggest::did_you_mean(&baseline.value, names, Quote::Str),
+        );
+        errors.error(baseline.span, message);
+    }
+}
+
+/// `scale_storage` multiplies sizes; with no size anywhere it would silently do nothing.
+fn scale_storage(run: &RunOptions, cells: &[Cell], errors: &mut Errors) {
+    let Some(scale) = run.scale_storage.as_ref().filter(|s| s.value) else {
+        return;
+    };
+    let has_size = cells
+        .iter()
+        .flat_map(|cell| cell.settings.values())
+        .any(|s| {
+            matches!(
+                s.value,
+                StorageValue::Size(_) | StorageValue::Growth(GrowthValue::Fixed(_))
+            )
+        });
+    if !cells.is_empty() && !has_size {
+        let message = "`scale_storage = true` multiplies the storage sizes, but no size is set: add a size such as `data_size = \"1000MB\"` or remove `scale_storage`";
+        errors.error(scale.span, message);
+    }
+}
+
+#[cfg(test)]
+mod tests;

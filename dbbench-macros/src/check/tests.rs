@@ -1,0 +1,160 @@
+use super::*;
+use crate::case::take_cases;
+use crate::matrix::cells;
+use crate::options::bench_options;
+use crate::parse::parse_options;
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{parse_quote, Attribute};
+
+/// The messages of every stage up to and including the checks.
+fn errors_of(args: TokenStream, cases: Vec<Attribute>) -> Vec<String> {
+    let mut errors = Errors::new();
+    let options = bench_options(parse_options(args, 0, &mut errors), &mut errors);
+    let mut attrs = cases;
+    let cases = take_cases(&mut attrs, &mut errors);
+    let cells = cells(&options, &cases, &mut errors);
+    check(&options, &cases, &cells, &mut errors);
+    errors.messages()
+}
+
+#[test]
+fn a_consistent_benchmark_passes() {
+    let errors = errors_of(
+        quote!(
+            data_files = [1, 2],
+            data_size = "1GB",
+            log_size = "8GB",
+            log_pregrow = "1GB",
+            tempdb_files = 4,
+            tempdb_size = "1GB",
+            tempdb_growth = "10%",
+            data_on = "fast",
+            recovery = "bulk_logged",
+            baseline = "data_files_1",
+            scale_storage = true
+        ),
+        vec![],
+    );
+    assert_eq!(errors, Vec::<String>::new());
+}
+
+#[test]
+fn log_pregrow_needs_a_log_size_it_does_not_exceed() {
+    let errors = errors_of(quote!(log_pregrow = "1GB"), vec![]);
+    assert_eq!(
+        errors,
+        ["`log_pregrow` grows the log to `log_size` in steps, but `log_size` is not set: add `log_size = \"...\"` or remove `log_pregrow`"]
+    );
+    // Only the value that is too large is reported, once, though two cells contain it.
+    let errors = errors_of(
+        quote!(
+            log_size = "4GB",
+            log_pregrow = ["1GB", "8GB"],
+            data_files = [1, 2]
+        ),
+        vec![],
+    );
+    assert_eq!(
+        errors,
+        ["`log_pregrow` \"8GB\" is larger than `log_size` \"4GB\"; the log is grown to `log_size` in steps of `log_pregrow`, so make the step at most the size"]
+    );
+}
+
+#[test]
+fn the_case_value_is_checked_where_it_overrides() {
+    let errors = errors_of(
+        quote!(log_size = "4GB"),
+        vec![
+            parse_quote!(#[case(name = "ok", log_pregrow = "1GB")]),
+            parse_quote!(#[case(name = "bad", log_pregrow = "4000MB", log_size = "1GB")]),
+        ],
+    );
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].starts_with("`log_pregrow` \"4000MB\" is larger than `log_size` \"1GB\""));
+}
+
+#[test]
+fn data_size_must_hold_an_extent_per_file() {
+    let errors = errors_of(
+        quote!(data_size = "128KB", data_files = [1, 2, 4, 8]),
+        vec![],
+    );
+    assert_eq!(
+        errors,
+        ["`data_size` \"128KB\" is too small for 4 data files: each file needs at least \"64KB\", so use at least \"256KB\" or fewer `data_files`"]
+    );
+}
+
+#[test]
+fn tempdb_sizes_need_tempdb_files() {
+    let errors = errors_of(quote!(tempdb_size = "1GB", tempdb_growth = "64MB"), vec![]);
+    assert_eq!(errors.len(), 2);
+    assert!(errors[0]
+        .starts_with("`tempdb_size` configures the tempdb files, but `tempdb_files` is not set"));
+    assert!(errors[1].starts_with("`tempdb_growth` configures"));
+}
+
+#[test]
+fn data_on_names_each_volume_once_and_no_more_than_files() {
+    let errors = errors_of(quote!(data_files = 2, data_on = "fast,fast"), vec![]);
+    assert_eq!(
+        errors,
+        ["`data_on` names the volume \"fast\" twice; name each volume once"]
+    );
+    let errors = errors_of(quote!(data_on = "fast,slow"), vec![]);
+    assert_eq!(
+        errors,
+        ["`data_on` names 2 volumes but there is only 1 data file, so \"slow\" would hold no file: set `data_files` to at least 2 or name fewer volumes"]
+    );
+}
+
+#[test]
+fn bulk_logged_needs_sql_server() {
+    let errors = errors_of(
+        quote!(recovery = "bulk_logged", backends = "embedded"),
+        vec![],
+    );
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].starts_with("`recovery = \"bulk_logged\"` exists only on SQL Server"));
+}
+
+#[test]
+fn baseline_names_one_of_several_cells() {
+    let errors = errors_of(
+        quote!(data_files = [1, 8], baseline = "data_files_2"),
+        vec![],
+    );
+    assert_eq!(
+        errors,
+        ["`baseline` \"data_files_2\" is not a cell of this benchmark, whose cells are: `data_files_1`, `data_files_8`; did you mean \"data_files_1\"?"]
+    );
+    let errors = errors_of(quote!(baseline = "default_config"), vec![]);
+    assert!(errors[0].contains("has only one cell, `default_config`"));
+    let errors = errors_of(
+        quote!(baseline = "b"),
+        vec![
+            parse_quote!(#[case(name = "a")]),
+            parse_quote!(#[case(name = "b")]),
+        ],
+    );
+    assert!(errors.is_empty());
+}
+
+#[test]
+fn a_case_cannot_override_a_matrix_axis() {
+    let errors = errors_of(
+        quote!(growth = ["1MB", "64MB"]),
+        vec![parse_quote!(#[case(name = "a", growth = "1GB", ifi = true)])],
+    );
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].starts_with("`growth` is a list in `#[db_bench]`, so each cell of this case"));
+}
+
+#[test]
+fn scale_storage_needs_a_size() {
+    let errors = errors_of(quote!(scale_storage = true, growth = "10%"), vec![]);
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].starts_with("`scale_storage = true` multiplies the storage sizes"));
+    assert!(errors_of(quote!(scale_storage = false), vec![]).is_empty());
+}

@@ -1,0 +1,151 @@
+use super::*;
+use crate::parse::parse_options;
+use quote::quote;
+
+fn bench(tokens: proc_macro2::TokenStream) -> (BenchOptions, Vec<String>) {
+    let mut errors = Errors::new();
+    let raw = parse_options(tokens, 0, &mut errors);
+    let options = bench_options(raw, &mut errors);
+    (options, errors.messages())
+}
+
+fn case(tokens: proc_macro2::TokenStream) -> (CaseOptions, Vec<String>) {
+    let mut errors = Errors::new();
+    let raw = parse_options(tokens, 1, &mut errors);
+    let options = case_options(raw, &mut errors);
+    (options, errors.messages())
+}
+
+#[test]
+fn reads_storage_values_axes_and_run_options() {
+    let (options, errors) = bench(quote!(
+        growth = "1MB",
+        data_files = [1, 2, 4],
+        repeat = 3,
+        warmup = 1,
+        fixture = "credit",
+        backends = ["embedded", "mssql"],
+        timeout = "30s",
+        order = "blocked",
+        baseline = "data_files_1",
+        scale_storage = true
+    ));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(matches!(&options.storage[0], Declared::One(s) if s.key == Key::Growth));
+    let Declared::Axis(axis) = &options.storage[1] else {
+        panic!("expected an axis");
+    };
+    assert_eq!(axis.key, Key::DataFiles);
+    assert_eq!(axis.values.len(), 3);
+    let run = &options.run;
+    assert_eq!(run.repeat.as_ref().unwrap().value, 3);
+    assert_eq!(run.warmup.as_ref().unwrap().value, 1);
+    assert_eq!(run.fixture.as_ref().unwrap().value, Fixture::Credit);
+    assert_eq!(
+        run.backends.as_ref().unwrap().value,
+        [Backend::Embedded, Backend::Mssql]
+    );
+    assert_eq!(run.timeout.as_ref().unwrap().value, 30_000);
+    assert_eq!(run.order.as_ref().unwrap().value, Order::Blocked);
+    assert_eq!(run.baseline.as_ref().unwrap().value, "data_files_1");
+    assert!(run.scale_storage.as_ref().unwrap().value);
+}
+
+#[test]
+fn a_single_backend_needs_no_list() {
+    let (options, errors) = bench(quote!(backends = "mssql"));
+    assert!(errors.is_empty());
+    assert_eq!(options.run.backends.unwrap().value, [Backend::Mssql]);
+}
+
+#[test]
+fn unknown_options_list_the_valid_ones_and_suggest_the_nearest() {
+    let (_, errors) = bench(quote!(grwth = "1MB"));
+    assert!(
+        errors[0].starts_with(
+            "unknown option `grwth`; did you mean `growth`? valid options are: `data_files`, `data_size`, `growth`,"
+        ),
+        "{errors:?}"
+    );
+    assert!(errors[0].ends_with("`baseline`, `scale_storage`"));
+    let (_, errors) = bench(quote!(speed = 1));
+    assert!(errors[0].starts_with("unknown option `speed`; valid options are: `data_files`"));
+    let (_, errors) = case(quote!(nme = "a"));
+    assert!(errors[0].starts_with(
+        "unknown option `nme` in `#[case]`; did you mean `name`? valid options are: `name`, `data_files`"
+    ));
+    assert!(errors[0].ends_with("`log_on`"));
+}
+
+#[test]
+fn duplicates_are_reported_at_the_second_occurrence() {
+    let (options, errors) = bench(quote!(
+        growth = "1MB",
+        growth = "2MB",
+        repeat = 1,
+        repeat = 2
+    ));
+    assert_eq!(
+        errors,
+        [
+            "`growth` is set twice in this attribute; remove one of them, or give a list such as `growth = [a, b]` to try several values",
+            "`repeat` is set twice in this attribute; remove one of them",
+        ]
+    );
+    assert_eq!(options.storage.len(), 1);
+    assert_eq!(options.run.repeat.unwrap().value, 1);
+}
+
+#[test]
+fn an_option_without_a_value_says_how_to_write_it() {
+    let (_, errors) = bench(quote!(ifi, growth));
+    assert_eq!(
+        errors,
+        [
+            "`ifi` needs a value: write `ifi = true` or `ifi = false`",
+            "`growth` needs a value: write `growth = \"64MB\"`, `growth = \"10%\"` or `growth = \"none\"`",
+        ]
+    );
+}
+
+#[test]
+fn lists_are_for_storage_options_of_db_bench_only() {
+    let (_, errors) = bench(quote!(repeat = [1, 2], data_files = [], backends = []));
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert!(errors[0].starts_with("`repeat` applies to the whole benchmark and cannot be a list"));
+    assert!(errors[1].starts_with("`data_files` has an empty list, which would make no cells"));
+    assert!(errors[2].starts_with("`backends` has an empty list"));
+    let (_, errors) = case(quote!(name = "a", growth = ["1MB"]));
+    assert!(errors[0].starts_with("`#[case]` takes one value per option, not a list"));
+}
+
+#[test]
+fn a_bad_list_item_drops_the_axis_after_reporting_it() {
+    let (options, errors) = bench(quote!(data_files = [1, 0, 65]));
+    assert_eq!(errors.len(), 2);
+    assert!(options.storage.is_empty());
+}
+
+#[test]
+fn options_in_the_wrong_attribute() {
+    let (_, errors) = bench(quote!(name = "x"));
+    assert!(errors[0].starts_with("`name` belongs in `#[case(...)]`"));
+    let (options, errors) = case(quote!(name = "a", warmup = 2, growth = "1MB"));
+    assert_eq!(
+        errors,
+        ["`warmup` is a run option and belongs in `#[db_bench(...)]`: it applies to every cell, so it cannot differ per case"]
+    );
+    assert_eq!(options.name.unwrap().value, "a");
+    assert_eq!(options.storage.len(), 1);
+}
+
+#[test]
+fn backends_are_named_once_each() {
+    let (_, errors) = bench(quote!(backends = ["mssql", "mssql", "oracle"]));
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert_eq!(
+        errors[0],
+        "`backends` lists \"mssql\" twice; remove one of them"
+    );
+    assert!(errors[1].starts_with("`backends` must be \"embedded\" or \"mssql\""));
+}

@@ -1,0 +1,241 @@
+//! The text forms of sizes (`"64MB"`), growths (`"10%"`, `"none"`) and durations (`"30s"`).
+//!
+//! Parsed at compile time so that a typo in a unit is a compile error at the literal instead of
+//! a benchmark that fails after its fixture has loaded. Units are binary, as in SQL Server's
+//! `SIZE = 64MB`: 1KB = 1024 bytes. No whitespace is allowed inside a literal, which keeps the
+//! written text usable as-is in reports and in cell names.
+
+/// One kibibyte.
+pub const KB: u64 = 1024;
+/// One mebibyte.
+pub const MB: u64 = 1024 * KB;
+/// One gibibyte.
+pub const GB: u64 = 1024 * MB;
+/// One tebibyte.
+pub const TB: u64 = 1024 * GB;
+/// The largest size an option accepts; SQL Server's limit for a log or data file is 16TB to
+/// 64TB depending on the edition, so anything above is certainly a typo.
+pub const MAX_SIZE: u64 = 64 * TB;
+/// The smallest fixed growth: one extent, SQL Server's allocation unit.
+pub const MIN_GROWTH: u64 = 64 * KB;
+/// The largest fixed growth.
+pub const MAX_GROWTH: u64 = TB;
+/// The smallest size of one data file: one extent.
+pub const MIN_FILE: u64 = 64 * KB;
+/// The smallest percent growth.
+pub const MIN_PERCENT: u32 = 1;
+/// The largest percent growth.
+pub const MAX_PERCENT: u32 = 1000;
+
+/// Why a size literal was rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeError {
+    /// Not digits followed by KB, MB, GB or TB.
+    Syntax,
+    /// Zero bytes.
+    Zero,
+    /// More than [`MAX_SIZE`].
+    TooLarge,
+}
+
+/// Parses `"64MB"` into bytes.
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    if digits == 0 {
+        return Err(SizeError::Syntax);
+    }
+    let factor = match text[digits..].to_ascii_uppercase().as_str() {
+        "KB" => KB,
+        "MB" => MB,
+        "GB" => GB,
+        "TB" => TB,
+        _ => return Err(SizeError::Syntax),
+    };
+    // A number too long for u64 is certainly above the maximum.
+    let number: u64 = text[..digits].parse().map_err(|_| SizeError::TooLarge)?;
+    let bytes = number.checked_mul(factor).ok_or(SizeError::TooLarge)?;
+    match bytes {
+        0 => Err(SizeError::Zero),
+        b if b > MAX_SIZE => Err(SizeError::TooLarge),
+        b => Ok(b),
+    }
+}
+
+/// An autogrowth setting, parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Growth {
+    /// Grow by this many bytes.
+    Fixed(u64),
+    /// Grow by this percent of the current size.
+    Percent(u32),
+    /// Never grow.
+    None,
+}
+
+/// Why a growth literal was rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrowthError {
+    /// Neither a size, a percent nor `none`.
+    Syntax,
+    /// A fixed growth below [`MIN_GROWTH`].
+    TooSmall,
+    /// A fixed growth above [`MAX_GROWTH`].
+    TooLarge,
+    /// A percent outside [`MIN_PERCENT`]..=[`MAX_PERCENT`].
+    Percent,
+}
+
+/// Parses `"1MB"`, `"10%"` or `"none"`.
+pub fn parse_growth(text: &str) -> Result<Growth, GrowthError> {
+    if text == crate::symbol::GROWTH_NONE {
+        return Ok(Growth::None);
+    }
+    if let Some(number) = text.strip_suffix('%') {
+        if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(GrowthError::Syntax);
+        }
+        return match number.parse::<u32>() {
+            Ok(pct) if (MIN_PERCENT..=MAX_PERCENT).contains(&pct) => Ok(Growth::Percent(pct)),
+            _ => Err(GrowthError::Percent),
+        };
+    }
+    match parse_size(text) {
+        Ok(bytes) if bytes < MIN_GROWTH => Err(GrowthError::TooSmall),
+        Ok(bytes) if bytes > MAX_GROWTH => Err(GrowthError::TooLarge),
+        Ok(bytes) => Ok(Growth::Fixed(bytes)),
+        Err(SizeError::Syntax) => Err(GrowthError::Syntax),
+        Err(SizeError::Zero) => Err(GrowthError::TooSmall),
+        Err(SizeError::TooLarge) => Err(GrowthError::TooLarge),
+    }
+}
+
+/// Why a duration literal was rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DurationError {
+    /// Not digits followed by ms, s, m or h.
+    Syntax,
+    /// Zero.
+    Zero,
+    /// Too many milliseconds for a `u64`.
+    TooLarge,
+}
+
+/// Parses `"500ms"`, `"30s"`, `"10m"` or `"2h"` into milliseconds.
+pub fn parse_duration(text: &str) -> Result<u64, DurationError> {
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    if digits == 0 {
+        return Err(DurationError::Syntax);
+    }
+    let factor: u64 = match &text[digits..] {
+        "ms" => 1,
+        "s" => 1000,
+        "m" => 60 * 1000,
+        "h" => 60 * 60 * 1000,
+        _ => return Err(DurationError::Syntax),
+    };
+    let number: u64 = text[..digits]
+        .parse()
+        .map_err(|_| DurationError::TooLarge)?;
+    match number.checked_mul(factor) {
+        Some(0) => Err(DurationError::Zero),
+        Some(ms) => Ok(ms),
+        None => Err(DurationError::TooLarge),
+    }
+}
+
+/// `bytes` in the largest unit that divides it (`"256KB"`), for messages that suggest a value.
+pub fn format_size(bytes: u64) -> String {
+    let units = [(TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "KB")];
+    for (factor, unit) in units {
+        if bytes >= factor && bytes % factor == 0 {
+            return format!("{}{unit}", bytes / factor);
+        }
+    }
+    // Every size the options accept is a whole number of KB; round up for anything else.
+    format!("{}KB", bytes.div_ceil(KB))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_use_binary_units_in_any_case() {
+        assert_eq!(parse_size("64KB"), Ok(64 * 1024));
+        assert_eq!(parse_size("1MB"), Ok(1024 * 1024));
+        assert_eq!(parse_size("1mb"), Ok(MB));
+        assert_eq!(parse_size("2Gb"), Ok(2 * GB));
+        assert_eq!(parse_size("64TB"), Ok(MAX_SIZE));
+    }
+
+    #[test]
+    fn sizes_reject_bad_text() {
+        for text in [
+            "", "MB", "1", "1 MB", "1MX", "1B", "1.5MB", "-1MB", " 1MB", "1MB ",
+        ] {
+            assert_eq!(parse_size(text), Err(SizeError::Syntax), "{text:?}");
+        }
+        assert_eq!(parse_size("0MB"), Err(SizeError::Zero));
+        assert_eq!(parse_size("65TB"), Err(SizeError::TooLarge));
+        assert_eq!(
+            parse_size("99999999999999999999KB"),
+            Err(SizeError::TooLarge)
+        );
+        assert_eq!(
+            parse_size("18446744073709551615TB"),
+            Err(SizeError::TooLarge)
+        );
+    }
+
+    #[test]
+    fn growth_takes_sizes_percents_and_none() {
+        assert_eq!(parse_growth("64KB"), Ok(Growth::Fixed(MIN_GROWTH)));
+        assert_eq!(parse_growth("1TB"), Ok(Growth::Fixed(TB)));
+        assert_eq!(parse_growth("1%"), Ok(Growth::Percent(1)));
+        assert_eq!(parse_growth("1000%"), Ok(Growth::Percent(1000)));
+        assert_eq!(parse_growth("none"), Ok(Growth::None));
+    }
+
+    #[test]
+    fn growth_rejects_out_of_range_and_bad_text() {
+        assert_eq!(parse_growth("63KB"), Err(GrowthError::TooSmall));
+        assert_eq!(parse_growth("0MB"), Err(GrowthError::TooSmall));
+        assert_eq!(parse_growth("1025GB"), Err(GrowthError::TooLarge));
+        assert_eq!(parse_growth("100TB"), Err(GrowthError::TooLarge));
+        assert_eq!(parse_growth("0%"), Err(GrowthError::Percent));
+        assert_eq!(parse_growth("1001%"), Err(GrowthError::Percent));
+        assert_eq!(parse_growth("99999999999%"), Err(GrowthError::Percent));
+        for text in ["%", "1.5%", "x%", "None", "1 MX", ""] {
+            assert_eq!(parse_growth(text), Err(GrowthError::Syntax), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn durations_are_milliseconds() {
+        assert_eq!(parse_duration("500ms"), Ok(500));
+        assert_eq!(parse_duration("30s"), Ok(30_000));
+        assert_eq!(parse_duration("10m"), Ok(600_000));
+        assert_eq!(parse_duration("2h"), Ok(7_200_000));
+        assert_eq!(parse_duration("0s"), Err(DurationError::Zero));
+        assert_eq!(parse_duration("30"), Err(DurationError::Syntax));
+        assert_eq!(parse_duration("30 s"), Err(DurationError::Syntax));
+        assert_eq!(parse_duration("1d"), Err(DurationError::Syntax));
+        assert_eq!(
+            parse_duration("18446744073709551615h"),
+            Err(DurationError::TooLarge)
+        );
+    }
+
+    #[test]
+    fn format_picks_the_largest_exact_unit() {
+        assert_eq!(format_size(256 * KB), "256KB");
+        assert_eq!(format_size(MB), "1MB");
+        assert_eq!(format_size(1536 * KB), "1536KB");
+        assert_eq!(format_size(3 * TB), "3TB");
+        assert_eq!(format_size(100), "1KB");
+    }
+}
