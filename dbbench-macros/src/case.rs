@@ -57,9 +57,24 @@ pub fn take_cases(attrs: &mut Vec<Attribute>, errors: &mut Errors) -> Vec<Case> 
 fn parse_case(attr: &Attribute, index: usize, errors: &mut Errors) -> Option<Case> {
     let tokens = match &attr.meta {
         Meta::List(list) => list.tokens.clone(),
-        Meta::Path(_) | Meta::NameValue(_) => {
+        Meta::NameValue(nv) => {
+            // `#[case = "big"]` most likely meant the name; show it in the fix.
+            let name = match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(name),
+                    ..
+                }) => name.value(),
+                _ => "big_growth".to_string(),
+            };
+            let message = format!(
+                "`#[case]` takes its options in parentheses: write `#[case(name = {name:?}, ...)]` with the options this case changes"
+            );
+            errors.spanned(attr, message);
+            return None;
+        }
+        Meta::Path(_) => {
             let message = "`#[case]` needs a name and the options it changes: write `#[case(name = \"big_growth\", growth = \"1024MB\")]`";
-            errors.error(attr.meta.span(), message);
+            errors.spanned(attr, message);
             return None;
         }
     };

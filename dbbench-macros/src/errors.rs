@@ -5,7 +5,8 @@
 //! usable. At the end the errors are joined with [`syn::Error::combine`], which makes rustc
 //! report each one at its own token.
 
-use proc_macro2::Span;
+use proc_macro2::{Punct, Spacing, Span, TokenStream, TokenTree};
+use quote::ToTokens;
 use std::collections::HashSet;
 use std::fmt::Display;
 
@@ -31,6 +32,25 @@ impl Errors {
     /// Records `message` at `span`.
     pub fn error(&mut self, span: Span, message: impl Display) {
         self.push(syn::Error::new(span, message));
+    }
+
+    /// Records `message` under all of `tokens`.
+    ///
+    /// Stable rustc cannot join spans inside a proc macro, but an error built from tokens
+    /// keeps its first and last span, so the whole of `&mut self` or `<T>` is underlined.
+    pub fn spanned(&mut self, tokens: impl ToTokens, message: impl Display) {
+        self.push(syn::Error::new_spanned(tokens, message));
+    }
+
+    /// Records `message` from the start of `start` to the end of `end`.
+    pub fn range(&mut self, start: Span, end: Span, message: impl Display) {
+        let mark = |span| {
+            let mut punct = Punct::new('.', Spacing::Alone);
+            punct.set_span(span);
+            TokenTree::Punct(punct)
+        };
+        let tokens: TokenStream = [mark(start), mark(end)].into_iter().collect();
+        self.spanned(tokens, message);
     }
 
     /// Records `message` at `span` unless an error with the same `key` was recorded before.

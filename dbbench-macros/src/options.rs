@@ -235,8 +235,7 @@ fn storage(
         RawValue::List(list) => {
             if list.items.is_empty() {
                 let message = format!(
-                    "`{key}` has an empty list, which would make no cells; give at least one value, such as {}",
-                    value::example(key, None)
+                    "`{key}` has an empty list, which would make no cells: put at least one value in the brackets, or remove `{key}` to keep its default"
                 );
                 errors.error(list.span, message);
                 return None;
@@ -329,7 +328,7 @@ fn backends(value: &RawValue, errors: &mut Errors) -> Option<Spanned<Vec<Backend
         match value::backend(item, errors) {
             Some(backend) if out.contains(&backend) => {
                 let message = format!("`backends` lists {} twice; remove one of them", item.text);
-                errors.error(item.span, message);
+                value::report(item, errors, message);
                 ok = false;
             }
             Some(backend) => out.push(backend),

@@ -47,8 +47,10 @@ pub struct List {
 pub struct Value {
     /// What kind of literal it is.
     pub kind: ValueKind,
-    /// Its span, where errors about it point.
+    /// The span of its first token, where errors about it point.
     pub span: Span,
+    /// The span of its last token (`-1` is two tokens), so errors can underline all of it.
+    pub end: Span,
     /// The tokens as written, for messages (`1 MX`, `true`, `-1`).
     pub text: String,
     /// Which attribute, entry and list item it is.
@@ -181,9 +183,16 @@ fn to_value(expr: &Expr, id: ValueId) -> Value {
         ValueKind::Int { .. } => tokens.replace(' ', ""),
         _ => tokens,
     };
+    let span = expr.span();
+    let end = expr
+        .to_token_stream()
+        .into_iter()
+        .last()
+        .map_or(span, |token| token.span());
     Value {
         kind,
-        span: expr.span(),
+        span,
+        end,
         text,
         id,
     }

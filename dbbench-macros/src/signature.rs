@@ -9,7 +9,6 @@
 
 use crate::errors::Errors;
 use crate::symbol;
-use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, ReturnType, Type};
 
 /// Checks the function's attributes and signature, recording every problem.
@@ -22,7 +21,7 @@ pub fn check(func: &ItemFn, errors: &mut Errors) {
             .is_some_and(|s| s.ident == symbol::DB_BENCH)
         {
             let message = "`#[db_bench]` is applied twice; keep one, and declare further configurations with lists or `#[case]`";
-            errors.error(attr.span(), message);
+            errors.spanned(attr, message);
         }
     }
     let sig = &func.sig;
@@ -38,7 +37,7 @@ pub fn check(func: &ItemFn, errors: &mut Errors) {
     }
     if let Some(abi) = &sig.abi {
         let message = "a benchmark cannot have an ABI: remove `extern`, since the runner calls it as a Rust function";
-        errors.error(abi.span(), message);
+        errors.spanned(abi, message);
     }
     if sig.asyncness.is_none() {
         let message = "a benchmark must be an `async fn`: add `async` before `fn`";
@@ -46,18 +45,15 @@ pub fn check(func: &ItemFn, errors: &mut Errors) {
     }
     if !sig.generics.params.is_empty() {
         let message = "a benchmark cannot be generic: remove the generic parameters, since the runner calls it with one fixed signature";
-        errors.error(sig.generics.params.span(), message);
+        errors.spanned(&sig.generics, message);
     } else if let Some(clause) = &sig.generics.where_clause {
-        errors.error(
-            clause.span(),
+        errors.spanned(
+            clause,
             "a benchmark cannot have a `where` clause: remove it",
         );
     }
     if let Some(variadic) = &sig.variadic {
-        errors.error(
-            variadic.span(),
-            "a benchmark cannot be variadic: remove `...`",
-        );
+        errors.spanned(variadic, "a benchmark cannot be variadic: remove `...`");
     }
     arguments(func, errors);
     output(func, errors);
@@ -70,7 +66,7 @@ fn arguments(func: &ItemFn, errors: &mut Errors) {
         match input {
             FnArg::Receiver(receiver) => {
                 let message = "a benchmark cannot be a method: remove `self` and make it a free function that takes `db: &mut Session`";
-                errors.error(receiver.span(), message);
+                errors.spanned(receiver, message);
             }
             FnArg::Typed(arg) => typed.push(arg),
         }
@@ -87,11 +83,12 @@ fn arguments(func: &ItemFn, errors: &mut Errors) {
         [first, rest @ ..] => {
             if !is_mut_session(&first.ty) {
                 let message = "a benchmark's argument must be `&mut Session`, a mutable reference to `dbbench_core::Session`: change this type";
-                errors.error(first.ty.span(), message);
+                errors.spanned(&first.ty, message);
             }
-            if let Some(extra) = rest.first() {
-                let message = "a benchmark takes exactly one argument, `db: &mut Session`: remove this one and any after it";
-                errors.error(extra.span(), message);
+            if !rest.is_empty() {
+                let message =
+                    "a benchmark takes exactly one argument, `db: &mut Session`: remove the others";
+                errors.spanned(quote::quote!(#(#rest),*), message);
             }
         }
     }
@@ -125,7 +122,7 @@ fn output(func: &ItemFn, errors: &mut Errors) {
         }
         ReturnType::Type(_, ty) if !last_segment_is(ty, "Result") => {
             let message = "a benchmark must return `dbbench_core::Result<()>`: change this type to `Result<()>`";
-            errors.error(ty.span(), message);
+            errors.spanned(ty, message);
         }
         ReturnType::Type(..) => {}
     }

@@ -154,6 +154,11 @@ pub fn storage(key: Key, value: &Value, errors: &mut Errors) -> Option<Setting> 
     })
 }
 
+/// Records `message` under the whole of `value`.
+pub fn report(value: &Value, errors: &mut Errors, message: impl std::fmt::Display) {
+    errors.range(value.span, value.end, message);
+}
+
 /// How to write `key` correctly, for messages: `` `ifi = true` or `ifi = false` ``.
 ///
 /// When the user wrote a size without quotes (`growth = 1MB`), the example quotes what they
@@ -166,6 +171,24 @@ pub fn example(key: Key, written: Option<&Value>) -> String {
         ) || is_growth(key);
         if sized && !suffix.is_empty() {
             return format!("`{key} = \"{}\"`", written.map_or("", |v| &v.text));
+        }
+    }
+    // `recovery = full`: the word is right, only the quotes are missing.
+    if let Some(written) = written.filter(|v| v.kind == ValueKind::Other) {
+        let word = &written.text;
+        let takes_word = match key {
+            Key::Recovery => {
+                [symbol::SIMPLE, symbol::FULL, symbol::BULK_LOGGED].contains(&word.as_str())
+            }
+            Key::Fixture => [symbol::FIXTURE_NONE, symbol::CREDIT].contains(&word.as_str()),
+            Key::Order => [symbol::INTERLEAVED, symbol::BLOCKED].contains(&word.as_str()),
+            Key::Backends => [symbol::EMBEDDED, symbol::MSSQL].contains(&word.as_str()),
+            Key::Growth | Key::LogGrowth | Key::TempdbGrowth => word == symbol::GROWTH_NONE,
+            Key::Baseline | Key::Name | Key::DataOn | Key::LogOn => true,
+            _ => false,
+        };
+        if takes_word && syn::parse_str::<syn::Ident>(word).is_ok() {
+            return format!("`{key} = \"{word}\"`");
         }
     }
     let values: &[&str] = match key {
@@ -205,7 +228,7 @@ pub fn wrong_type(key: Key, value: &Value, errors: &mut Errors) {
         _ => "a string",
     };
     let message = format!("`{key}` takes {what}: write {}", example(key, Some(value)));
-    errors.error(value.span, message);
+    report(value, errors, message);
 }
 
 /// An integer in `min..=max`.
@@ -233,7 +256,7 @@ pub fn int(key: Key, value: &Value, min: u32, max: u32, errors: &mut Errors) -> 
                 "`{key}` must be between {min} and {max}{note}; found {}",
                 value.text
             );
-            errors.error(value.span, message);
+            report(value, errors, message);
             None
         }
     }
@@ -280,7 +303,7 @@ pub fn size(key: Key, value: &Value, errors: &mut Errors) -> Option<SizeValue> {
             format!("must be at most \"{}\"", size::format_size(size::MAX_SIZE))
         }
     };
-    errors.error(value.span, format!("`{key}` {problem}; found {text:?}"));
+    report(value, errors, format!("`{key}` {problem}; found {text:?}"));
     None
 }
 
@@ -317,7 +340,7 @@ pub fn growth(key: Key, value: &Value, errors: &mut Errors) -> Option<GrowthValu
             size::MAX_PERCENT
         ),
     };
-    errors.error(value.span, format!("`{key}` {problem}; found {text:?}"));
+    report(value, errors, format!("`{key}` {problem}; found {text:?}"));
     None
 }
 
@@ -332,7 +355,7 @@ pub fn duration(key: Key, value: &Value, errors: &mut Errors) -> Option<u64> {
         Err(DurationError::Zero) => "must be longer than zero",
         Err(DurationError::TooLarge) => "is too long to be represented",
     };
-    errors.error(value.span, format!("`{key}` {problem}; found {text:?}"));
+    report(value, errors, format!("`{key}` {problem}; found {text:?}"));
     None
 }
 
@@ -353,7 +376,7 @@ pub fn keyword<T: Copy>(
         suggest::one_of(words.clone(), Quote::Str),
         suggest::did_you_mean(text, words, Quote::Str),
     );
-    errors.error(value.span, message);
+    report(value, errors, message);
     None
 }
 
@@ -369,12 +392,12 @@ pub fn volumes(key: Key, value: &Value, errors: &mut Errors) -> Option<Vec<Strin
             "`{key}` names volumes separated by commas, such as \"fast\" or \"fast,slow\"; \
              found an empty volume name in {text:?}"
         );
-        errors.error(value.span, message);
+        report(value, errors, message);
         return None;
     }
     let mut ok = true;
     for name in &names {
-        ok &= volume_name(key, name, value.span, errors);
+        ok &= volume_name(key, name, value, errors);
     }
     ok.then_some(names)
 }
@@ -385,21 +408,19 @@ pub fn volume(key: Key, value: &Value, errors: &mut Errors) -> Option<String> {
     if text.contains(',') {
         let message =
             format!("`{key}` takes a single volume because the log is one file; found {text:?}");
-        errors.error(value.span, message);
+        report(value, errors, message);
         return None;
     }
     if text.is_empty() {
-        errors.error(
-            value.span,
-            format!("`{key}` needs a volume name such as \"slow\""),
-        );
+        let message = format!("`{key}` needs a volume name such as \"slow\"");
+        report(value, errors, message);
         return None;
     }
-    volume_name(key, text, value.span, errors).then(|| text.to_string())
+    volume_name(key, text, value, errors).then(|| text.to_string())
 }
 
 /// Whether `name` is a valid volume name, recording an error if not.
-fn volume_name(key: Key, name: &str, span: Span, errors: &mut Errors) -> bool {
+fn volume_name(key: Key, name: &str, value: &Value, errors: &mut Errors) -> bool {
     let valid = name
         .bytes()
         .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
@@ -408,7 +429,7 @@ fn volume_name(key: Key, name: &str, span: Span, errors: &mut Errors) -> bool {
             "`{key}` has the volume name {name:?}; volume names may only contain lowercase \
              letters, digits and `_`, such as \"fast\""
         );
-        errors.error(span, message);
+        report(value, errors, message);
     }
     valid
 }
@@ -438,7 +459,7 @@ pub fn case_name(value: &Value, errors: &mut Errors) -> Option<String> {
              and `_`, starting with a letter, such as {:?}",
             snake_case(name)
         );
-        errors.error(value.span, message);
+        report(value, errors, message);
         return None;
     }
     // syn refuses keywords as identifiers, which is exactly the set a test cannot be named.
@@ -446,7 +467,7 @@ pub fn case_name(value: &Value, errors: &mut Errors) -> Option<String> {
         let message = format!(
             "case name {name:?} is a Rust keyword and cannot name a test; choose another name, such as \"{name}_case\""
         );
-        errors.error(value.span, message);
+        report(value, errors, message);
         return None;
     }
     Some(name.to_string())

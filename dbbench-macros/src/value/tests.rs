@@ -93,8 +93,17 @@ fn wrong_types_say_how_to_write_the_option() {
     );
     assert_eq!(
         error_of(quote!(full), |v, e| storage(Key::Recovery, v, e)),
+        "`recovery` takes a string: write `recovery = \"full\"`"
+    );
+    assert_eq!(
+        error_of(quote!(fast), |v, e| storage(Key::Recovery, v, e)),
         "`recovery` takes a string: write `recovery = \"simple\"`, \
          `recovery = \"full\"` or `recovery = \"bulk_logged\"`"
+    );
+    assert_eq!(
+        error_of(quote!(data_files_1), |v, e| string(Key::Baseline, v, e)
+            .map(str::to_string)),
+        "`baseline` takes a string: write `baseline = \"data_files_1\"`"
     );
     assert_eq!(
         error_of(quote!(4x), |v, e| int(Key::Repeat, v, 1, 1000, e)),

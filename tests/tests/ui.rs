@@ -1,0 +1,26 @@
+//! Compile-time behaviour of `#[db_bench]`: every rejected attribute with the exact messages
+//! (the `.stderr` files beside the cases), and expansions that must compile and run.
+//!
+//! After an intended change of a message, regenerate the `.stderr` files with
+//! `TRYBUILD=overwrite cargo test -p dbbench-tests --test ui` and review the diff.
+
+#[test]
+fn ui() {
+    let t = trybuild::TestCases::new();
+    for topic in [
+        "unknown_option",
+        "duplicate",
+        "types",
+        "sizes",
+        "ranges",
+        "lists",
+        "cases",
+        "contradictions",
+        "signature",
+        "run_options",
+        "several",
+    ] {
+        t.compile_fail(format!("tests/ui/{topic}/*.rs"));
+    }
+    t.pass("tests/ui/pass/*.rs");
+}

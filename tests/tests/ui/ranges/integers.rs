@@ -1,0 +1,10 @@
+use dbbench_core::{db_bench, Result, Session};
+
+// Integers outside their ranges.
+#[db_bench(data_files = 0, maxdop = 65, tempdb_files = -1, repeat = 0, warmup = 101)]
+async fn double_charges(db: &mut Session) -> Result<()> {
+    db.lap("start");
+    Ok(())
+}
+
+fn main() {}
