@@ -7,8 +7,8 @@
 use crate::errors::Errors;
 use crate::options::{self, Spanned};
 use crate::parse;
+use crate::setting::Setting;
 use crate::symbol;
-use crate::value::Setting;
 use proc_macro2::Span;
 use std::collections::HashMap;
 use syn::spanned::Spanned as _;
@@ -140,6 +140,16 @@ mod tests {
         assert!(errors[3].starts_with("`#[case]` takes one value per option"));
         assert!(errors[4].starts_with("duplicate case name \"a\""));
         assert!(errors[5].starts_with("case name \"Bad\" is not a snake_case identifier"));
+    }
+
+    #[test]
+    fn a_name_value_case_is_shown_with_parentheses() {
+        let (cases, _, errors) = cases(vec![parse_quote!(#[case = "big"])]);
+        assert!(cases.is_empty());
+        assert_eq!(
+            errors,
+            ["`#[case]` takes its options in parentheses: write `#[case(name = \"big\", ...)]` with the options this case changes"]
+        );
     }
 
     #[test]

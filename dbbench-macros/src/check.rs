@@ -9,10 +9,10 @@ use crate::case::Case;
 use crate::errors::Errors;
 use crate::matrix::Cell;
 use crate::options::{BenchOptions, Declared, RunOptions};
+use crate::setting::{Backend, GrowthValue, Recovery, Setting, SizeValue, StorageValue};
 use crate::size::{self, MIN_FILE};
 use crate::suggest::{self, Quote};
 use crate::symbol::Key;
-use crate::value::{Backend, GrowthValue, Recovery, Setting, SizeValue, StorageValue};
 use std::collections::HashSet;
 
 /// Runs every check, recording what is wrong.

@@ -116,6 +116,14 @@ mod tests {
     }
 
     #[test]
+    fn spanned_and_range_record_a_message() {
+        let mut errors = Errors::new();
+        errors.spanned(quote::quote!(&mut self), "a");
+        errors.range(Span::call_site(), Span::call_site(), "b");
+        assert_eq!(errors.messages(), ["a", "b"]);
+    }
+
+    #[test]
     fn nothing_recorded_is_ok() {
         assert!(Errors::new().finish().is_ok());
     }

@@ -5,12 +5,13 @@
 //! keeps the function callable as before while `double_charges::BENCHMARK` and the test path
 //! `double_charges::data_files_8` read naturally. Every path in the output is absolute and every
 //! private helper starts with `__dbbench_`, so the expansion works in any module whatever it
-//! imports or defines.
+//! imports or defines. The module reaches the function as `super::name`, so a benchmark must be
+//! declared at module level, not inside a function body (the same holds for `rstest`).
 
 use crate::bench::{self, Bench};
 use crate::matrix::Cell;
+use crate::setting::{Backend, Fixture, GrowthValue, Order, Recovery, SizeValue, StorageValue};
 use crate::symbol::Key;
-use crate::value::{Backend, Fixture, GrowthValue, Order, Recovery, SizeValue, StorageValue};
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;

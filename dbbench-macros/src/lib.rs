@@ -19,6 +19,7 @@
 //!
 //! - `parse`: attribute syntax into raw options with spans;
 //! - `options` and `value`: which options exist where, and what each value means;
+//! - `setting`: the typed values of storage and run options;
 //! - `size`: size, growth and duration literals;
 //! - `case`: the `#[case]` helper attributes;
 //! - `matrix`: cells from lists and cases, and their names;
@@ -35,6 +36,7 @@ mod expand;
 mod matrix;
 mod options;
 mod parse;
+mod setting;
 mod signature;
 mod size;
 mod suggest;

@@ -8,8 +8,8 @@
 use crate::case::Case;
 use crate::errors::Errors;
 use crate::options::{Axis, BenchOptions, Declared};
+use crate::setting::Setting;
 use crate::symbol::Key;
-use crate::value::Setting;
 use proc_macro2::Span;
 use std::collections::{BTreeMap, HashMap};
 

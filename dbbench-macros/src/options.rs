@@ -6,9 +6,10 @@
 
 use crate::errors::Errors;
 use crate::parse::{RawOption, RawValue, Value};
+use crate::setting::{Backend, Fixture, Order, Setting};
 use crate::suggest;
 use crate::symbol::{self, Key};
-use crate::value::{self, Backend, Fixture, Order, Setting};
+use crate::value;
 use proc_macro2::Span;
 use std::collections::HashSet;
 

@@ -2,7 +2,7 @@ use super::*;
 use crate::case::take_cases;
 use crate::options::bench_options;
 use crate::parse::parse_options;
-use crate::value::StorageValue;
+use crate::setting::StorageValue;
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{parse_quote, Attribute};
