@@ -35,7 +35,10 @@ enum Command {
 /// Parses the command line and runs it; returns a failure exit code if any cell failed.
 pub fn main(benchmarks: &[&'static BenchmarkSpec]) -> ExitCode {
     let args = Args::parse();
-    let outcome = match args.command.unwrap_or(Command::Run { filters: Vec::new(), scale: None }) {
+    let outcome = match args.command.unwrap_or(Command::Run {
+        filters: Vec::new(),
+        scale: None,
+    }) {
         Command::List => {
             list(benchmarks);
             Ok(true)
@@ -74,7 +77,11 @@ fn selected_cells(bench: &BenchmarkSpec, filters: &[String]) -> Vec<&'static str
 }
 
 /// Runs the selected benchmarks one after another; `Ok(false)` when some cell failed.
-fn run(benchmarks: &[&'static BenchmarkSpec], filters: &[String], scale: Option<&str>) -> Result<bool> {
+fn run(
+    benchmarks: &[&'static BenchmarkSpec],
+    filters: &[String],
+    scale: Option<&str>,
+) -> Result<bool> {
     let _guard = exclusive();
     let Some(first) = benchmarks.first() else {
         return Ok(true);
@@ -105,7 +112,7 @@ fn run(benchmarks: &[&'static BenchmarkSpec], filters: &[String], scale: Option<
             }
             let result = run_benchmark(bench, Some(&cells), &ctx, &mut backend).await?;
             println!("{}", crate::summary::render(&result));
-            all_ok &= crate::runner::status_counts(&result).get("failed").is_none();
+            all_ok &= !crate::runner::status_counts(&result).contains_key("failed");
         }
         Ok(all_ok)
     })

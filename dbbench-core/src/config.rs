@@ -228,6 +228,10 @@ pub struct RunSpec {
     pub baseline: Option<&'static str>,
     /// Multiply every storage size by the scale's factor (see [`crate::Scale`]).
     pub scale_storage: bool,
+    /// At `DBBENCH_SCALE=smoke`, sizes and work are the articles' divided by this (default 512).
+    pub smoke_divisor: u32,
+    /// At the default scale, sizes and work are the articles' divided by this (default 16).
+    pub default_divisor: u32,
 }
 
 impl RunSpec {
@@ -241,5 +245,7 @@ impl RunSpec {
         order: Order::Interleaved,
         baseline: None,
         scale_storage: false,
+        smoke_divisor: 512,
+        default_divisor: 16,
     };
 }

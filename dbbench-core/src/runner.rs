@@ -62,11 +62,12 @@ pub async fn run_benchmark(
         .iter()
         .filter(|c| selected.is_none_or(|s| s.contains(&c.name)))
         .collect();
+    let scale = ctx.scale.for_benchmark(&bench.run);
     let backend_info = backend.info().await?;
     let mut results: Vec<CellResult> = cells
         .iter()
         .map(|cell| {
-            let storage = scaled_storage(&cell.storage, bench.run.scale_storage, &ctx.scale);
+            let storage = scaled_storage(&cell.storage, bench.run.scale_storage, &scale);
             CellResult {
                 name: cell.name.to_string(),
                 config: cell
@@ -76,7 +77,7 @@ pub async fn run_benchmark(
                     .map(|(k, v)| (k.to_string(), v))
                     .collect(),
                 effective: crate::storage_plan::effective_sizes(&storage),
-                status: precheck(bench, backend, &storage),
+                status: precheck(bench, cell, backend, &storage),
                 runs: Vec::new(),
             }
         })
@@ -98,17 +99,17 @@ pub async fn run_benchmark(
         let cell = cells[index];
         let plan = DatabasePlan {
             name: database_name(bench, cell, rep),
-            storage: scaled_storage(&cell.storage, bench.run.scale_storage, &ctx.scale),
+            storage: scaled_storage(&cell.storage, bench.run.scale_storage, &scale),
             volumes: ctx.volumes.clone(),
             work_dir: ctx.work_dir.clone(),
-            scale: ctx.scale.clone(),
+            scale: scale.clone(),
         };
         crate::progress::repetition_started(bench, cell.name, index, cells.len(), rep, per_cell);
         let repetition = Repetition {
             bench,
             cell,
             plan,
-            scale: &ctx.scale,
+            scale: &scale,
         };
         match run_repetition(backend, repetition).await {
             Ok(mut run) => {
@@ -141,7 +142,7 @@ pub async fn run_benchmark(
             fixture: format!("{:?}", bench.run.fixture).to_lowercase(),
             fixture_rows: match bench.run.fixture {
                 crate::config::FixtureKind::None => 0,
-                crate::config::FixtureKind::Credit => ctx.scale.credit_rows(),
+                crate::config::FixtureKind::Credit => scale.credit_rows(),
             },
             order: format!("{:?}", bench.run.order).to_lowercase(),
             baseline,
@@ -159,14 +160,20 @@ pub async fn run_benchmark(
 /// `Ok`, or why the cell cannot run on this backend (skipped or failed before creating anything).
 fn precheck(
     bench: &BenchmarkSpec,
+    cell: &CellSpec,
     backend: &Backend,
     storage: &crate::config::StorageSpec,
 ) -> CellStatus {
     let kind: BackendKind = backend.kind();
-    if !bench.run.backends.is_empty() && !bench.run.backends.contains(&kind) {
-        let allowed: Vec<&str> = bench.run.backends.iter().map(|b| b.keyword()).collect();
+    let (backends, what) = if cell.backends.is_empty() {
+        (bench.run.backends, "benchmark")
+    } else {
+        (cell.backends, "cell")
+    };
+    if !backends.is_empty() && !backends.contains(&kind) {
+        let allowed: Vec<&str> = backends.iter().map(|b| b.keyword()).collect();
         return CellStatus::Skipped(format!(
-            "this benchmark runs on {} only; the current backend is {} (DBBENCH_BACKEND)",
+            "this {what} runs on {} only; the current backend is {} (DBBENCH_BACKEND)",
             allowed.join(", "),
             kind.keyword()
         ));

@@ -68,6 +68,21 @@ impl Scale {
         }
     }
 
+    /// This scale as a benchmark sees it: `smoke` and `default` use the benchmark's own divisors
+    /// (`smoke_divisor`, `default_divisor`), so a suite whose article is huge can pick smaller
+    /// fractions; `full` and explicit factors are used as they are.
+    pub fn for_benchmark(&self, run: &crate::config::RunSpec) -> Scale {
+        let factor = match self.name.as_str() {
+            "smoke" => 1.0 / run.smoke_divisor.max(1) as f64,
+            "default" => 1.0 / run.default_divisor.max(1) as f64,
+            _ => self.factor,
+        };
+        Scale {
+            name: self.name.clone(),
+            factor,
+        }
+    }
+
     /// Rows of the credit fixture at this scale.
     pub fn credit_rows(&self) -> u64 {
         ((CREDIT_FULL_ROWS as f64 * self.factor).round() as u64).max(1)
@@ -98,6 +113,26 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("DBBENCH_SCALE"));
+    }
+
+    #[test]
+    fn benchmarks_choose_their_own_fractions() {
+        let run = crate::config::RunSpec {
+            smoke_divisor: 65536,
+            default_divisor: 1024,
+            ..crate::config::RunSpec::DEFAULT
+        };
+        assert_eq!(Scale::smoke().for_benchmark(&run).factor, 1.0 / 65536.0);
+        assert_eq!(
+            Scale::default_scale().for_benchmark(&run).factor,
+            1.0 / 1024.0
+        );
+        assert_eq!(Scale::full().for_benchmark(&run).factor, 1.0);
+        assert_eq!(Scale::parse("0.5").unwrap().for_benchmark(&run).factor, 0.5);
+        assert_eq!(
+            Scale::smoke().for_benchmark(&crate::config::RunSpec::DEFAULT),
+            Scale::smoke()
+        );
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub struct CellSpec {
     pub name: &'static str,
     /// The storage configuration of this cell.
     pub storage: StorageSpec,
+    /// The backends this cell runs on (a `#[case(backends = …)]`); empty means the benchmark's.
+    pub backends: &'static [crate::config::BackendKind],
 }
 
 /// A benchmark: a body and the cells it runs in.

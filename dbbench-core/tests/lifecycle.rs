@@ -107,10 +107,12 @@ bench!(
     [
         CellSpec {
             name: "a",
+            backends: &[],
             storage: StorageSpec::DEFAULT
         },
         CellSpec {
             name: "b",
+            backends: &[],
             storage: StorageSpec {
                 maxdop: Some(2),
                 ..StorageSpec::DEFAULT
@@ -124,6 +126,7 @@ bench!(
     RunSpec::DEFAULT,
     [CellSpec {
         name: "only",
+        backends: &[],
         storage: StorageSpec::DEFAULT
     }]
 );
@@ -133,6 +136,7 @@ bench!(
     RunSpec::DEFAULT,
     [CellSpec {
         name: "only",
+        backends: &[],
         storage: StorageSpec::DEFAULT
     }]
 );
@@ -145,6 +149,7 @@ bench!(
     },
     [CellSpec {
         name: "only",
+        backends: &[],
         storage: StorageSpec::DEFAULT
     }]
 );
@@ -154,6 +159,7 @@ bench!(
     RunSpec::DEFAULT,
     [CellSpec {
         name: "only",
+        backends: &[],
         storage: StorageSpec {
             tempdb_files: Some(4),
             ..StorageSpec::DEFAULT
