@@ -1,0 +1,10 @@
+//! Ready-made dbbench suites. Each module is one experiment; `cargo test -p dbbench-suites` runs
+//! them at `smoke` scale and checks their snapshots, and the `dbbench-suites` binary runs them at
+//! the default scale with progress, tables and the HTML report.
+
+pub mod sample;
+
+/// Every benchmark of the suites, in the order the main job runs them.
+pub fn all() -> Vec<&'static dbbench_core::spec::BenchmarkSpec> {
+    vec![&sample::doubling::BENCHMARK]
+}
