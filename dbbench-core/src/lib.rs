@@ -30,8 +30,10 @@ pub mod config;
 pub mod connection;
 pub mod error;
 pub mod fixture;
+pub mod grid;
 pub mod host;
 mod lifecycle;
+pub mod notation;
 mod progress;
 pub mod results;
 pub mod runner;
@@ -45,12 +47,16 @@ pub mod stats;
 pub mod storage;
 pub mod storage_plan;
 pub mod summary;
+pub mod table;
 mod test_entry;
 pub mod units;
 mod unwind;
 pub mod value;
 pub mod volume;
 pub mod workdir;
+
+#[cfg(test)]
+mod sample;
 
 #[doc(hidden)]
 pub mod __private;
