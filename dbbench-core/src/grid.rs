@@ -76,7 +76,12 @@ impl Grid {
     pub fn to_html(&self) -> String {
         let mut out = String::from("<table>\n<thead><tr>");
         for (title, align) in self.headers.iter().zip(&self.align) {
-            let _ = write!(out, "<th class=\"{}\">{}</th>", class(*align), escape(title));
+            let _ = write!(
+                out,
+                "<th class=\"{}\">{}</th>",
+                class(*align),
+                escape(title)
+            );
         }
         out.push_str("</tr></thead>\n<tbody>\n");
         for row in &self.rows {

@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod comparator;
 pub mod config;
 pub mod connection;
 pub mod error;
@@ -35,10 +36,10 @@ pub mod host;
 mod lifecycle;
 pub mod notation;
 mod progress;
+pub mod ratio;
 pub mod results;
 pub mod runner;
 pub mod scale;
-pub mod ratio;
 pub mod selection;
 pub mod session;
 pub mod snapshot;

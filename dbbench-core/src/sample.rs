@@ -31,7 +31,11 @@ pub fn vlf() -> BenchmarkResult {
         },
         CellPlan {
             name: "test_3",
-            config: &[("growth", "1024MB"), ("ifi", "true"), ("log_growth", "1024MB")],
+            config: &[
+                ("growth", "1024MB"),
+                ("ifi", "true"),
+                ("log_growth", "1024MB"),
+            ],
             elapsed: &[7.71, 7.80, 7.62],
             growth_events: 2,
             segments: 24,
@@ -109,7 +113,10 @@ pub fn benchmark(cells: &[CellPlan<'_>]) -> BenchmarkResult {
 }
 
 fn cells_len(cells: &[CellResult]) -> u32 {
-    cells.first().map(|c| c.measured().count() as u32).unwrap_or(0)
+    cells
+        .first()
+        .map(|c| c.measured().count() as u32)
+        .unwrap_or(0)
 }
 
 fn run(plan: &CellPlan<'_>, index: u32, elapsed: f64, warmup: bool, seq: &mut u32) -> RunResult {
@@ -136,7 +143,11 @@ fn run(plan: &CellPlan<'_>, index: u32, elapsed: f64, warmup: bool, seq: &mut u3
         flushes: 40 + growths,
         growth_events: growths,
         growth_bytes: growths * MIB,
-        zero_fill_bytes: if kind == FileKind::Log { growths * MIB } else { 0 },
+        zero_fill_bytes: if kind == FileKind::Log {
+            growths * MIB
+        } else {
+            0
+        },
         growth_total_ms: growths as f64 * 0.8,
         growth_max_ms: 3.0,
     };

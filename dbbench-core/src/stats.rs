@@ -326,7 +326,10 @@ mod tests {
         close(ci.low, 1.036_757_0, 1e-6);
         close(ci.high, 4.963_243_0, 1e-6);
         close(s.half_width(), 1.963_243_0, 1e-6);
-        assert!(s.bootstrap_ci.is_none(), "5 values are too few to bootstrap");
+        assert!(
+            s.bootstrap_ci.is_none(),
+            "5 values are too few to bootstrap"
+        );
     }
 
     #[test]

@@ -66,7 +66,10 @@ mod tests {
         result.cells[1].runs.clear();
         let text = render(&result);
         assert!(text.contains("test_3 failed: disk full"), "{text}");
-        let row = text.lines().find(|l| l.trim_start().starts_with("test_3")).unwrap();
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("test_3"))
+            .unwrap();
         assert!(row.contains("failed") && row.contains('–'), "{row}");
     }
 }
