@@ -27,6 +27,7 @@
 
 pub mod backend;
 pub mod comparator;
+pub mod compare;
 pub mod config;
 pub mod connection;
 pub mod error;
@@ -39,6 +40,7 @@ mod progress;
 pub mod ratio;
 pub mod results;
 pub mod runner;
+pub mod runs_csv;
 pub mod scale;
 pub mod selection;
 pub mod session;
