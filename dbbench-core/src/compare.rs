@@ -99,6 +99,11 @@ fn environment_changes(current: &BenchmarkResult, baseline: &BenchmarkResult) ->
             &baseline.dbbench_version,
             &current.dbbench_version,
         ),
+        (
+            "build profile",
+            &baseline.run.build_profile,
+            &current.run.build_profile,
+        ),
     ];
     let mut out: Vec<String> = pairs
         .iter()

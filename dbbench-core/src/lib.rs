@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod chart;
 pub mod comparator;
 pub mod compare;
 pub mod config;
@@ -38,6 +39,7 @@ mod lifecycle;
 pub mod notation;
 mod progress;
 pub mod ratio;
+pub mod report;
 pub mod results;
 pub mod runner;
 pub mod runs_csv;

@@ -107,6 +107,7 @@ pub fn benchmark(cells: &[CellPlan<'_>]) -> BenchmarkResult {
             order: "interleaved".into(),
             baseline: "test_1".into(),
             timeout_s: None,
+            build_profile: "release".into(),
         },
         cells,
     }
@@ -179,7 +180,7 @@ fn run(plan: &CellPlan<'_>, index: u32, elapsed: f64, warmup: bool, seq: &mut u3
             unit: "bytes/s".into(),
             interval_s: 0.5,
             values: (0..samples)
-                .map(|i| 4.0e6 + 1.5e6 * ((i as f64) * 0.9).sin())
+                .map(|i| 4.0e6 + 1.5e6 * (i as f64 * 0.9 + f64::from(index)).sin())
                 .collect(),
         }],
         counts: BTreeMap::from([("rows_after".into(), 320_000)]),
