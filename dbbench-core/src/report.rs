@@ -328,13 +328,6 @@ mod tests {
     }
 
     #[test]
-    fn scratch_look() {
-        let work = std::path::Path::new("/tmp/dbbench-look");
-        crate::sample::vlf().write(&crate::workdir::results_file(work, "suite.vlf.doubling")).unwrap();
-        write_report(work).unwrap();
-    }
-
-    #[test]
     fn utc_dates() {
         assert_eq!(utc_text(0), "1970-01-01 00:00 UTC");
         assert_eq!(utc_text(1_700_000_000), "2023-11-14 22:13 UTC");

@@ -70,8 +70,11 @@ fn run(args: &[String]) -> Result<()> {
                 .parent()
                 .and_then(Path::parent)
                 .unwrap_or(Path::new("."));
+            // insta resolves a relative snapshot path against the crate, not the shell.
+            let dir = std::path::absolute(dir)
+                .map_err(|e| Error::io("cannot resolve the snapshot directory", dir, e))?;
             // insta reports a mismatch by panicking, after writing the pending snapshot.
-            snapshot::assert_snapshot_in(&result, Path::new(dir), &name, work_dir);
+            snapshot::assert_snapshot_in(&result, &dir, &name, work_dir);
             Ok(())
         }
         ["--help" | "-h" | "help"] => {
