@@ -145,10 +145,14 @@ pub fn elapsed_chart(result: &BenchmarkResult) -> Result<String> {
             }))
             .map_err(draw_error)?
             .label("95% confidence interval")
-            .legend(|(x, y)| PathElement::new([(x + 7, y - 7), (x + 7, y + 7)], BLACK.stroke_width(2)));
+            .legend(|(x, y)| {
+                PathElement::new([(x + 7, y - 7), (x + 7, y + 7)], BLACK.stroke_width(2))
+            });
         chart
             .draw_series(measured().flat_map(|(i, _, s)| {
-                let ends = s.ci.map(|ci| [ci.low.max(0.0), ci.high]).unwrap_or_default();
+                let ends =
+                    s.ci.map(|ci| [ci.low.max(0.0), ci.high])
+                        .unwrap_or_default();
                 ends.into_iter().filter(|_| s.ci.is_some()).map(move |y| {
                     EmptyElement::at((SegmentValue::CenterOf(i), y))
                         + PathElement::new([(-10, 0), (10, 0)], BLACK.stroke_width(2))
@@ -185,8 +189,7 @@ pub fn elapsed_chart(result: &BenchmarkResult) -> Result<String> {
 /// The sampled series of `cell`'s measured runs: one panel per series name, one line per run.
 /// `None` when the runs sampled nothing.
 pub fn series_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>> {
-    let mut by_name: BTreeMap<(usize, &str), Vec<(u32, &crate::results::Series)>> =
-        BTreeMap::new();
+    let mut by_name: BTreeMap<(usize, &str), Vec<(u32, &crate::results::Series)>> = BTreeMap::new();
     let mut order: Vec<&str> = Vec::new();
     for run in cell.measured() {
         for s in run.series.iter().filter(|s| !s.values.is_empty()) {
@@ -194,7 +197,10 @@ pub fn series_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>
                 order.push(&s.name);
             }
             let pos = order.iter().position(|n| *n == s.name).unwrap_or(0);
-            by_name.entry((pos, &s.name)).or_default().push((run.index, s));
+            by_name
+                .entry((pos, &s.name))
+                .or_default()
+                .push((run.index, s));
         }
     }
     if by_name.is_empty() {
@@ -351,7 +357,10 @@ pub fn waits_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>>
             .draw_series(waits.iter().enumerate().map(|(rank, (_, pct))| {
                 let i = k - 1 - rank as u32;
                 let mut bar = Rectangle::new(
-                    [(0.0, SegmentValue::Exact(i)), (*pct, SegmentValue::Exact(i + 1))],
+                    [
+                        (0.0, SegmentValue::Exact(i)),
+                        (*pct, SegmentValue::Exact(i + 1)),
+                    ],
                     BAR.mix(0.75).filled(),
                 );
                 bar.set_margin(5, 5, 0, 0);
@@ -406,7 +415,11 @@ mod tests {
             .zip(svg.split("<circle").skip(1))
             .filter(|(_, rest)| rest[..rest.find('>').unwrap()].contains("#C83C28"))
             .count();
-        assert_eq!(dots, 9 + 1, "9 measured runs (warm-ups left out) and the legend's dot");
+        assert_eq!(
+            dots,
+            9 + 1,
+            "9 measured runs (warm-ups left out) and the legend's dot"
+        );
     }
 
     #[test]

@@ -160,7 +160,10 @@ impl Comparison {
 
     /// The comparison as text, with the environment changes under it.
     pub fn render(&self) -> String {
-        let mut out = format!("dbbench › {}: current run against baseline\n", self.benchmark);
+        let mut out = format!(
+            "dbbench › {}: current run against baseline\n",
+            self.benchmark
+        );
         out.push_str(&self.to_grid().to_text("  "));
         for change in &self.environment_changes {
             let _ = writeln!(out, "  environment changed: {change}");
@@ -238,7 +241,11 @@ mod tests {
         for run in &mut current.cells[0].runs {
             run.elapsed_s *= 2.0;
         }
-        for (run, wobble) in current.cells[1].runs.iter_mut().zip([1.01, 0.98, 1.0, 1.02]) {
+        for (run, wobble) in current.cells[1]
+            .runs
+            .iter_mut()
+            .zip([1.01, 0.98, 1.0, 1.02])
+        {
             run.elapsed_s *= wobble;
         }
         current.host.cpu_model = "Other CPU".into();

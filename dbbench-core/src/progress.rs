@@ -245,7 +245,10 @@ mod tests {
         s.warmup = true;
         s.lap = None;
         let line = s.line(now);
-        assert!(line.contains("repetition 2 of 4 (warm-up) · 4.0 s"), "{line}");
+        assert!(
+            line.contains("repetition 2 of 4 (warm-up) · 4.0 s"),
+            "{line}"
+        );
         assert!(line.ends_with("time left known after the first repetition"));
     }
 

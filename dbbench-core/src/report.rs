@@ -53,7 +53,11 @@ fn write_file(path: &Path, text: &str) -> Result<()> {
 
 /// Writes the CSV of `result` beside its JSON (`results/<stem>.csv`) and its charts under
 /// `report/<stem>/`; returns the charts' paths relative to the report directory.
-pub fn write_benchmark(result: &BenchmarkResult, stem: &str, work_dir: &Path) -> Result<ChartFiles> {
+pub fn write_benchmark(
+    result: &BenchmarkResult,
+    stem: &str,
+    work_dir: &Path,
+) -> Result<ChartFiles> {
     runs_csv::write_csv(result, &runs_csv::csv_file(work_dir, stem))?;
     let dir = report_dir(work_dir).join(stem);
     let mut files = ChartFiles::default();
@@ -239,11 +243,7 @@ fn environment(result: &BenchmarkResult) -> String {
             escape(&result.run.fixture),
             result.run.fixture_rows
         ),
-        format!(
-            "{} × {}",
-            host.cores,
-            escape(&host.cpu_model)
-        ),
+        format!("{} × {}", host.cores, escape(&host.cpu_model)),
         format!(
             "{:.1} GiB memory",
             host.memory_bytes as f64 / (1u64 << 30) as f64
@@ -307,7 +307,10 @@ mod tests {
         assert_eq!(index, work.join("report/index.html"));
         let html = std::fs::read_to_string(&index).unwrap();
         assert!(html.contains("<a href=\"#suite.vlf.doubling\">vlf::doubling</a>"));
-        assert!(html.contains("broken — not readable"), "a bad file is listed, not fatal");
+        assert!(
+            html.contains("broken — not readable"),
+            "a bad file is listed, not fatal"
+        );
         assert!(html.contains("<td class=\"l\">faster</td>"));
         for chart in [
             "suite.vlf.doubling/elapsed.svg",

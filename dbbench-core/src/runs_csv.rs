@@ -23,7 +23,9 @@ pub fn to_csv(result: &BenchmarkResult) -> String {
     }
     let (mut laps, mut counts, mut values) = (Vec::new(), Vec::new(), Vec::new());
     for run in runs() {
-        run.laps.iter().for_each(|l| push_unique(&mut laps, &l.name));
+        run.laps
+            .iter()
+            .for_each(|l| push_unique(&mut laps, &l.name));
         run.counts.keys().for_each(|k| push_unique(&mut counts, k));
         run.values.keys().for_each(|k| push_unique(&mut values, k));
     }
@@ -118,8 +120,12 @@ const METRICS: [(&str, Metric); 10] = [
         sum_files(r, None, |f| f.bytes_written as f64)
     }),
     ("flushes", |r| sum_files(r, None, |f| f.flushes as f64)),
-    ("growth_total_ms", |r| sum_files(r, None, |f| f.growth_total_ms)),
-    ("write_stall_ms", |r| sum_files(r, None, |f| f.write_stall_ms)),
+    ("growth_total_ms", |r| {
+        sum_files(r, None, |f| f.growth_total_ms)
+    }),
+    ("write_stall_ms", |r| {
+        sum_files(r, None, |f| f.write_stall_ms)
+    }),
 ];
 
 fn sum_files(
@@ -178,7 +184,11 @@ mod tests {
         let result = crate::sample::vlf();
         let text = to_csv(&result);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 1 + 3 * 4, "header plus 4 runs for each of 3 cells");
+        assert_eq!(
+            lines.len(),
+            1 + 3 * 4,
+            "header plus 4 runs for each of 3 cells"
+        );
         let header: Vec<&str> = lines[0].split(',').collect();
         let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
         let first: Vec<&str> = lines[1].split(',').collect();

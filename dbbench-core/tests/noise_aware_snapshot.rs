@@ -116,7 +116,11 @@ impl Workspace {
     /// Checks `result` against the snapshot with insta's update mode `update` and extra
     /// environment variables.
     fn check(&self, result: &BenchmarkResult, update: &str, env: &[(&str, &str)]) -> Output {
-        let file = self.dir.path().join("results").join("suite.vlf.doubling.json");
+        let file = self
+            .dir
+            .path()
+            .join("results")
+            .join("suite.vlf.doubling.json");
         result.write(&file).unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_dbbench-results"));
         cmd.arg("snapshot")
@@ -163,7 +167,10 @@ fn scaled(times: &[f64], factor: f64) -> Vec<f64> {
 fn the_recorded_snapshot_holds_timings_as_measurements() {
     let ws = Workspace::new();
     let snap = ws.record(&result([&SLOW, &FAST], 5));
-    assert!(snap.contains("    timing:\n      elapsed:\n        mean_s: 2.05\n"), "{snap}");
+    assert!(
+        snap.contains("    timing:\n      elapsed:\n        mean_s: 2.05\n"),
+        "{snap}"
+    );
     assert!(snap.contains("growth_events: 5"), "{snap}");
 }
 
@@ -184,7 +191,11 @@ fn noise_within_the_intervals_passes_and_keeps_the_recorded_values() {
     let noisy = result([&scaled(&SLOW, 1.04), &[1.14, 1.28, 1.19]], 5);
     let out = ws.check(&noisy, "new", &[]);
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(read(&ws.snap()), recorded, "the .snap keeps the recorded timings");
+    assert_eq!(
+        read(&ws.snap()),
+        recorded,
+        "the .snap keeps the recorded timings"
+    );
     assert!(!ws.pending().exists());
 }
 
@@ -203,7 +214,10 @@ fn a_doubled_time_fails_and_leaves_a_pending_snapshot_with_both_values() {
     assert_eq!(read(&ws.snap()), recorded, "the .snap is left for review");
     let pending = read(&ws.pending());
     assert!(pending.contains("mean_s: 4.1\n"), "{pending}");
-    assert!(!output.contains("growth_1gb].timing"), "the unchanged cell passes: {output}");
+    assert!(
+        !output.contains("growth_1gb].timing"),
+        "the unchanged cell passes: {output}"
+    );
 }
 
 #[test]
@@ -239,7 +253,11 @@ fn single_runs_are_judged_by_the_tolerance_band() {
     let ws = Workspace::new();
     ws.record(&result([&[2.0], &[1.2]], 5));
     let out = ws.check(&result([&[2.1], &[1.2]], 5), "new", &[]);
-    assert!(out.status.success(), "+5% is inside the default 10%: {}", text(&out));
+    assert!(
+        out.status.success(),
+        "+5% is inside the default 10%: {}",
+        text(&out)
+    );
     let out = ws.check(&result([&[2.5], &[1.2]], 5), "new", &[]);
     assert!(!out.status.success(), "+25% is outside the default 10%");
     std::fs::remove_file(ws.pending()).unwrap();

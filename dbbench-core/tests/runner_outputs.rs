@@ -72,7 +72,9 @@ fn run(work_dir: &std::path::Path) -> BenchmarkResult {
         .unwrap();
     runtime.block_on(async {
         let mut backend = Backend::from_env().await.unwrap();
-        run_benchmark(&BENCH, None, &ctx, &mut backend).await.unwrap()
+        run_benchmark(&BENCH, None, &ctx, &mut backend)
+            .await
+            .unwrap()
     })
 }
 
@@ -98,7 +100,10 @@ fn a_run_leaves_json_csv_charts_and_a_report_of_measured_values() {
     let csv = std::fs::read_to_string(dir.path().join(format!("results/{stem}.csv"))).unwrap();
     assert_eq!(csv.lines().count(), 1 + 8);
     let first_measured = result.cells[0].runs[1].elapsed_s.to_string();
-    assert!(csv.contains(&first_measured), "the CSV holds the measured time");
+    assert!(
+        csv.contains(&first_measured),
+        "the CSV holds the measured time"
+    );
     assert!(dir
         .path()
         .join(format!("report/{stem}/elapsed.svg"))

@@ -50,9 +50,10 @@ fn run(args: &[String]) -> Result<()> {
         ["report", rest @ ..] if rest.len() <= 1 => {
             let work_dir = match rest.first() {
                 Some(dir) => PathBuf::from(dir),
-                None => dbbench_core::workdir::work_dir(&std::env::current_dir().map_err(|e| {
-                    Error::io("cannot read the current directory", ".", e)
-                })?),
+                None => dbbench_core::workdir::work_dir(
+                    &std::env::current_dir()
+                        .map_err(|e| Error::io("cannot read the current directory", ".", e))?,
+                ),
             };
             println!("{}", report::write_report(&work_dir)?.display());
             Ok(())
@@ -61,10 +62,9 @@ fn run(args: &[String]) -> Result<()> {
             let result = BenchmarkResult::read(Path::new(results))?;
             let name = match rest.first() {
                 Some(name) => name.to_string(),
-                None => snapshot::snapshot_name(
-                    &result.benchmark.replace("::", "."),
-                    &result.scale,
-                ),
+                None => {
+                    snapshot::snapshot_name(&result.benchmark.replace("::", "."), &result.scale)
+                }
             };
             let work_dir = Path::new(results)
                 .parent()
