@@ -148,8 +148,9 @@ const STYLE: &str = "
 body { font-family: sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
 h2 { border-bottom: 2px solid #4682b4; padding-bottom: .2em; margin-top: 2.5em; }
 table { border-collapse: collapse; margin: 1em 0; font-size: 14px; }
-th, td { padding: .3em .7em; border-bottom: 1px solid #ddd; white-space: nowrap; }
-th { background: #eef3f8; }
+th, td { padding: .3em .6em; border-bottom: 1px solid #ddd; white-space: nowrap; }
+th { background: #eef3f8; white-space: normal; vertical-align: bottom; }
+.wide { overflow-x: auto; }
 td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
 td.l, th.l { text-align: left; }
 .env { font-size: 13px; color: #555; }
@@ -173,7 +174,8 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
     );
     out.push_str(&environment(result));
     let table = BenchmarkTable::of(result);
-    out.push_str(&table.to_grid().to_html());
+    // Tables with many configuration and metric columns scroll rather than overflow the page.
+    let _ = writeln!(out, "<div class=\"wide\">\n{}</div>", table.to_grid().to_html());
     for cell in &result.cells {
         match &cell.status {
             CellStatus::Failed(e) => {
