@@ -175,7 +175,11 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
     out.push_str(&environment(result));
     let table = BenchmarkTable::of(result);
     // Tables with many configuration and metric columns scroll rather than overflow the page.
-    let _ = writeln!(out, "<div class=\"wide\">\n{}</div>", table.to_grid().to_html());
+    let _ = writeln!(
+        out,
+        "<div class=\"wide\">\n{}</div>",
+        table.to_grid().to_html()
+    );
     for cell in &result.cells {
         match &cell.status {
             CellStatus::Failed(e) => {
