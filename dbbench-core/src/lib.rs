@@ -27,29 +27,42 @@
 
 pub mod backend;
 pub mod cli;
+pub mod chart;
+pub mod comparator;
+pub mod compare;
 pub mod config;
 pub mod connection;
 pub mod error;
 pub mod fixture;
+pub mod grid;
 pub mod host;
 mod lifecycle;
+pub mod notation;
 mod progress;
+pub mod ratio;
+pub mod report;
 pub mod results;
 pub mod runner;
+pub mod runs_csv;
 pub mod scale;
 pub mod selection;
 pub mod session;
 pub mod snapshot;
 pub mod spec;
+pub mod stats;
 pub mod storage;
 pub mod storage_plan;
 pub mod summary;
+pub mod table;
 mod test_entry;
 pub mod units;
 mod unwind;
 pub mod value;
 pub mod volume;
 pub mod workdir;
+
+#[cfg(test)]
+mod sample;
 
 #[doc(hidden)]
 pub mod __private;

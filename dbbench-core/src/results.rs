@@ -65,6 +65,19 @@ pub struct RunInfo {
     pub baseline: String,
     /// Timeout of one repetition, if any.
     pub timeout_s: Option<f64>,
+    /// `debug` or `release`: how dbbench (and so the embedded engine) was compiled, which changes
+    /// embedded timings several-fold. Empty in files written before the field existed.
+    #[serde(default)]
+    pub build_profile: String,
+}
+
+/// The profile this code was compiled with: `debug` (debug assertions on) or `release`.
+pub fn build_profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
 }
 
 /// Outcome of a cell.

@@ -92,10 +92,16 @@ pub async fn run_benchmark(
             .flat_map(|c| (0..per_cell).map(move |rep| (c, rep)))
             .collect(),
     };
-    for (sequence, (index, rep)) in order.into_iter().enumerate() {
+    crate::progress::start(&bench.test_path(), order.len());
+    for (sequence, &(index, rep)) in order.iter().enumerate() {
         if results[index].status != CellStatus::Ok {
             continue;
         }
+        // Cells that failed drop their remaining repetitions, so count what will still run.
+        let remaining = order[sequence..]
+            .iter()
+            .filter(|(i, _)| results[*i].status == CellStatus::Ok)
+            .count();
         let cell = cells[index];
         let plan = DatabasePlan {
             name: database_name(bench, cell, rep),
@@ -104,7 +110,15 @@ pub async fn run_benchmark(
             work_dir: ctx.work_dir.clone(),
             scale: scale.clone(),
         };
-        crate::progress::repetition_started(bench, cell.name, index, cells.len(), rep, per_cell);
+        crate::progress::repetition_started(crate::progress::Position {
+            cell: cell.name,
+            index,
+            cells: cells.len(),
+            repetition: rep,
+            repetitions: per_cell,
+            warmup: rep < bench.run.warmup,
+            remaining,
+        });
         let repetition = Repetition {
             bench,
             cell,
@@ -120,6 +134,7 @@ pub async fn run_benchmark(
             }
             Err(e) => results[index].status = CellStatus::Failed(e.to_string()),
         }
+        crate::progress::repetition_finished();
     }
     crate::progress::finished();
 
@@ -147,6 +162,7 @@ pub async fn run_benchmark(
             order: format!("{:?}", bench.run.order).to_lowercase(),
             baseline,
             timeout_s: bench.run.timeout.map(|t| t.as_secs_f64()),
+            build_profile: crate::results::build_profile().to_string(),
         },
         cells: results,
     };
@@ -154,6 +170,7 @@ pub async fn run_benchmark(
         &ctx.work_dir,
         &bench.file_stem(),
     ))?;
+    crate::report::write_benchmark(&result, &bench.file_stem(), &ctx.work_dir)?;
     Ok(result)
 }
 

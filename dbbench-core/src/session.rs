@@ -72,8 +72,10 @@ impl Session {
         let now = Instant::now();
         let split = now - self.last_lap;
         self.last_lap = now;
+        let name = name.into();
+        crate::progress::lap(&name);
         self.laps.push(Lap {
-            name: name.into(),
+            name,
             at_s: (now - self.started).as_secs_f64(),
             split_s: split.as_secs_f64(),
         });

@@ -1,7 +1,15 @@
-//! The reviewable `insta` snapshot of a benchmark: each cell's configuration and its deterministic
-//! results, one YAML file per benchmark and scale in `snapshots/` of the declaring crate.
+//! The reviewable `insta` snapshot of a benchmark: each cell's configuration, its deterministic
+//! results and its timings, one YAML file per benchmark and scale in `snapshots/` of the declaring
+//! crate.
+//!
+//! Deterministic fields are compared exactly. Timings (the elapsed time's mean and 95% interval,
+//! and each lap's) are *measurements*, compared by the [`NoiseComparator`]: a rerun that cannot be
+//! told apart from the recorded one passes and leaves the `.snap` as it is; a real change fails
+//! and leaves a pending `.snap.new` for `cargo insta review`. See [`crate::comparator`].
 
+use crate::comparator::{NoiseComparator, Tolerance};
 use crate::results::{BenchmarkResult, CellStatus, FileKind, RunResult};
+use crate::stats::Summary;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -26,8 +34,98 @@ struct CellView {
     config: BTreeMap<String, String>,
     effective: BTreeMap<String, u64>,
     status: String,
+    /// Measured (non-warm-up) runs.
+    runs: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     results: Option<DeterministicView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timing: Option<TimingView>,
+}
+
+/// The cell's timings; every entry is a measurement (see [`crate::comparator`]).
+#[derive(Debug, Serialize)]
+struct TimingView {
+    elapsed: Measurement,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    laps: Vec<LapMeasurement>,
+}
+
+/// Mean and 95% interval in seconds, rounded to four significant digits so the file stays
+/// readable; `ci95_s` is null for a single run.
+#[derive(Debug, Serialize)]
+struct Measurement {
+    mean_s: f64,
+    ci95_s: Option<[f64; 2]>,
+}
+
+#[derive(Debug, Serialize)]
+struct LapMeasurement {
+    name: String,
+    mean_s: f64,
+    ci95_s: Option<[f64; 2]>,
+}
+
+impl Measurement {
+    fn of(values: &[f64]) -> Option<Measurement> {
+        let s = Summary::of(values)?;
+        Some(Measurement {
+            mean_s: significant(s.mean),
+            ci95_s: s.ci.map(|ci| [significant(ci.low), significant(ci.high)]),
+        })
+    }
+}
+
+/// `x` rounded to four significant digits.
+fn significant(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let digits = 3 - x.abs().log10().floor() as i32;
+    if digits >= 0 {
+        let scale = 10f64.powi(digits);
+        (x * scale).round() / scale
+    } else {
+        let scale = 10f64.powi(-digits);
+        (x / scale).round() * scale
+    }
+}
+
+/// Timings of the measured runs: elapsed, and each lap of the first run's lap list whose name
+/// every run shares at the same position.
+fn timing(cell: &crate::results::CellResult) -> Option<TimingView> {
+    let runs: Vec<&RunResult> = cell.measured().collect();
+    let elapsed: Vec<f64> = runs.iter().map(|r| r.elapsed_s).collect();
+    let laps = runs
+        .first()
+        .map(|first| {
+            first
+                .laps
+                .iter()
+                .enumerate()
+                .filter_map(|(i, lap)| {
+                    let splits: Option<Vec<f64>> = runs
+                        .iter()
+                        .map(|r| {
+                            r.laps
+                                .get(i)
+                                .filter(|l| l.name == lap.name)
+                                .map(|l| l.split_s)
+                        })
+                        .collect();
+                    let m = Measurement::of(&splits?)?;
+                    Some(LapMeasurement {
+                        name: lap.name.clone(),
+                        mean_s: m.mean_s,
+                        ci95_s: m.ci95_s,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(TimingView {
+        elapsed: Measurement::of(&elapsed)?,
+        laps,
+    })
 }
 
 #[derive(Debug, Serialize)]
@@ -86,7 +184,9 @@ impl SnapshotView {
                         CellStatus::Failed(e) => format!("failed: {}", clean(e)),
                         CellStatus::Skipped(why) => format!("skipped: {why}"),
                     },
+                    runs: cell.measured().count(),
                     results: cell.measured().next().map(deterministic),
+                    timing: timing(cell),
                 })
                 .collect(),
         }
@@ -127,18 +227,55 @@ pub fn snapshot_name(stem: &str, scale: &str) -> String {
     format!("{stem}__{scale}")
 }
 
-/// Asserts the snapshot of `result` in `<manifest_dir>/snapshots/`; on a difference insta writes a
-/// pending `.snap.new` for `cargo insta review` and panics with the diff.
+/// Asserts the snapshot of `result` in `<manifest_dir>/snapshots/` through the noise-aware
+/// comparison; on a real difference insta writes a pending `.snap.new` for `cargo insta review`
+/// and panics with the diff. Panics too when the tolerance variables are malformed.
 pub fn assert_snapshot(result: &BenchmarkResult, stem: &str, manifest_dir: &str, work_dir: &Path) {
+    assert_snapshot_in(
+        result,
+        &Path::new(manifest_dir).join("snapshots"),
+        &snapshot_name(stem, &result.scale),
+        work_dir,
+    );
+}
+
+/// Asserts the snapshot of `result` named `name` in the directory `snapshot_dir`, with the
+/// tolerance of the environment (see [`Tolerance::from_env`]).
+pub fn assert_snapshot_in(
+    result: &BenchmarkResult,
+    snapshot_dir: &Path,
+    name: &str,
+    work_dir: &Path,
+) {
+    let tolerance = Tolerance::from_env().unwrap_or_else(|e| panic!("dbbench: {e}"));
     let view = SnapshotView::of(result, work_dir);
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(Path::new(manifest_dir).join("snapshots"));
+    settings.set_snapshot_path(snapshot_dir);
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
     settings.set_description(format!(
         "dbbench results of {} at scale {}",
         result.benchmark, result.scale
     ));
-    let name = snapshot_name(stem, &result.scale);
+    settings.set_comparator(Box::new(NoiseComparator { tolerance }));
     settings.bind(|| insta::assert_yaml_snapshot!(name, view));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_holds_deterministic_fields_and_measurements() {
+        let view = SnapshotView::of(&crate::sample::vlf(), Path::new("/nowhere"));
+        insta::assert_yaml_snapshot!(view);
+    }
+
+    #[test]
+    fn significant_keeps_four_digits() {
+        assert_eq!(significant(10.7234), 10.72);
+        assert_eq!(significant(0.034_567_8), 0.03457);
+        assert_eq!(significant(21_167.4), 21_170.0);
+        assert_eq!(significant(0.0), 0.0);
+    }
 }

@@ -94,6 +94,16 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
     let result = Arc::new(result);
     remember(bench, result.clone());
     say(&crate::summary::render(&result));
+    // The index covers every benchmark run so far in this work dir, so a partial `cargo test`
+    // still leaves a complete report behind.
+    match crate::report::write_report(&ctx.work_dir) {
+        Ok(index) => say(&format!(
+            "dbbench › runs: {} · report: {}",
+            crate::runs_csv::csv_file(&ctx.work_dir, &bench.file_stem()).display(),
+            index.display()
+        )),
+        Err(e) => say(&format!("dbbench › the report was not written: {e}")),
+    }
     if selected.len() == bench.cells.len() {
         crate::snapshot::assert_snapshot(
             &result,

@@ -1,0 +1,283 @@
+//! The noise-aware snapshot end to end, through insta's real file handling: results are checked
+//! by the `dbbench-results snapshot` binary (a separate process, so insta's update mode can be
+//! set per check without touching this process's environment) against `.snap` files in a
+//! temporary directory.
+
+use dbbench_core::host::HostInfo;
+use dbbench_core::results::{
+    BackendInfo, BenchmarkResult, CellResult, CellStatus, FileKind, FileStats, Lap, RunInfo,
+    RunResult, SCHEMA_VERSION,
+};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const NAME: &str = "suite.vlf.doubling__smoke";
+
+/// A two-cell result with measured runs of the given elapsed times (seconds).
+fn result(times: [&[f64]; 2], growth_events: u64) -> BenchmarkResult {
+    let cells = ["growth_1mb", "growth_1gb"]
+        .iter()
+        .zip(times)
+        .map(|(name, times)| CellResult {
+            name: name.to_string(),
+            config: BTreeMap::from([("growth".to_string(), name[7..].to_string())]),
+            effective: BTreeMap::new(),
+            status: CellStatus::Ok,
+            runs: times
+                .iter()
+                .enumerate()
+                .map(|(i, &elapsed_s)| RunResult {
+                    index: i as u32,
+                    sequence: i as u32,
+                    elapsed_s,
+                    laps: vec![Lap {
+                        name: "insert".into(),
+                        at_s: elapsed_s * 0.75,
+                        split_s: elapsed_s * 0.75,
+                    }],
+                    files: vec![FileStats {
+                        name: "data_1".into(),
+                        kind: FileKind::Data,
+                        volume: None,
+                        size_before_bytes: 1 << 20,
+                        size_after_bytes: (1 + growth_events) << 20,
+                        reads: 3,
+                        writes: 90,
+                        bytes_read: 1 << 15,
+                        bytes_written: 40 << 20,
+                        read_stall_ms: 0.5,
+                        write_stall_ms: 120.0,
+                        flushes: 12,
+                        growth_events,
+                        growth_bytes: growth_events << 20,
+                        zero_fill_bytes: 0,
+                        growth_total_ms: 9.0,
+                        growth_max_ms: 1.0,
+                    }],
+                    ..RunResult::default()
+                })
+                .collect(),
+        })
+        .collect();
+    BenchmarkResult {
+        schema_version: SCHEMA_VERSION,
+        dbbench_version: "0.1.0".into(),
+        benchmark: "vlf::doubling".into(),
+        title: "Doubling".into(),
+        started_at_unix_s: 1_700_000_000,
+        scale: "smoke".into(),
+        backend: BackendInfo {
+            kind: "embedded".into(),
+            version: "SQLite 3".into(),
+            preconditions: BTreeMap::new(),
+        },
+        host: HostInfo::default(),
+        run: RunInfo {
+            repeat: times[0].len() as u32,
+            warmup: 0,
+            fixture: "none".into(),
+            fixture_rows: 0,
+            order: "interleaved".into(),
+            baseline: "growth_1mb".into(),
+            timeout_s: None,
+            build_profile: "debug".into(),
+        },
+        cells,
+    }
+}
+
+const SLOW: [f64; 3] = [2.10, 2.00, 2.05];
+const FAST: [f64; 3] = [1.20, 1.25, 1.15];
+
+struct Workspace {
+    dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    fn new() -> Workspace {
+        Workspace {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn snapshots(&self) -> PathBuf {
+        self.dir.path().join("snapshots")
+    }
+
+    fn snap(&self) -> PathBuf {
+        self.snapshots().join(format!("{NAME}.snap"))
+    }
+
+    fn pending(&self) -> PathBuf {
+        self.snapshots().join(format!("{NAME}.snap.new"))
+    }
+
+    /// Checks `result` against the snapshot with insta's update mode `update` and extra
+    /// environment variables.
+    fn check(&self, result: &BenchmarkResult, update: &str, env: &[(&str, &str)]) -> Output {
+        let file = self
+            .dir
+            .path()
+            .join("results")
+            .join("suite.vlf.doubling.json");
+        result.write(&file).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_dbbench-results"));
+        cmd.arg("snapshot")
+            .arg(&file)
+            .arg(self.snapshots())
+            .arg(NAME)
+            .env("INSTA_UPDATE", update)
+            .env("INSTA_WORKSPACE_ROOT", self.dir.path())
+            .env("CI", "false")
+            .env_remove("INSTA_FORCE_PASS")
+            .env_remove("DBBENCH_TOLERANCE")
+            .env_remove("DBBENCH_TOLERANCE_ABS")
+            .env_remove("DBBENCH_TIMING");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    }
+
+    fn record(&self, result: &BenchmarkResult) -> String {
+        let out = self.check(result, "always", &[]);
+        assert!(out.status.success(), "{}", text(&out));
+        read(&self.snap())
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn scaled(times: &[f64], factor: f64) -> Vec<f64> {
+    times.iter().map(|t| t * factor).collect()
+}
+
+#[test]
+fn the_recorded_snapshot_holds_timings_as_measurements() {
+    let ws = Workspace::new();
+    let snap = ws.record(&result([&SLOW, &FAST], 5));
+    assert!(
+        snap.contains("    timing:\n      elapsed:\n        mean_s: 2.05\n"),
+        "{snap}"
+    );
+    assert!(snap.contains("growth_events: 5"), "{snap}");
+}
+
+#[test]
+fn the_same_results_pass_and_leave_the_snapshot_untouched() {
+    let ws = Workspace::new();
+    let recorded = ws.record(&result([&SLOW, &FAST], 5));
+    let out = ws.check(&result([&SLOW, &FAST], 5), "new", &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(read(&ws.snap()), recorded);
+    assert!(!ws.pending().exists());
+}
+
+#[test]
+fn noise_within_the_intervals_passes_and_keeps_the_recorded_values() {
+    let ws = Workspace::new();
+    let recorded = ws.record(&result([&SLOW, &FAST], 5));
+    let noisy = result([&scaled(&SLOW, 1.04), &[1.14, 1.28, 1.19]], 5);
+    let out = ws.check(&noisy, "new", &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        read(&ws.snap()),
+        recorded,
+        "the .snap keeps the recorded timings"
+    );
+    assert!(!ws.pending().exists());
+}
+
+#[test]
+fn a_doubled_time_fails_and_leaves_a_pending_snapshot_with_both_values() {
+    let ws = Workspace::new();
+    let recorded = ws.record(&result([&SLOW, &FAST], 5));
+    let out = ws.check(&result([&scaled(&SLOW, 2.0), &FAST], 5), "new", &[]);
+    assert!(!out.status.success(), "a doubled time must fail");
+    let output = text(&out);
+    assert!(
+        output.contains("cells[growth_1mb].timing.elapsed: mean 2.05 s")
+            && output.contains("became 4.1 s"),
+        "{output}"
+    );
+    assert_eq!(read(&ws.snap()), recorded, "the .snap is left for review");
+    let pending = read(&ws.pending());
+    assert!(pending.contains("mean_s: 4.1\n"), "{pending}");
+    assert!(
+        !output.contains("growth_1gb].timing"),
+        "the unchanged cell passes: {output}"
+    );
+}
+
+#[test]
+fn timing_ignore_checks_deterministic_fields_only() {
+    let ws = Workspace::new();
+    ws.record(&result([&SLOW, &FAST], 5));
+    let doubled = result([&scaled(&SLOW, 2.0), &FAST], 5);
+    let out = ws.check(&doubled, "new", &[("DBBENCH_TIMING", "ignore")]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!ws.pending().exists());
+}
+
+#[test]
+fn a_changed_deterministic_field_fails_even_when_timing_is_ignored() {
+    let ws = Workspace::new();
+    ws.record(&result([&SLOW, &FAST], 5));
+    let out = ws.check(
+        &result([&SLOW, &FAST], 6),
+        "new",
+        &[("DBBENCH_TIMING", "ignore")],
+    );
+    assert!(!out.status.success());
+    let output = text(&out);
+    assert!(
+        output.contains("cells[growth_1mb].results.files[data_1].growth_events: 5 became 6"),
+        "{output}"
+    );
+    assert!(read(&ws.pending()).contains("growth_events: 6"));
+}
+
+#[test]
+fn single_runs_are_judged_by_the_tolerance_band() {
+    let ws = Workspace::new();
+    ws.record(&result([&[2.0], &[1.2]], 5));
+    let out = ws.check(&result([&[2.1], &[1.2]], 5), "new", &[]);
+    assert!(
+        out.status.success(),
+        "+5% is inside the default 10%: {}",
+        text(&out)
+    );
+    let out = ws.check(&result([&[2.5], &[1.2]], 5), "new", &[]);
+    assert!(!out.status.success(), "+25% is outside the default 10%");
+    std::fs::remove_file(ws.pending()).unwrap();
+    let out = ws.check(
+        &result([&[2.5], &[1.2]], 5),
+        "new",
+        &[("DBBENCH_TOLERANCE", "30%")],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+}
+
+#[test]
+fn malformed_tolerance_is_reported() {
+    let ws = Workspace::new();
+    ws.record(&result([&SLOW, &FAST], 5));
+    let out = ws.check(
+        &result([&SLOW, &FAST], 5),
+        "new",
+        &[("DBBENCH_TOLERANCE", "a bit")],
+    );
+    assert!(!out.status.success());
+    assert!(text(&out).contains("DBBENCH_TOLERANCE must be a percentage"));
+}
