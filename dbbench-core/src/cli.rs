@@ -30,6 +30,15 @@ enum Command {
     },
     /// List the benchmarks and their cells.
     List,
+    /// Rewrite the CSVs, charts and `report/index.html` from the results on disk.
+    Report,
+    /// Compare the current results with a saved baseline (a results JSON file or directory).
+    Compare {
+        /// The baseline's results file or directory.
+        baseline: std::path::PathBuf,
+        /// The current results (default: this work directory's `results/`).
+        current: Option<std::path::PathBuf>,
+    },
 }
 
 /// Parses the command line and runs it; returns a failure exit code if any cell failed.
@@ -44,6 +53,19 @@ pub fn main(benchmarks: &[&'static BenchmarkSpec]) -> ExitCode {
             Ok(true)
         }
         Command::Run { filters, scale } => run(benchmarks, &filters, scale.as_deref()),
+        Command::Report => work_dir(benchmarks)
+            .and_then(|dir| crate::report::write_report(&dir))
+            .map(|index| {
+                println!("report: {}", index.display());
+                true
+            }),
+        Command::Compare { baseline, current } => work_dir(benchmarks).and_then(|dir| {
+            let current = current.unwrap_or_else(|| dir.join("results"));
+            for comparison in crate::compare::compare_paths(&current, &baseline)? {
+                println!("{}", comparison.render());
+            }
+            Ok(true)
+        }),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,
@@ -53,6 +75,11 @@ pub fn main(benchmarks: &[&'static BenchmarkSpec]) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn work_dir(benchmarks: &[&'static BenchmarkSpec]) -> Result<std::path::PathBuf> {
+    let manifest_dir = benchmarks.first().map(|b| b.manifest_dir).unwrap_or(".");
+    Ok(RunContext::from_env(manifest_dir, Scale::default_scale())?.work_dir)
 }
 
 fn list(benchmarks: &[&'static BenchmarkSpec]) {
@@ -114,6 +141,8 @@ fn run(
             println!("{}", crate::summary::render(&result));
             all_ok &= !crate::runner::status_counts(&result).contains_key("failed");
         }
+        let index = crate::report::write_report(&ctx.work_dir)?;
+        println!("report: {}", index.display());
         Ok(all_ok)
     })
 }
