@@ -22,7 +22,7 @@ pub enum Connection {
     /// A connection of the embedded engine.
     Embedded(EmbeddedConnection),
     /// A connection to SQL Server.
-    Mssql(MssqlConnection),
+    Mssql(Box<MssqlConnection>),
 }
 
 impl std::fmt::Debug for Connection {

@@ -38,7 +38,7 @@ pub enum Backend {
     /// SQLite in-process.
     Embedded(embedded::EmbeddedBackend),
     /// Microsoft SQL Server over TDS.
-    Mssql(mssql::MssqlBackend),
+    Mssql(Box<mssql::MssqlBackend>),
 }
 
 impl Backend {
@@ -47,7 +47,9 @@ impl Backend {
         let name = std::env::var("DBBENCH_BACKEND").unwrap_or_default();
         match name.trim() {
             "" | "embedded" => Ok(Backend::Embedded(embedded::EmbeddedBackend::new())),
-            "mssql" => Ok(Backend::Mssql(mssql::MssqlBackend::from_env().await?)),
+            "mssql" => Ok(Backend::Mssql(Box::new(
+                mssql::MssqlBackend::from_env().await?,
+            ))),
             other => Err(Error::Config(format!(
                 "DBBENCH_BACKEND must be `embedded` or `mssql`; found `{other}`"
             ))),
@@ -82,7 +84,7 @@ impl Backend {
     pub async fn create(&mut self, plan: &DatabasePlan) -> Result<Database> {
         match self {
             Backend::Embedded(b) => b.create(plan).map(Database::Embedded),
-            Backend::Mssql(b) => b.create(plan).await.map(Database::Mssql),
+            Backend::Mssql(b) => b.create(plan).await.map(|d| Database::Mssql(Box::new(d))),
         }
     }
 }
@@ -92,7 +94,7 @@ pub enum Database {
     /// An embedded database.
     Embedded(embedded::EmbeddedDatabase),
     /// A SQL Server database.
-    Mssql(mssql::MssqlDatabase),
+    Mssql(Box<mssql::MssqlDatabase>),
 }
 
 impl Database {
@@ -100,7 +102,7 @@ impl Database {
     pub async fn connect(&self) -> Result<Connection> {
         match self {
             Database::Embedded(d) => d.connect().map(Connection::Embedded),
-            Database::Mssql(d) => d.connect().await.map(Connection::Mssql),
+            Database::Mssql(d) => d.connect().await.map(|c| Connection::Mssql(Box::new(c))),
         }
     }
 
@@ -140,7 +142,7 @@ impl Database {
     pub async fn drop_database(self) -> Result<()> {
         match self {
             Database::Embedded(d) => d.drop_database(),
-            Database::Mssql(d) => d.drop_database().await,
+            Database::Mssql(d) => (*d).drop_database().await,
         }
     }
 }

@@ -135,8 +135,13 @@ impl ConnectSettings {
     /// The settings from `DBBENCH_MSSQL`; a missing or empty variable is a configuration error
     /// that says what to set.
     pub fn from_env() -> Result<ConnectSettings> {
-        match std::env::var(ENV) {
-            Ok(text) if !text.trim().is_empty() => ConnectSettings::parse(&text),
+        ConnectSettings::from_value(std::env::var(ENV).ok())
+    }
+
+    /// The settings from the value of `DBBENCH_MSSQL` (`None` when unset).
+    pub fn from_value(value: Option<String>) -> Result<ConnectSettings> {
+        match value {
+            Some(text) if !text.trim().is_empty() => ConnectSettings::parse(&text),
             _ => Err(Error::Config(format!(
                 "the mssql backend needs {ENV} set to an ADO connection string, e.g. \
                  {ENV}=\"server=tcp:localhost,1433;user id=sa;password=…;TrustServerCertificate=true\""
@@ -395,6 +400,17 @@ mod tests {
             err.contains("Connect Timeout") && !err.contains("hunter2"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_missing_variable_says_what_to_set() {
+        for value in [None, Some("  ".to_string())] {
+            let err = ConnectSettings::from_value(value).unwrap_err().to_string();
+            assert!(
+                err.starts_with("configuration error: the mssql backend needs DBBENCH_MSSQL"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

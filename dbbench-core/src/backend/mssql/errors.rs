@@ -122,12 +122,13 @@ pub fn map(settings: &ConnectSettings, error: tiberius::error::Error, action: &s
             ),
             action,
         ),
-        T::Io { kind, message } if kind == std::io::ErrorKind::TimedOut => {
-            Error::Other(settings.scrub(&format!(
-                "{action}: the server did not answer within the command timeout \
+        T::Io {
+            kind: std::io::ErrorKind::TimedOut,
+            message,
+        } => Error::Other(settings.scrub(&format!(
+            "{action}: the server did not answer within the command timeout \
                  (`Command Timeout` in DBBENCH_MSSQL): {message}"
-            )))
-        }
+        ))),
         T::Tls(message) => Error::Config(settings.scrub(&format!(
             "{action}: TLS failed: {message}; for a self-signed server certificate add \
              `TrustServerCertificate=true` to DBBENCH_MSSQL, or `encrypt=false` where the server \

@@ -17,6 +17,7 @@ pub mod hooks;
 pub mod ifi;
 pub mod instance;
 pub mod provision;
+pub mod script;
 pub mod server;
 pub mod tsql;
 
@@ -34,6 +35,7 @@ use evidence::{Window, WindowContext};
 use ifi::IfiAction;
 use instance::InstanceChanges;
 use provision::{PlannedFile, Provision};
+use script::Step;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -125,10 +127,7 @@ impl MssqlBackend {
     /// Refuses options this server cannot honour before anything is created.
     pub fn check(&self, storage: &StorageSpec) -> Result<()> {
         provision::validate(storage)?;
-        let touches_tempdb = storage.tempdb_files.is_some()
-            || storage.tempdb_size.is_some()
-            || storage.tempdb_growth.is_some();
-        if touches_tempdb && !self.allow_instance_changes {
+        if touches_tempdb(storage) && !self.allow_instance_changes {
             return Err(Error::Unsupported {
                 option: "tempdb_files",
                 backend: "mssql",
@@ -208,15 +207,22 @@ impl MssqlBackend {
         build: &mut Build,
     ) -> Result<(Provision, i64)> {
         let storage = &plan.storage;
-        let verify_ifi = self.apply_ifi(admin, storage, build).await?;
-        if storage.tempdb_files.is_some()
-            || storage.tempdb_size.is_some()
-            || storage.tempdb_growth.is_some()
-        {
+        let disable_ifi = self.ifi_action(admin, storage).await? == IfiAction::DisableWithTraceFlag;
+        let mut inputs = script::Inputs {
+            disable_ifi,
+            ..script::Inputs::default()
+        };
+        if touches_tempdb(storage) {
             let rows = admin.query(instance::TEMPDB_FILES_SQL, &[]).await?;
-            let current = tempdb_files(&rows)?;
-            for change in instance::tempdb_plan(storage, &current, self.facts.platform)? {
-                build.changes.apply(admin, &change).await?;
+            inputs.tempdb =
+                instance::tempdb_plan(storage, &tempdb_files(&rows)?, self.facts.platform)?;
+        }
+        if disable_ifi {
+            for flag in ifi::TF_LOG_ZEROING {
+                let rows = admin.query(&ifi::trace_status_sql(flag), &[]).await?;
+                if !ifi::is_on_globally(&rows)? {
+                    inputs.probe_flags.push(flag);
+                }
             }
         }
         let marker = format!(
@@ -234,67 +240,18 @@ impl MssqlBackend {
                 marker: &marker,
             },
         )?;
-        // TF 3004/3605 only while CREATE DATABASE runs: they would log every growth of the
-        // window to the error log and disturb the measurement.
         let mut probe = InstanceChanges::new(self.settings.clone());
-        if verify_ifi {
-            let mut flags = Vec::new();
-            for flag in ifi::TF_LOG_ZEROING {
-                let rows = admin.query(&ifi::trace_status_sql(flag), &[]).await?;
-                if !ifi::is_on_globally(&rows)? {
-                    flags.push(flag);
-                }
-            }
-            if !flags.is_empty() {
-                let change =
-                    ifi::trace_flags_change(&flags, "log zero-filling to verify ifi = false");
-                probe.apply(admin, &change).await?;
+        let mut outcome = Ok(());
+        for step in script::steps(&plan.name, &provision, &inputs) {
+            outcome = run_step(admin, &step, &provision, build, &mut probe).await;
+            if outcome.is_err() {
+                break;
             }
         }
-        let (first, rest) = provision
-            .create
-            .split_first()
-            .expect("plan creates the database");
-        let created = admin.batch(first).await;
-        build.created = created.is_ok();
-        let verified = if verify_ifi && created.is_ok() {
-            Some(
-                admin
-                    .query(&ifi::zeroing_log_sql(&plan.name), &[])
-                    .await
-                    .and_then(|rows| ifi::unzeroed_files(&rows, &data_paths(&provision.files))),
-            )
-        } else {
-            None
-        };
-        probe.restore(admin).await?;
-        created?;
-        match verified {
-            Some(Ok(unzeroed)) if !unzeroed.is_empty() => {
-                return Err(Error::Unsupported {
-                    option: "ifi",
-                    backend: "mssql",
-                    reason: format!(
-                        "trace flag 1806 is on, yet SQL Server did not zero-fill {}: IFI cannot \
-                         be turned off at runtime on this build; remove the service account's \
-                         \"Perform volume maintenance tasks\" right and restart the service",
-                        unzeroed.join(", ")
-                    ),
-                })
-            }
-            Some(Ok(_)) => {
-                build.counts.insert("ifi_zeroing_verified".into(), 1);
-            }
-            Some(Err(e)) => {
-                build
-                    .unavailable
-                    .insert("ifi_verification".into(), e.to_string());
-            }
-            None => {}
-        }
-        for statement in rest.iter().chain(&provision.configure) {
-            admin.batch(statement).await?;
-        }
+        // The zero-fill logging flags never outlive CREATE DATABASE, even after a failure.
+        let ended = probe.restore(admin).await;
+        outcome?;
+        ended?;
         let rows = admin.query(&provision::exists_sql(&plan.name), &[]).await?;
         let database_id: i64 = rows
             .first()
@@ -303,17 +260,15 @@ impl MssqlBackend {
         Ok((provision, database_id))
     }
 
-    /// Reaches the requested IFI state; returns whether zero-filling must be verified.
-    async fn apply_ifi(
+    /// How to reach the cell's IFI state, read fresh (a restart hook may have changed it).
+    async fn ifi_action(
         &self,
         admin: &mut MssqlConnection,
         storage: &StorageSpec,
-        build: &mut Build,
-    ) -> Result<bool> {
+    ) -> Result<IfiAction> {
         if storage.ifi.is_none() {
-            return Ok(false);
+            return Ok(IfiAction::Nothing);
         }
-        // Read again rather than trust the start-up facts: a restart hook may have changed them.
         let state = match admin.query(ifi::STATE_SQL, &[]).await {
             Ok(rows) => ifi::IfiState::from_rows(&rows),
             Err(e) => ifi::IfiState::Unknown(e.to_string()),
@@ -325,28 +280,76 @@ impl MssqlBackend {
             Ok(rows) => ifi::is_on_globally(&rows)?,
             Err(_) => false,
         };
-        match ifi::decide(storage.ifi, &state, tf1806)? {
-            IfiAction::Nothing => Ok(false),
-            IfiAction::DisableWithTraceFlag => {
-                let change = ifi::trace_flags_change(&[ifi::TF_NO_IFI], "ifi = false");
-                build.changes.apply(admin, &change).await?;
-                let rows = admin
-                    .query(&ifi::trace_status_sql(ifi::TF_NO_IFI), &[])
-                    .await?;
-                if !ifi::is_on_globally(&rows)? {
-                    return Err(Error::Unsupported {
-                        option: "ifi",
-                        backend: "mssql",
-                        reason: "DBCC TRACEON(1806, -1) was accepted, but DBCC TRACESTATUS does \
-                                 not show the flag on globally"
-                            .into(),
-                    });
+        ifi::decide(storage.ifi, &state, tf1806)
+    }
+}
+
+/// Executes one step of the creation script.
+async fn run_step(
+    admin: &mut MssqlConnection,
+    step: &Step,
+    provision: &Provision,
+    build: &mut Build,
+    probe: &mut InstanceChanges,
+) -> Result<()> {
+    let ifi_error = |reason: String| Error::Unsupported {
+        option: "ifi",
+        backend: "mssql",
+        reason,
+    };
+    match step {
+        Step::Instance(change) => build.changes.apply(admin, change).await,
+        Step::Probe(change) => probe.apply(admin, change).await,
+        Step::EndProbe => probe.restore(admin).await,
+        Step::Run(sql) => admin.batch(sql).await,
+        Step::Create(sql) => {
+            admin.batch(sql).await?;
+            build.created = true;
+            Ok(())
+        }
+        Step::ConfirmTraceFlag(flag) => {
+            let rows = admin.query(&ifi::trace_status_sql(*flag), &[]).await?;
+            if !ifi::is_on_globally(&rows)? {
+                return Err(ifi_error(format!(
+                    "DBCC TRACEON({flag}, -1) was accepted, but DBCC TRACESTATUS does not show \
+                     the flag on globally"
+                )));
+            }
+            build.counts.insert(format!("trace_flag_{flag}_applied"), 1);
+            Ok(())
+        }
+        Step::VerifyZeroing(sql) => {
+            let checked = match admin.query(sql, &[]).await {
+                Ok(rows) => ifi::unzeroed_files(&rows, &data_paths(&provision.files)),
+                Err(e) => Err(e),
+            };
+            match checked {
+                Ok(unzeroed) if unzeroed.is_empty() => {
+                    build.counts.insert("ifi_zeroing_verified".into(), 1);
+                    Ok(())
                 }
-                build.counts.insert("ifi_tf1806_applied".into(), 1);
-                Ok(true)
+                Ok(unzeroed) => Err(ifi_error(format!(
+                    "trace flag 1806 is on, yet SQL Server did not zero-fill {}: IFI cannot be \
+                     turned off at runtime on this build; remove the service account's \
+                     \"Perform volume maintenance tasks\" right and restart the service",
+                    unzeroed.join(", ")
+                ))),
+                // Reading the error log needs securityadmin; the run goes on, marked unverified.
+                Err(e) => {
+                    build
+                        .unavailable
+                        .insert("ifi_verification".into(), e.to_string());
+                    Ok(())
+                }
             }
         }
     }
+}
+
+fn touches_tempdb(storage: &StorageSpec) -> bool {
+    storage.tempdb_files.is_some()
+        || storage.tempdb_size.is_some()
+        || storage.tempdb_growth.is_some()
 }
 
 fn on_off(on: bool) -> String {
@@ -406,8 +409,8 @@ async fn claim(admin: &mut MssqlConnection, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Drops database `name` after checking its ownership marker; `created_now` skips the check for a
-/// database this process just created and could not mark.
+/// Drops database `name`; with `require_marker` only after finding its ownership marker (false
+/// only for a database this process has just created and perhaps could not mark).
 async fn drop_owned(admin: &mut MssqlConnection, name: &str, require_marker: bool) -> Result<()> {
     if require_marker {
         let marker = admin

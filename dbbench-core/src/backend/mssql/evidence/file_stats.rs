@@ -102,6 +102,9 @@ pub fn io_from_rows(rows: &[Row]) -> Result<BTreeMap<i64, FileIo>> {
     Ok(out)
 }
 
+/// I/O snapshots by file id.
+pub type IoSnapshot = BTreeMap<i64, FileIo>;
+
 /// Everything known about the window, per file; `None` parts were unavailable.
 pub struct WindowFiles<'a> {
     /// Files when the window opened.
@@ -109,7 +112,7 @@ pub struct WindowFiles<'a> {
     /// Files when it closed.
     pub after: &'a [DbFile],
     /// I/O snapshots (before, after), if both were read.
-    pub io: Option<(&'a BTreeMap<i64, FileIo>, &'a BTreeMap<i64, FileIo>)>,
+    pub io: Option<(&'a IoSnapshot, &'a IoSnapshot)>,
     /// Growth events by file id, if they were read.
     pub growth: Option<&'a BTreeMap<i64, FileGrowth>>,
     /// Volume names by logical file name.
