@@ -291,14 +291,21 @@ impl ConnectSettings {
         // tiberius bounds the handshake itself; the outer bound also covers a stalled TLS
         // library, so a connect never hangs.
         let login = tiberius::Client::connect(config, tcp.compat_write());
-        match tokio::time::timeout(limit + Duration::from_secs(1), login).await {
-            Err(_) => Err(Failed(self.unreachable(
+        let stalled = || {
+            Failed(self.unreachable(
                 &addr,
                 &format!(
                     "the TLS handshake and login did not finish within {} s (Connect Timeout)",
                     limit.as_secs()
                 ),
-            ))),
+            ))
+        };
+        match tokio::time::timeout(limit + Duration::from_secs(1), login).await {
+            Err(_) => Err(stalled()),
+            Ok(Err(tiberius::error::Error::Io {
+                kind: std::io::ErrorKind::TimedOut,
+                ..
+            })) => Err(stalled()),
             Ok(Ok(client)) => Ok(MssqlConnection::new(client, self.clone())),
             Ok(Err(tiberius::error::Error::Routing { host, port })) => Err(Routed(host, port)),
             Ok(Err(e)) => Err(Failed(errors::map(
@@ -428,6 +435,33 @@ mod tests {
             .to_string();
         assert!(!err.contains("hunter2"), "{err}");
         assert!(err.contains("not a valid ADO connection string"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_answers_the_handshake_times_out() {
+        // A listener that accepts the TCP connection and then says nothing, like a stalled
+        // server: the connect must end after Connect Timeout instead of hanging.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let silent = tokio::spawn(async move {
+            let (socket, _) = listener.accept().await.unwrap();
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            drop(socket);
+        });
+        let settings = ConnectSettings::parse(&format!(
+            "server=tcp:127.0.0.1,{port};user=sa;password=hunter2;Connect Timeout=1"
+        ))
+        .unwrap();
+        let started = std::time::Instant::now();
+        let err = settings.connect(None).await.unwrap_err().to_string();
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(err.contains("did not finish within 1 s"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+        silent.abort();
     }
 
     #[tokio::test]

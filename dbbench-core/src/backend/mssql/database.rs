@@ -147,6 +147,12 @@ impl MssqlDatabase {
         window.close(conn, &self.context(), run).await;
         run.counts
             .extend(self.counts.iter().map(|(k, v)| (k.clone(), *v)));
+        let changes = self.changes.applied().len();
+        if changes > 0 {
+            // Trace flags and tempdb files held during this run, all undone at the drop.
+            run.counts
+                .insert("instance_changes_applied".into(), changes as i64);
+        }
         run.unavailable
             .extend(self.unavailable.iter().map(|(k, v)| (k.clone(), v.clone())));
         Ok(())
