@@ -1,6 +1,7 @@
 //! A connection to the benchmark's database, whatever the backend.
 
 use crate::backend::embedded::EmbeddedConnection;
+use crate::backend::mssql::MssqlConnection;
 use crate::error::{Error, Result};
 use crate::value::{FromValue, Row, Value};
 
@@ -20,6 +21,8 @@ pub enum Dialect {
 pub enum Connection {
     /// A connection of the embedded engine.
     Embedded(EmbeddedConnection),
+    /// A connection to SQL Server.
+    Mssql(Box<MssqlConnection>),
 }
 
 impl std::fmt::Debug for Connection {
@@ -33,6 +36,7 @@ impl Connection {
     pub fn dialect(&self) -> Dialect {
         match self {
             Connection::Embedded(_) => Dialect::Sqlite,
+            Connection::Mssql(_) => Dialect::TSql,
         }
     }
 
@@ -45,6 +49,7 @@ impl Connection {
     pub async fn execute_with(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
         match self {
             Connection::Embedded(c) => c.execute(sql, params),
+            Connection::Mssql(c) => c.execute(sql, params).await,
         }
     }
 
@@ -52,6 +57,7 @@ impl Connection {
     pub async fn batch(&mut self, sql: &str) -> Result<()> {
         match self {
             Connection::Embedded(c) => c.batch(sql),
+            Connection::Mssql(c) => c.batch(sql).await,
         }
     }
 
@@ -64,6 +70,7 @@ impl Connection {
     pub async fn query_with(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
         match self {
             Connection::Embedded(c) => c.query(sql, params),
+            Connection::Mssql(c) => c.query(sql, params).await,
         }
     }
 

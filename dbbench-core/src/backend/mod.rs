@@ -5,6 +5,7 @@
 //! methods are `async`.
 
 pub mod embedded;
+pub mod mssql;
 
 use crate::config::{BackendKind, FixtureKind, StorageSpec};
 use crate::connection::Connection;
@@ -36,6 +37,8 @@ pub const OWNED_PREFIX: &str = "dbbench_";
 pub enum Backend {
     /// SQLite in-process.
     Embedded(embedded::EmbeddedBackend),
+    /// Microsoft SQL Server over TDS.
+    Mssql(Box<mssql::MssqlBackend>),
 }
 
 impl Backend {
@@ -44,6 +47,9 @@ impl Backend {
         let name = std::env::var("DBBENCH_BACKEND").unwrap_or_default();
         match name.trim() {
             "" | "embedded" => Ok(Backend::Embedded(embedded::EmbeddedBackend::new())),
+            "mssql" => Ok(Backend::Mssql(Box::new(
+                mssql::MssqlBackend::from_env().await?,
+            ))),
             other => Err(Error::Config(format!(
                 "DBBENCH_BACKEND must be `embedded` or `mssql`; found `{other}`"
             ))),
@@ -54,6 +60,7 @@ impl Backend {
     pub fn kind(&self) -> BackendKind {
         match self {
             Backend::Embedded(_) => BackendKind::Embedded,
+            Backend::Mssql(_) => BackendKind::Mssql,
         }
     }
 
@@ -61,6 +68,7 @@ impl Backend {
     pub async fn info(&mut self) -> Result<BackendInfo> {
         match self {
             Backend::Embedded(b) => Ok(b.info()),
+            Backend::Mssql(b) => Ok(b.info()),
         }
     }
 
@@ -68,6 +76,7 @@ impl Backend {
     pub fn check(&self, storage: &StorageSpec) -> Result<()> {
         match self {
             Backend::Embedded(b) => b.check(storage),
+            Backend::Mssql(b) => b.check(storage),
         }
     }
 
@@ -75,6 +84,7 @@ impl Backend {
     pub async fn create(&mut self, plan: &DatabasePlan) -> Result<Database> {
         match self {
             Backend::Embedded(b) => b.create(plan).map(Database::Embedded),
+            Backend::Mssql(b) => b.create(plan).await.map(|d| Database::Mssql(Box::new(d))),
         }
     }
 }
@@ -83,6 +93,8 @@ impl Backend {
 pub enum Database {
     /// An embedded database.
     Embedded(embedded::EmbeddedDatabase),
+    /// A SQL Server database.
+    Mssql(Box<mssql::MssqlDatabase>),
 }
 
 impl Database {
@@ -90,6 +102,7 @@ impl Database {
     pub async fn connect(&self) -> Result<Connection> {
         match self {
             Database::Embedded(d) => d.connect().map(Connection::Embedded),
+            Database::Mssql(d) => d.connect().await.map(|c| Connection::Mssql(Box::new(c))),
         }
     }
 
@@ -102,6 +115,8 @@ impl Database {
     ) -> Result<u64> {
         match (self, conn) {
             (Database::Embedded(d), Connection::Embedded(c)) => d.load_fixture(c, fixture, scale),
+            (Database::Mssql(d), Connection::Mssql(c)) => d.load_fixture(c, fixture, scale).await,
+            _ => Err(mismatched()),
         }
     }
 
@@ -109,6 +124,8 @@ impl Database {
     pub async fn open_window(&self, conn: &mut Connection) -> Result<()> {
         match (self, conn) {
             (Database::Embedded(d), Connection::Embedded(c)) => d.open_window(c),
+            (Database::Mssql(d), Connection::Mssql(c)) => d.open_window(c).await,
+            _ => Err(mismatched()),
         }
     }
 
@@ -116,6 +133,8 @@ impl Database {
     pub async fn close_window(&self, conn: &mut Connection, run: &mut RunResult) -> Result<()> {
         match (self, conn) {
             (Database::Embedded(d), Connection::Embedded(c)) => d.close_window(c, run),
+            (Database::Mssql(d), Connection::Mssql(c)) => d.close_window(c, run).await,
+            _ => Err(mismatched()),
         }
     }
 
@@ -123,6 +142,12 @@ impl Database {
     pub async fn drop_database(self) -> Result<()> {
         match self {
             Database::Embedded(d) => d.drop_database(),
+            Database::Mssql(d) => (*d).drop_database().await,
         }
     }
+}
+
+/// The error for a connection of one backend handed to a database of another.
+fn mismatched() -> Error {
+    Error::msg("a connection of one backend was used with a database of another")
 }
