@@ -34,21 +34,12 @@ pub struct ChargeRow {
 impl ChargeRow {
     /// `charge_dt` as SQL Server `datetime` text (`1999-07-20 13:45:10.000`).
     pub fn charge_dt_text(&self) -> String {
-        // Convert Julian day to civil date (Fliegel–Van Flandern).
-        let jd = self.charge_dt + 0.5;
-        let z = jd.floor() as i64;
-        let secs = ((jd - z as f64) * 86_400.0).round() as i64;
-        let a = z + 32_044;
-        let b = (4 * a + 3) / 146_097;
-        let c = a - 146_097 * b / 4;
-        let d = (4 * c + 3) / 1461;
-        let e = c - 1461 * d / 4;
-        let m = (5 * e + 2) / 153;
-        let day = e - (153 * m + 2) / 5 + 1;
-        let month = m + 3 - 12 * (m / 10);
-        let year = 100 * b + d - 4800 + m / 10;
+        let since_1970 = self.charge_dt - crate::calendar::JULIAN_DAY_OF_1970;
+        let days = since_1970.floor() as i64;
+        let secs = ((since_1970 - days as f64) * 86_400.0).round() as i64;
         format!(
-            "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.000",
+            "{} {:02}:{:02}:{:02}.000",
+            crate::calendar::civil_date(days),
             secs / 3600,
             (secs / 60) % 60,
             secs % 60
@@ -143,6 +134,19 @@ pub fn doubling_insert(dialect: Dialect, loop_number: u32) -> String {
              SELECT member_no, provider_no, category_no, charge_dt + {days}, charge_amt, statement_no, charge_code FROM dbo.charge"
         ),
     }
+}
+
+/// The VLF article's workload: doubles `charge` `loops` times with [`doubling_insert`], recording a
+/// lap `loop N` after each, then records and returns the final row count as `rows_after`.
+pub async fn double_charges(db: &mut crate::Session, loops: u32) -> crate::Result<i64> {
+    for n in 1..=loops {
+        let sql = doubling_insert(db.dialect(), n);
+        db.execute(&sql).await?;
+        db.lap(format!("loop {n}"));
+    }
+    let rows: i64 = db.query_scalar("SELECT count(*) FROM charge").await?;
+    db.record_count("rows_after", rows);
+    Ok(rows)
 }
 
 #[cfg(test)]

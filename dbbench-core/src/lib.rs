@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod calendar;
 pub mod cli;
 pub mod chart;
 pub mod comparator;

@@ -32,7 +32,7 @@
 //! tests 1 and 2 slowest and within noise of each other, test 3 clearly faster with far fewer log
 //! growths, and test 4 a little faster again with no log growth at all.
 
-use dbbench_core::fixture::doubling_insert;
+use dbbench_core::fixture::double_charges;
 use dbbench_core::{db_bench, Result, Session};
 
 /// VLF, autogrowth and IFI: doubling the charge table five times (Berry 2013, tests 1–6).
@@ -78,12 +78,6 @@ use dbbench_core::{db_bench, Result, Session};
     backends = ["mssql"]
 )]
 pub async fn doubling(db: &mut Session) -> Result<()> {
-    for n in 1..=5 {
-        let sql = doubling_insert(db.dialect(), n);
-        db.execute(&sql).await?;
-        db.lap(format!("loop {n}"));
-    }
-    let rows: i64 = db.query_scalar("SELECT count(*) FROM charge").await?;
-    db.record_count("rows_after", rows);
+    double_charges(db, 5).await?;
     Ok(())
 }

@@ -206,24 +206,7 @@ pub fn to_value(data: &ColumnData<'_>) -> Value {
     }
 }
 
-/// Days from 1900-01-01 (the `datetime` epoch) to 1970-01-01.
-pub const DAYS_1900_TO_1970: i64 = 25_567;
-/// Days from 0001-01-01 (the `date`/`datetime2` epoch) to 1970-01-01.
-pub const DAYS_0001_TO_1970: i64 = 719_162;
-
-/// `YYYY-MM-DD` of the day `days` after 1970-01-01 (Howard Hinnant's civil-from-days).
-pub fn civil_date(days: i64) -> String {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
-}
+pub use crate::calendar::{civil_date, DAYS_0001_TO_1970, DAYS_1900_TO_1970};
 
 /// `hh:mm:ss.fff` of `ms` milliseconds after midnight.
 fn clock(ms: u64) -> String {
