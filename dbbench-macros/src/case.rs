@@ -1,4 +1,5 @@
-//! The `#[case(name = "...", ...)]` helper attributes: named cells with their own overrides.
+//! The `#[case(name = "...", ...)]` helper attributes: named cells with their own overrides of
+//! storage options and, optionally, their own `backends`.
 //!
 //! `case` is not a registered attribute, so every `#[case]` must be removed from the function
 //! before it is emitted again, also when there are errors; otherwise rustc would add a
@@ -7,7 +8,7 @@
 use crate::errors::Errors;
 use crate::options::{self, Spanned};
 use crate::parse;
-use crate::setting::Setting;
+use crate::setting::{Backend, Setting};
 use crate::symbol;
 use proc_macro2::Span;
 use std::collections::HashMap;
@@ -21,6 +22,8 @@ pub struct Case {
     pub name: Spanned<String>,
     /// The storage options this case sets, overriding `#[db_bench]`'s.
     pub storage: Vec<Setting>,
+    /// The backends this case's cells run on, replacing `#[db_bench]`'s `backends`.
+    pub backends: Option<Spanned<Vec<Backend>>>,
 }
 
 /// Removes every `#[case]` from `attrs` and returns the valid ones in order.
@@ -88,6 +91,7 @@ fn parse_case(attr: &Attribute, index: usize, errors: &mut Errors) -> Option<Cas
     Some(Case {
         name: options.name?,
         storage: options.storage,
+        backends: options.backends,
     })
 }
 

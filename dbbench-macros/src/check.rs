@@ -3,12 +3,13 @@
 //! Storage checks run on every cell, after `#[db_bench]`, the matrix and the case have been
 //! merged, because a contradiction may exist in only some cells (`log_pregrow = ["1GB", "8GB"]`
 //! with `log_size = "4GB"`). Each error points at the declared value at fault and is reported
-//! once, however many cells inherit that value.
+//! once, however many cells inherit that value. Checks of run options and of a case's
+//! `backends` run once per benchmark or per case.
 
 use crate::case::Case;
 use crate::errors::Errors;
 use crate::matrix::Cell;
-use crate::options::{BenchOptions, Declared, RunOptions};
+use crate::options::{self, BenchOptions, Declared, RunOptions};
 use crate::setting::{Backend, GrowthValue, Recovery, Setting, SizeValue, StorageValue};
 use crate::size::{self, MIN_FILE};
 use crate::suggest::{self, Quote};
@@ -18,6 +19,7 @@ use std::collections::HashSet;
 /// Runs every check, recording what is wrong.
 pub fn check(options: &BenchOptions, cases: &[Case], cells: &[Cell], errors: &mut Errors) {
     case_overrides_axis(options, cases, errors);
+    case_backends(&options.run, cases, errors);
     for cell in cells {
         log_pregrow(cell, errors);
         data_size(cell, errors);
@@ -27,6 +29,7 @@ pub fn check(options: &BenchOptions, cases: &[Case], cells: &[Cell], errors: &mu
     }
     baseline(&options.run, cells, errors);
     scale_storage(&options.run, cells, errors);
+    divisors(options, errors);
 }
 
 fn size_of(cell: &Cell, key: Key) -> Option<(&SizeValue, &Setting)> {
@@ -57,6 +60,48 @@ fn case_overrides_axis(options: &BenchOptions, cases: &[Case], errors: &mut Erro
             );
             errors.error(setting.span, message);
         }
+    }
+}
+
+/// A case's `backends` that shares no backend with `#[db_bench]`'s describes cells that no
+/// run of the benchmark would ever execute.
+fn case_backends(run: &RunOptions, cases: &[Case], errors: &mut Errors) {
+    let Some(bench) = &run.backends else {
+        return;
+    };
+    for case in cases {
+        let Some(own) = &case.backends else {
+            continue;
+        };
+        if own
+            .value
+            .iter()
+            .any(|backend| bench.value.contains(backend))
+        {
+            continue;
+        }
+        let message = format!(
+            "this case can never run: its `backends` allows only {} but `#[db_bench]` allows only {}: \
+             add {} to the benchmark's `backends` or remove `backends` from this case",
+            backend_list(&own.value, "and"),
+            backend_list(&bench.value, "and"),
+            backend_list(&own.value, "or"),
+        );
+        errors.error(own.span, message);
+    }
+}
+
+/// `"embedded"`, `"embedded" and "mssql"`.
+fn backend_list(backends: &[Backend], conjunction: &str) -> String {
+    let words: Vec<String> = backends
+        .iter()
+        .map(|backend| format!("{:?}", backend.keyword()))
+        .collect();
+    match words.split_last() {
+        Some((last, rest)) if !rest.is_empty() => {
+            format!("{} {conjunction} {last}", rest.join(", "))
+        }
+        _ => words.concat(),
     }
 }
 
@@ -163,23 +208,33 @@ fn volumes(cell: &Cell, errors: &mut Errors) {
     }
 }
 
-/// The bulk-logged recovery model exists only on SQL Server.
+/// The bulk-logged recovery model exists only on SQL Server; a cell runs on its case's
+/// `backends` if the case sets them, else on the benchmark's.
 fn bulk_logged(cell: &Cell, run: &RunOptions, errors: &mut Errors) {
     let Some(setting) = cell.settings.get(&Key::Recovery) else {
         return;
     };
-    let only_embedded = run
-        .backends
-        .as_ref()
-        .is_some_and(|b| b.value == [Backend::Embedded]);
-    if setting.value == StorageValue::Recovery(Recovery::BulkLogged) && only_embedded {
-        let message = "`recovery = \"bulk_logged\"` exists only on SQL Server, but `backends` allows only \"embedded\": add \"mssql\" to `backends` or choose \"simple\" or \"full\"";
-        errors.once(
-            format!("bulk-logged {:?}", setting.id),
-            setting.span,
-            message,
-        );
+    if setting.value != StorageValue::Recovery(Recovery::BulkLogged) {
+        return;
     }
+    let (backends, case) = match &cell.backends {
+        Some(backends) => (Some(backends), cell.case.as_deref()),
+        None => (run.backends.as_ref(), None),
+    };
+    if !backends.is_some_and(|b| b.value == [Backend::Embedded]) {
+        return;
+    }
+    let message = match case {
+        None => "`recovery = \"bulk_logged\"` exists only on SQL Server, but `backends` allows only \"embedded\": add \"mssql\" to `backends` or choose \"simple\" or \"full\"".to_string(),
+        Some(case) => format!(
+            "`recovery = \"bulk_logged\"` exists only on SQL Server, but case `{case}` sets `backends` to only \"embedded\": add \"mssql\" to that case's `backends` or choose \"simple\" or \"full\""
+        ),
+    };
+    errors.once(
+        format!("bulk-logged {:?} {case:?}", setting.id),
+        setting.span,
+        message,
+    );
 }
 
 /// `baseline` must name a cell, and there must be another cell to compare it with.
@@ -236,6 +291,45 @@ fn scale_storage(run: &RunOptions, cells: &[Cell], errors: &mut Errors) {
         let message = "`scale_storage = true` multiplies the storage sizes, but no size is set: add a size such as `data_size = \"1000MB\"` or remove `scale_storage`";
         errors.error(scale.span, message);
     }
+}
+
+/// `DBBENCH_SCALE=smoke` is for quick runs, so its fraction of the articles' sizes must not be
+/// larger than the default scale's: `default_divisor` may not exceed `smoke_divisor`. A divisor
+/// that is not written counts with its default.
+fn divisors(options: &BenchOptions, errors: &mut Errors) {
+    let run = &options.run;
+    let rejected = |key, value: &Option<_>| value.is_none() && options.given.contains(&key);
+    // A divisor written with a wrong value is already reported; its default would mislead here.
+    if rejected(Key::SmokeDivisor, &run.smoke_divisor)
+        || rejected(Key::DefaultDivisor, &run.default_divisor)
+    {
+        return;
+    }
+    let smoke = run
+        .smoke_divisor
+        .as_ref()
+        .map_or(options::DEFAULT_SMOKE_DIVISOR, |d| d.value);
+    let default = run
+        .default_divisor
+        .as_ref()
+        .map_or(options::DEFAULT_DEFAULT_DIVISOR, |d| d.value);
+    if default <= smoke {
+        return;
+    }
+    let note = |given: bool| if given { "" } else { " (its default)" };
+    let message = format!(
+        "smoke must be the smaller scale: `default_divisor` is {default}{} but `smoke_divisor` is {smoke}{}, \
+         so `DBBENCH_SCALE=smoke` would use more data than the default scale: \
+         raise `smoke_divisor` to at least {default} or lower `default_divisor` to at most {smoke}",
+        note(run.default_divisor.is_some()),
+        note(run.smoke_divisor.is_some()),
+    );
+    // The defaults are in order, so at least one divisor is written; point at the one that is.
+    let span = match (&run.default_divisor, &run.smoke_divisor) {
+        (Some(d), _) | (None, Some(d)) => d.span,
+        (None, None) => return,
+    };
+    errors.error(span, message);
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 
 use crate::bench::{self, Bench};
 use crate::matrix::Cell;
+use crate::options::{DEFAULT_DEFAULT_DIVISOR, DEFAULT_SMOKE_DIVISOR};
 use crate::setting::{Backend, Fixture, GrowthValue, Order, Recovery, SizeValue, StorageValue};
 use crate::symbol::Key;
 use proc_macro2::{Literal, Span, TokenStream};
@@ -136,14 +137,7 @@ fn run_spec(bench: &Bench) -> TokenStream {
         Fixture::None => quote!(None),
         Fixture::Credit => quote!(Credit),
     };
-    let backends = run
-        .backends
-        .iter()
-        .flat_map(|b| &b.value)
-        .map(|backend| match backend {
-            Backend::Embedded => quote!(::dbbench_core::__private::BackendKind::Embedded),
-            Backend::Mssql => quote!(::dbbench_core::__private::BackendKind::Mssql),
-        });
+    let backends = backend_kinds(run.backends.iter().flat_map(|b| &b.value));
     let timeout = match &run.timeout {
         Some(ms) => {
             let ms = Literal::u64_unsuffixed(ms.value);
@@ -160,18 +154,40 @@ fn run_spec(bench: &Bench) -> TokenStream {
         None => none(),
     };
     let scale_storage = run.scale_storage.as_ref().is_some_and(|s| s.value);
+    // The defaults are written out so that the expansion shows the fractions each scale uses.
+    let smoke_divisor = Literal::u32_unsuffixed(
+        run.smoke_divisor
+            .as_ref()
+            .map_or(DEFAULT_SMOKE_DIVISOR, |d| d.value),
+    );
+    let default_divisor = Literal::u32_unsuffixed(
+        run.default_divisor
+            .as_ref()
+            .map_or(DEFAULT_DEFAULT_DIVISOR, |d| d.value),
+    );
     quote! {
         ::dbbench_core::__private::RunSpec {
             repeat: #repeat,
             warmup: #warmup,
             fixture: ::dbbench_core::__private::FixtureKind::#fixture,
-            backends: &[#(#backends),*],
+            backends: #backends,
             timeout: #timeout,
             order: ::dbbench_core::__private::Order::#order,
             baseline: #baseline,
             scale_storage: #scale_storage,
+            smoke_divisor: #smoke_divisor,
+            default_divisor: #default_divisor,
         }
     }
+}
+
+/// `&[…]` of the runtime's `BackendKind`s; empty when there are none.
+fn backend_kinds<'b>(backends: impl IntoIterator<Item = &'b Backend>) -> TokenStream {
+    let kinds = backends.into_iter().map(|backend| match backend {
+        Backend::Embedded => quote!(::dbbench_core::__private::BackendKind::Embedded),
+        Backend::Mssql => quote!(::dbbench_core::__private::BackendKind::Mssql),
+    });
+    quote!(&[#(#kinds),*])
 }
 
 fn cell_spec(cell: &Cell) -> TokenStream {
@@ -186,6 +202,7 @@ fn cell_spec(cell: &Cell) -> TokenStream {
         _ => quote!(&[]),
     };
     let name = &cell.name;
+    let backends = backend_kinds(cell.backends.iter().flat_map(|b| &b.value));
     let (data_size, growth, log_size, log_growth, log_pregrow, ifi, recovery, maxdop) = (
         opt(Key::DataSize),
         opt(Key::Growth),
@@ -221,6 +238,7 @@ fn cell_spec(cell: &Cell) -> TokenStream {
                 data_on: #data_on,
                 log_on: #log_on,
             },
+            backends: #backends,
         }
     }
 }

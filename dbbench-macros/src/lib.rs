@@ -51,9 +51,9 @@ use proc_macro::TokenStream;
 /// (`data_files`, `data_size`, `growth`, `log_size`, `log_growth`, `log_pregrow`, `ifi`,
 /// `recovery`, `maxdop`, `tempdb_files`, `tempdb_size`, `tempdb_growth`, `data_on`, `log_on`)
 /// may be lists, which make one cell per value; run options (`repeat`, `warmup`, `fixture`,
-/// `backends`, `timeout`, `order`, `baseline`, `scale_storage`) apply to every cell. Each
-/// `#[case(name = "...", ...)]` below the attribute is a named cell with its own storage
-/// options.
+/// `backends`, `timeout`, `order`, `baseline`, `scale_storage`, `smoke_divisor`,
+/// `default_divisor`) apply to every cell. Each `#[case(name = "...", ...)]` below the attribute
+/// is a named cell with its own storage options, and may set its own `backends`.
 ///
 /// The function is kept as written, and a module of the same name is generated beside it
 /// with a `BENCHMARK` static describing the benchmark and one `#[test]` per cell.

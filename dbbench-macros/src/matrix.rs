@@ -7,8 +7,8 @@
 
 use crate::case::Case;
 use crate::errors::Errors;
-use crate::options::{Axis, BenchOptions, Declared};
-use crate::setting::Setting;
+use crate::options::{Axis, BenchOptions, Declared, Spanned};
+use crate::setting::{Backend, Setting};
 use crate::symbol::Key;
 use proc_macro2::Span;
 use std::collections::{BTreeMap, HashMap};
@@ -29,6 +29,10 @@ pub struct Cell {
     pub settings: BTreeMap<Key, Setting>,
     /// The values this cell takes on each axis, in axis order (for naming conflicts).
     pub point: Vec<Setting>,
+    /// The name of the `#[case]` the cell belongs to, if any.
+    pub case: Option<String>,
+    /// The backends the cell runs on, from its case; `None` means the benchmark's.
+    pub backends: Option<Spanned<Vec<Backend>>>,
 }
 
 /// The cells of a benchmark, in order; duplicate names are reported.
@@ -67,7 +71,7 @@ pub fn cells(options: &BenchOptions, cases: &[Case], errors: &mut Errors) -> Vec
             } else {
                 point_name(&point)
             };
-            cells.push(cell(name, &base, point, &[]));
+            cells.push(cell(name, &base, point, None));
         }
     } else {
         for case in cases {
@@ -77,7 +81,7 @@ pub fn cells(options: &BenchOptions, cases: &[Case], errors: &mut Errors) -> Vec
                 } else {
                     format!("{}__{}", case.name.value, point_name(point))
                 };
-                cells.push(cell(name, &base, point.clone(), &case.storage));
+                cells.push(cell(name, &base, point.clone(), Some(case)));
             }
         }
     }
@@ -108,16 +112,19 @@ fn cell(
     name: String,
     base: &BTreeMap<Key, Setting>,
     point: Vec<Setting>,
-    case: &[Setting],
+    case: Option<&Case>,
 ) -> Cell {
     let mut settings = base.clone();
-    for setting in point.iter().chain(case) {
+    let overrides = case.map_or(&[][..], |case| &case.storage);
+    for setting in point.iter().chain(overrides) {
         settings.insert(setting.key, setting.clone());
     }
     Cell {
         name,
         settings,
         point,
+        case: case.map(|case| case.name.value.clone()),
+        backends: case.and_then(|case| case.backends.clone()),
     }
 }
 

@@ -1,8 +1,9 @@
 //! The options of one attribute: which keys exist where, duplicates, and which may be lists.
 //!
 //! `#[db_bench]` takes storage options (single values or lists, which make a matrix) and run
-//! options. `#[case]` takes a `name` and single storage values. Values are converted by
-//! `value.rs`; this module decides whether a key is allowed at all in its place.
+//! options. `#[case]` takes a `name`, single storage values and `backends`, the one run option a
+//! case may set for its own cells. Values are converted by `value.rs`; this module decides
+//! whether a key is allowed at all in its place.
 
 use crate::errors::Errors;
 use crate::parse::{RawOption, RawValue, Value};
@@ -49,6 +50,13 @@ pub struct Axis {
     pub values: Vec<Setting>,
 }
 
+/// `smoke_divisor` when it is not given: `DBBENCH_SCALE=smoke` is 1/512 of the articles' sizes.
+pub const DEFAULT_SMOKE_DIVISOR: u32 = 512;
+/// `default_divisor` when it is not given: the default scale is 1/16 of the articles' sizes.
+pub const DEFAULT_DEFAULT_DIVISOR: u32 = 16;
+/// The largest `smoke_divisor` or `default_divisor`: 1 MiB of article becomes one byte.
+pub const MAX_DIVISOR: u32 = 1 << 20;
+
 /// The run options of a benchmark; `None` means the runtime's default.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
@@ -68,6 +76,10 @@ pub struct RunOptions {
     pub baseline: Option<Spanned<String>>,
     /// `scale_storage`
     pub scale_storage: Option<Spanned<bool>>,
+    /// `smoke_divisor`; [`DEFAULT_SMOKE_DIVISOR`] when not given.
+    pub smoke_divisor: Option<Spanned<u32>>,
+    /// `default_divisor`; [`DEFAULT_DEFAULT_DIVISOR`] when not given.
+    pub default_divisor: Option<Spanned<u32>>,
 }
 
 /// The options of `#[db_bench(...)]`.
@@ -77,6 +89,9 @@ pub struct BenchOptions {
     pub storage: Vec<Declared>,
     /// Run options.
     pub run: RunOptions,
+    /// Every known option written in the attribute, including those whose value was rejected,
+    /// so that a check can tell an option left to its default from one already reported.
+    pub given: HashSet<Key>,
 }
 
 /// The options of one `#[case(...)]`.
@@ -86,6 +101,8 @@ pub struct CaseOptions {
     pub name: Option<Spanned<String>>,
     /// The storage overrides.
     pub storage: Vec<Setting>,
+    /// `backends`: the backends this case's cells run on instead of the benchmark's.
+    pub backends: Option<Spanned<Vec<Backend>>>,
 }
 
 /// Interprets the options of `#[db_bench(...)]`.
@@ -104,6 +121,7 @@ pub fn bench_options(raw: Vec<RawOption>, errors: &mut Errors) -> BenchOptions {
             run(key, value, &mut out.run, errors);
         }
     }
+    out.given = seen;
     out
 }
 
@@ -115,6 +133,10 @@ pub fn case_options(raw: Vec<RawOption>, errors: &mut Errors) -> CaseOptions {
         let Some((key, value)) = known(&option, Place::Case, &mut seen, errors) else {
             continue;
         };
+        if key == Key::Backends {
+            out.backends = backends(value, Place::Case, errors);
+            continue;
+        }
         let value = match value {
             RawValue::One(value) => value,
             RawValue::List(list) => {
@@ -149,14 +171,17 @@ impl Place {
     fn allows(self, key: Key) -> bool {
         match self {
             Place::Bench => key.is_storage() || key.is_run(),
-            Place::Case => key == Key::Name || key.is_storage(),
+            Place::Case => key == Key::Name || key.is_storage() || key.is_per_case(),
         }
     }
 
     fn valid_keys(self) -> Vec<Key> {
         match self {
             Place::Bench => Key::STORAGE.into_iter().chain(Key::RUN).collect(),
-            Place::Case => std::iter::once(Key::Name).chain(Key::STORAGE).collect(),
+            Place::Case => std::iter::once(Key::Name)
+                .chain(Key::STORAGE)
+                .chain(Key::PER_CASE)
+                .collect(),
         }
     }
 }
@@ -262,7 +287,7 @@ fn storage(
 /// A run option of `#[db_bench]`, stored into `run`.
 fn run(key: Key, value: &RawValue, run: &mut RunOptions, errors: &mut Errors) {
     if key == Key::Backends {
-        run.backends = backends(value, errors);
+        run.backends = backends(value, Place::Bench, errors);
         return;
     }
     let value = match value {
@@ -285,6 +310,14 @@ fn run(key: Key, value: &RawValue, run: &mut RunOptions, errors: &mut Errors) {
         }
         Key::ScaleStorage => {
             run.scale_storage = value::boolean(key, value, errors).map(|v| Spanned::new(v, span))
+        }
+        Key::SmokeDivisor => {
+            run.smoke_divisor =
+                value::int(key, value, 1, MAX_DIVISOR, errors).map(|v| Spanned::new(v, span))
+        }
+        Key::DefaultDivisor => {
+            run.default_divisor =
+                value::int(key, value, 1, MAX_DIVISOR, errors).map(|v| Spanned::new(v, span))
         }
         Key::Timeout => {
             run.timeout = value::duration(key, value, errors).map(|v| Spanned::new(v, span))
@@ -312,14 +345,20 @@ fn run(key: Key, value: &RawValue, run: &mut RunOptions, errors: &mut Errors) {
     }
 }
 
-/// `backends = "mssql"` or `backends = ["embedded", "mssql"]`.
-fn backends(value: &RawValue, errors: &mut Errors) -> Option<Spanned<Vec<Backend>>> {
+/// `backends = "mssql"` or `backends = ["embedded", "mssql"]`, in `#[db_bench]` or `#[case]`.
+fn backends(value: &RawValue, place: Place, errors: &mut Errors) -> Option<Spanned<Vec<Backend>>> {
     let (items, span): (&[Value], Span) = match value {
         RawValue::One(value) => (std::slice::from_ref(value), value.span),
         RawValue::List(list) => (&list.items, list.span),
     };
     if items.is_empty() {
-        let message = "`backends` has an empty list; name at least one backend, such as `backends = [\"mssql\"]`, or remove it to allow every backend";
+        let without = match place {
+            Place::Bench => "to allow every backend",
+            Place::Case => "to run this case on the benchmark's backends",
+        };
+        let message = format!(
+            "`backends` has an empty list; name at least one backend, such as `backends = [\"mssql\"]`, or remove it {without}"
+        );
         errors.error(span, message);
         return None;
     }

@@ -65,6 +65,16 @@ pub enum Backend {
     Mssql,
 }
 
+impl Backend {
+    /// The keyword as written in `backends = [...]`.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Backend::Embedded => symbol::EMBEDDED,
+            Backend::Mssql => symbol::MSSQL,
+        }
+    }
+}
+
 /// The value of a storage option.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StorageValue {

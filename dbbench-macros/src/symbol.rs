@@ -76,7 +76,7 @@ pub enum Key {
     Warmup,
     /// `fixture`: data set loaded first.
     Fixture,
-    /// `backends`: backends the benchmark may run on.
+    /// `backends`: backends the benchmark (or, in a `#[case]`, that case) may run on.
     Backends,
     /// `timeout`: longest time of one repetition.
     Timeout,
@@ -86,6 +86,10 @@ pub enum Key {
     Baseline,
     /// `scale_storage`: multiply sizes by the scale factor.
     ScaleStorage,
+    /// `smoke_divisor`: the articles' sizes are divided by this at `DBBENCH_SCALE=smoke`.
+    SmokeDivisor,
+    /// `default_divisor`: the articles' sizes are divided by this at the default scale.
+    DefaultDivisor,
     /// `name`: the name of a `#[case]`.
     Name,
 }
@@ -109,8 +113,9 @@ impl Key {
         Key::LogOn,
     ];
 
-    /// Options that apply to the whole benchmark: allowed only in `#[db_bench]`.
-    pub const RUN: [Key; 8] = [
+    /// Options that apply to the whole benchmark: allowed in `#[db_bench]`, and in `#[case]`
+    /// only if they are also in [`Key::PER_CASE`].
+    pub const RUN: [Key; 10] = [
         Key::Repeat,
         Key::Warmup,
         Key::Fixture,
@@ -119,10 +124,15 @@ impl Key {
         Key::Order,
         Key::Baseline,
         Key::ScaleStorage,
+        Key::SmokeDivisor,
+        Key::DefaultDivisor,
     ];
 
+    /// Run options that a `#[case]` may set for its own cells, replacing the benchmark's value.
+    pub const PER_CASE: [Key; 1] = [Key::Backends];
+
     /// Every key, for looking a name up.
-    const ALL: [Key; 23] = [
+    const ALL: [Key; 25] = [
         Key::DataFiles,
         Key::DataSize,
         Key::Growth,
@@ -145,6 +155,8 @@ impl Key {
         Key::Order,
         Key::Baseline,
         Key::ScaleStorage,
+        Key::SmokeDivisor,
+        Key::DefaultDivisor,
         Key::Name,
     ];
 
@@ -173,6 +185,8 @@ impl Key {
             Key::Order => "order",
             Key::Baseline => "baseline",
             Key::ScaleStorage => "scale_storage",
+            Key::SmokeDivisor => "smoke_divisor",
+            Key::DefaultDivisor => "default_divisor",
             Key::Name => "name",
         }
     }
@@ -190,6 +204,11 @@ impl Key {
     /// Whether this is a run option (see [`Key::RUN`]).
     pub fn is_run(self) -> bool {
         Key::RUN.contains(&self)
+    }
+
+    /// Whether a `#[case]` may set this run option (see [`Key::PER_CASE`]).
+    pub fn is_per_case(self) -> bool {
+        Key::PER_CASE.contains(&self)
     }
 }
 
@@ -217,5 +236,14 @@ mod tests {
             let groups = [key.is_storage(), key.is_run(), key == Key::Name];
             assert_eq!(groups.iter().filter(|g| **g).count(), 1, "{key}");
         }
+    }
+
+    #[test]
+    fn options_a_case_may_set_per_case_are_run_options() {
+        for key in Key::PER_CASE {
+            assert!(key.is_run() && key.is_per_case(), "{key}");
+        }
+        assert!(!Key::Repeat.is_per_case());
+        assert!(!Key::SmokeDivisor.is_per_case());
     }
 }

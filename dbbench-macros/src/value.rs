@@ -87,6 +87,8 @@ pub fn example(key: Key, written: Option<&Value>) -> String {
         Key::Maxdop => &["8"],
         Key::Repeat => &["3"],
         Key::Warmup => &["1"],
+        Key::SmokeDivisor => &["4096"],
+        Key::DefaultDivisor => &["64"],
         Key::DataSize => &["\"1000MB\""],
         Key::LogSize => &["\"8GB\""],
         Key::LogPregrow | Key::TempdbSize => &["\"1GB\""],
@@ -109,7 +111,13 @@ pub fn example(key: Key, written: Option<&Value>) -> String {
 /// The error for a value of the wrong kind: "`ifi` takes a boolean: write …".
 pub fn wrong_type(key: Key, value: &Value, errors: &mut Errors) {
     let what = match key {
-        Key::DataFiles | Key::TempdbFiles | Key::Maxdop | Key::Repeat | Key::Warmup => "an integer",
+        Key::DataFiles
+        | Key::TempdbFiles
+        | Key::Maxdop
+        | Key::Repeat
+        | Key::Warmup
+        | Key::SmokeDivisor
+        | Key::DefaultDivisor => "an integer",
         Key::Ifi | Key::ScaleStorage => "a boolean",
         Key::DataSize | Key::LogSize | Key::LogPregrow | Key::TempdbSize => {
             "a size string with a unit"

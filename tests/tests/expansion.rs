@@ -7,7 +7,7 @@
 use dbbench_core::__private::{
     BackendKind, BenchmarkSpec, FixtureKind, Growth, Order, Recovery, Size, StorageSpec,
 };
-use dbbench_core::{Result, Session};
+use dbbench_core::{Result, Scale, Session};
 use std::future::Future;
 use std::time::Duration;
 
@@ -50,6 +50,23 @@ mod suites {
         )]
         #[ignore = "inspected by expansion.rs, not run"]
         pub(crate) async fn everything(_: &mut dbbench_core::Session) -> dbbench_core::Result<()> {
+            Ok(())
+        }
+
+        /// Cases on backends of their own, at the benchmark's own scale.
+        #[db_bench(
+            backends = ["embedded", "mssql"],
+            data_size = "1GB",
+            scale_storage = true,
+            smoke_divisor = 65536,
+            default_divisor = 1024
+        )]
+        #[case(name = "server", recovery = "bulk_logged", backends = "mssql")]
+        #[case(name = "local", backends = ["embedded"])]
+        #[case(name = "inherited", recovery = "full")]
+        #[ignore = "inspected by expansion.rs, not run"]
+        pub async fn per_case(db: &mut Session) -> Result<()> {
+            db.lap("start");
             Ok(())
         }
 
@@ -160,6 +177,44 @@ fn the_benchmark_describes_itself() {
     );
     assert_eq!(bench.baseline_index(), 0);
     assert!(!bench.run.scale_storage);
+    assert_eq!(bench.run.smoke_divisor, 512);
+    assert_eq!(bench.run.default_divisor, 16);
+    assert!(bench.cells.iter().all(|cell| cell.backends.is_empty()));
+}
+
+#[test]
+fn a_case_runs_on_its_own_backends_and_the_benchmark_at_its_own_scale() {
+    let bench = &vlf::per_case::BENCHMARK;
+    assert_eq!(names(bench), ["server", "local", "inherited"]);
+    let backends: Vec<&[BackendKind]> = bench.cells.iter().map(|cell| cell.backends).collect();
+    assert_eq!(
+        backends,
+        [
+            &[BackendKind::Mssql][..],
+            &[BackendKind::Embedded][..],
+            &[][..],
+        ]
+    );
+    assert_eq!(
+        bench.run.backends,
+        &[BackendKind::Embedded, BackendKind::Mssql]
+    );
+    assert_eq!(
+        bench.cell("server").unwrap().storage.recovery,
+        Some(Recovery::BulkLogged)
+    );
+    assert_eq!(bench.run.smoke_divisor, 65536);
+    assert_eq!(bench.run.default_divisor, 1024);
+    // The runtime turns the divisors into this benchmark's fractions of the articles' sizes.
+    assert_eq!(
+        Scale::smoke().for_benchmark(&bench.run).factor,
+        1.0 / 65536.0
+    );
+    assert_eq!(
+        Scale::default_scale().for_benchmark(&bench.run).factor,
+        1.0 / 1024.0
+    );
+    assert_eq!(Scale::full().for_benchmark(&bench.run).factor, 1.0);
 }
 
 #[test]
@@ -206,6 +261,7 @@ where
 fn the_functions_stay_plain_callable_functions() {
     is_body(vlf::double_charges);
     is_body(vlf::everything);
+    is_body(vlf::per_case);
     is_body(vlf::deeper::defaults);
     // The body the runner calls is a different item that forwards to the function.
     let body: dbbench_core::spec::BodyFn = vlf::double_charges::BENCHMARK.body;

@@ -2,7 +2,7 @@
 //! (the `.stderr` files beside the cases), and expansions that must compile and run.
 //!
 //! After an intended change of a message, regenerate the `.stderr` files with
-//! `TRYBUILD=overwrite cargo test -p dbbench-tests --test ui` and review the diff.
+//! `TRYBUILD=overwrite cargo test -j2 -p dbbench-tests --test ui` and review the diff.
 
 #[test]
 fn ui() {
@@ -18,6 +18,7 @@ fn ui() {
         "contradictions",
         "signature",
         "run_options",
+        "scale",
         "several",
     ] {
         t.compile_fail(format!("tests/ui/{topic}/*.rs"));

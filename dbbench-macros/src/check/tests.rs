@@ -120,6 +120,95 @@ fn bulk_logged_needs_sql_server() {
 }
 
 #[test]
+fn bulk_logged_considers_the_backends_of_the_case() {
+    let errors = errors_of(
+        quote!(recovery = "bulk_logged", data_files = [1, 2]),
+        vec![
+            parse_quote!(#[case(name = "server")]),
+            parse_quote!(#[case(name = "local", backends = "embedded")]),
+        ],
+    );
+    assert_eq!(
+        errors,
+        ["`recovery = \"bulk_logged\"` exists only on SQL Server, but case `local` sets `backends` to only \"embedded\": add \"mssql\" to that case's `backends` or choose \"simple\" or \"full\""]
+    );
+    // The case's backends replace the benchmark's, so this case may use bulk_logged.
+    let errors = errors_of(
+        quote!(backends = ["embedded", "mssql"]),
+        vec![
+            parse_quote!(#[case(name = "server", recovery = "bulk_logged", backends = "mssql")]),
+            parse_quote!(#[case(name = "local", recovery = "full")]),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn a_case_must_share_a_backend_with_the_benchmark() {
+    let errors = errors_of(
+        quote!(backends = "embedded"),
+        vec![
+            parse_quote!(#[case(name = "a", backends = ["mssql"])]),
+            parse_quote!(#[case(name = "b", backends = ["embedded", "mssql"])]),
+            parse_quote!(#[case(name = "c")]),
+        ],
+    );
+    assert_eq!(
+        errors,
+        ["this case can never run: its `backends` allows only \"mssql\" but `#[db_bench]` allows only \"embedded\": add \"mssql\" to the benchmark's `backends` or remove `backends` from this case"]
+    );
+    // Without `backends` in `#[db_bench]` every backend is allowed.
+    let errors = errors_of(
+        quote!(),
+        vec![parse_quote!(#[case(name = "a", backends = "mssql")])],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn backend_lists_read_as_english() {
+    assert_eq!(backend_list(&[Backend::Mssql], "and"), "\"mssql\"");
+    assert_eq!(
+        backend_list(&[Backend::Embedded, Backend::Mssql], "or"),
+        "\"embedded\" or \"mssql\""
+    );
+}
+
+#[test]
+fn smoke_must_divide_at_least_as_much_as_the_default_scale() {
+    assert!(errors_of(
+        quote!(smoke_divisor = 65536, default_divisor = 1024),
+        vec![]
+    )
+    .is_empty());
+    assert!(errors_of(quote!(smoke_divisor = 64, default_divisor = 64), vec![]).is_empty());
+    assert!(errors_of(quote!(default_divisor = 512), vec![]).is_empty());
+    assert!(errors_of(quote!(smoke_divisor = 16), vec![]).is_empty());
+    let errors = errors_of(quote!(smoke_divisor = 64, default_divisor = 128), vec![]);
+    assert_eq!(
+        errors,
+        ["smoke must be the smaller scale: `default_divisor` is 128 but `smoke_divisor` is 64, so `DBBENCH_SCALE=smoke` would use more data than the default scale: raise `smoke_divisor` to at least 128 or lower `default_divisor` to at most 64"]
+    );
+    // A divisor that is not written counts with its default, 512 for smoke and 16 for default.
+    let errors = errors_of(quote!(default_divisor = 1024), vec![]);
+    assert_eq!(
+        errors,
+        ["smoke must be the smaller scale: `default_divisor` is 1024 but `smoke_divisor` is 512 (its default), so `DBBENCH_SCALE=smoke` would use more data than the default scale: raise `smoke_divisor` to at least 1024 or lower `default_divisor` to at most 512"]
+    );
+    let errors = errors_of(quote!(smoke_divisor = 8), vec![]);
+    assert_eq!(
+        errors,
+        ["smoke must be the smaller scale: `default_divisor` is 16 (its default) but `smoke_divisor` is 8, so `DBBENCH_SCALE=smoke` would use more data than the default scale: raise `smoke_divisor` to at least 16 or lower `default_divisor` to at most 8"]
+    );
+    // A rejected divisor is reported once, not compared with the other as if it were the default.
+    let errors = errors_of(quote!(smoke_divisor = 0, default_divisor = 1024), vec![]);
+    assert_eq!(
+        errors,
+        ["`smoke_divisor` must be between 1 and 1048576; found 0"]
+    );
+}
+
+#[test]
 fn baseline_names_one_of_several_cells() {
     let errors = errors_of(
         quote!(data_files = [1, 8], baseline = "data_files_2"),

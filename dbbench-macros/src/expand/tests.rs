@@ -44,11 +44,13 @@ fn expands_every_option_kind_with_cases() {
             timeout = "10m",
             order = "blocked",
             baseline = "test_3__data_on_fast",
-            scale_storage = true
+            scale_storage = true,
+            smoke_divisor = 65536,
+            default_divisor = 1024
         ),
         quote! {
             #[case(name = "test_3", growth = "1024MB", log_growth = "1024MB")]
-            #[case(name = "test_4", log_pregrow = "4000MB", log_size = "32000MB", recovery = "bulk_logged")]
+            #[case(name = "test_4", log_pregrow = "4000MB", log_size = "32000MB", recovery = "bulk_logged", backends = "mssql")]
             #[ignore = "slow"]
             pub(crate) async fn all_options(db: &mut Session) -> Result<()> {
                 Ok(())

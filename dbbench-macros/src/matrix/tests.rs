@@ -2,7 +2,7 @@ use super::*;
 use crate::case::take_cases;
 use crate::options::bench_options;
 use crate::parse::parse_options;
-use crate::setting::StorageValue;
+use crate::setting::{Backend, StorageValue};
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{parse_quote, Attribute};
@@ -107,6 +107,28 @@ fn cases_are_crossed_with_the_matrix() {
     );
     assert!(cells[2].settings.contains_key(&Key::LogSize));
     assert!(!cells[2].settings.contains_key(&Key::Growth));
+}
+
+#[test]
+fn every_cell_of_a_case_takes_its_backends() {
+    let (cells, errors) = cells_of(
+        quote!(data_files = [1, 8], backends = ["embedded", "mssql"]),
+        vec![
+            parse_quote!(#[case(name = "server", backends = "mssql")]),
+            parse_quote!(#[case(name = "both")]),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    let backends: Vec<Option<Vec<Backend>>> = cells
+        .iter()
+        .map(|cell| cell.backends.as_ref().map(|b| b.value.clone()))
+        .collect();
+    let mssql = Some(vec![Backend::Mssql]);
+    assert_eq!(backends, [mssql.clone(), mssql, None, None]);
+    assert_eq!(cells[1].case.as_deref(), Some("server"));
+    assert_eq!(cells[3].case.as_deref(), Some("both"));
+    let (cells, _) = cells_of(quote!(backends = "mssql"), vec![]);
+    assert!(cells[0].backends.is_none() && cells[0].case.is_none());
 }
 
 #[test]

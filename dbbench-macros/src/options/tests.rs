@@ -28,7 +28,9 @@ fn reads_storage_values_axes_and_run_options() {
         timeout = "30s",
         order = "blocked",
         baseline = "data_files_1",
-        scale_storage = true
+        scale_storage = true,
+        smoke_divisor = 4096,
+        default_divisor = 64
     ));
     assert!(errors.is_empty(), "{errors:?}");
     assert!(matches!(&options.storage[0], Declared::One(s) if s.key == Key::Growth));
@@ -49,6 +51,36 @@ fn reads_storage_values_axes_and_run_options() {
     assert_eq!(run.order.as_ref().unwrap().value, Order::Blocked);
     assert_eq!(run.baseline.as_ref().unwrap().value, "data_files_1");
     assert!(run.scale_storage.as_ref().unwrap().value);
+    assert_eq!(run.smoke_divisor.as_ref().unwrap().value, 4096);
+    assert_eq!(run.default_divisor.as_ref().unwrap().value, 64);
+    assert!(options.given.contains(&Key::DefaultDivisor));
+    assert!(!options.given.contains(&Key::Ifi));
+}
+
+#[test]
+fn divisors_are_integers_up_to_a_mebi() {
+    let (options, errors) = bench(quote!(smoke_divisor = 1048576, default_divisor = 1));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(options.run.smoke_divisor.unwrap().value, 1 << 20);
+    assert_eq!(options.run.default_divisor.unwrap().value, 1);
+    let (options, errors) = bench(quote!(smoke_divisor = 0, default_divisor = 1048577));
+    assert_eq!(
+        errors,
+        [
+            "`smoke_divisor` must be between 1 and 1048576; found 0",
+            "`default_divisor` must be between 1 and 1048576; found 1048577",
+        ]
+    );
+    assert!(options.run.smoke_divisor.is_none());
+    assert!(options.given.contains(&Key::SmokeDivisor));
+    let (_, errors) = bench(quote!(smoke_divisor = "512"));
+    assert_eq!(
+        errors,
+        ["`smoke_divisor` takes an integer: write `smoke_divisor = 4096`"]
+    );
+    let (_, errors) = bench(quote!(default_divisor = [16, 64]));
+    assert!(errors[0]
+        .starts_with("`default_divisor` applies to the whole benchmark and cannot be a list"));
 }
 
 #[test]
@@ -67,14 +99,14 @@ fn unknown_options_list_the_valid_ones_and_suggest_the_nearest() {
         ),
         "{errors:?}"
     );
-    assert!(errors[0].ends_with("`baseline`, `scale_storage`"));
+    assert!(errors[0].ends_with("`baseline`, `scale_storage`, `smoke_divisor`, `default_divisor`"));
     let (_, errors) = bench(quote!(speed = 1));
     assert!(errors[0].starts_with("unknown option `speed`; valid options are: `data_files`"));
     let (_, errors) = case(quote!(nme = "a"));
     assert!(errors[0].starts_with(
         "unknown option `nme` in `#[case]`; did you mean `name`? valid options are: `name`, `data_files`"
     ));
-    assert!(errors[0].ends_with("`log_on`"));
+    assert!(errors[0].ends_with("`log_on`, `backends`"), "{errors:?}");
 }
 
 #[test]
@@ -137,6 +169,45 @@ fn options_in_the_wrong_attribute() {
     );
     assert_eq!(options.name.unwrap().value, "a");
     assert_eq!(options.storage.len(), 1);
+    let (_, errors) = case(quote!(name = "a", smoke_divisor = 64));
+    assert_eq!(
+        errors,
+        ["`smoke_divisor` is a run option and belongs in `#[db_bench(...)]`: it applies to every cell, so it cannot differ per case"]
+    );
+}
+
+#[test]
+fn a_case_may_set_its_own_backends() {
+    let (options, errors) = case(quote!(name = "a", backends = "mssql", growth = "1MB"));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(options.backends.unwrap().value, [Backend::Mssql]);
+    assert_eq!(options.storage.len(), 1);
+    let (options, errors) = case(quote!(name = "a", backends = ["embedded", "mssql"]));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        options.backends.unwrap().value,
+        [Backend::Embedded, Backend::Mssql]
+    );
+    let (options, errors) = case(quote!(name = "a", backends = ["mssql", "mssql"]));
+    assert_eq!(
+        errors,
+        ["`backends` lists \"mssql\" twice; remove one of them"]
+    );
+    assert!(options.backends.is_none());
+    let (_, errors) = case(quote!(name = "a", backends = []));
+    assert_eq!(
+        errors,
+        ["`backends` has an empty list; name at least one backend, such as `backends = [\"mssql\"]`, or remove it to run this case on the benchmark's backends"]
+    );
+    let (_, errors) = case(quote!(
+        name = "a",
+        backends = "mssql",
+        backends = "embedded"
+    ));
+    assert_eq!(
+        errors,
+        ["`backends` is set twice in this attribute; remove one of them"]
+    );
 }
 
 #[test]

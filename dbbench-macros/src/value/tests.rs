@@ -109,6 +109,16 @@ fn wrong_types_say_how_to_write_the_option() {
         error_of(quote!(4x), |v, e| int(Key::Repeat, v, 1, 1000, e)),
         "`repeat` takes an integer: write `repeat = 3`"
     );
+    assert_eq!(
+        error_of(quote!(true), |v, e| int(
+            Key::DefaultDivisor,
+            v,
+            1,
+            1 << 20,
+            e
+        )),
+        "`default_divisor` takes an integer: write `default_divisor = 64`"
+    );
 }
 
 #[test]
