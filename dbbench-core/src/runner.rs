@@ -182,12 +182,14 @@ fn precheck(
     storage: &crate::config::StorageSpec,
 ) -> CellStatus {
     let kind: BackendKind = backend.kind();
-    let (backends, what) = if cell.backends.is_empty() {
-        (bench.run.backends, "benchmark")
-    } else {
+    // A case narrows the benchmark's backends; it never widens them.
+    let allowed_here = |list: &[BackendKind]| list.is_empty() || list.contains(&kind);
+    let (backends, what) = if allowed_here(bench.run.backends) {
         (cell.backends, "cell")
+    } else {
+        (bench.run.backends, "benchmark")
     };
-    if !backends.is_empty() && !backends.contains(&kind) {
+    if !allowed_here(backends) {
         let allowed: Vec<&str> = backends.iter().map(|b| b.keyword()).collect();
         return CellStatus::Skipped(format!(
             "this {what} runs on {} only; the current backend is {} (DBBENCH_BACKEND)",
