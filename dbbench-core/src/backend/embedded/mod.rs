@@ -79,20 +79,22 @@ impl EmbeddedBackend {
             Some(Recovery::Full) | Some(Recovery::BulkLogged) => 0,
             _ => 1000,
         };
-        let mut db = EmbeddedDatabase {
+        let layout = match crate::storage::Layout::create(&path, &plan.storage, &plan.volumes) {
+            Ok(layout) => layout,
+            Err(e) => {
+                // The layout removed what it made; the directory is ours too.
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        Ok(EmbeddedDatabase {
             dir,
             path,
             threads: plan.storage.maxdop.unwrap_or(0),
             autocheckpoint,
             window_open: AtomicBool::new(false),
-            layout: None,
-        };
-        db.layout = Some(crate::storage::Layout::create(
-            &db.path,
-            &plan.storage,
-            &plan.volumes,
-        )?);
-        Ok(db)
+            layout: Some(layout),
+        })
     }
 }
 
@@ -134,22 +136,29 @@ impl EmbeddedDatabase {
 
     /// Opens a connection with the benchmark's settings.
     pub fn connect(&self) -> Result<EmbeddedConnection> {
-        let conn = match &self.layout {
-            Some(layout) => layout.open()?,
-            None => rusqlite::Connection::open(&self.path)?,
+        let layout = self.layout()?;
+        let conn = layout.open()?;
+        let setup = || -> rusqlite::Result<()> {
+            conn.busy_timeout(std::time::Duration::from_secs(60))?;
+            conn.execute_batch(&format!(
+                "PRAGMA page_size = 8192; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
+                 PRAGMA threads = {}; PRAGMA wal_autocheckpoint = {};",
+                self.threads,
+                if self.window_open.load(Ordering::SeqCst) {
+                    self.autocheckpoint
+                } else {
+                    1000
+                }
+            ))
         };
-        conn.busy_timeout(std::time::Duration::from_secs(60))?;
-        conn.execute_batch(&format!(
-            "PRAGMA page_size = 8192; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
-             PRAGMA threads = {}; PRAGMA wal_autocheckpoint = {};",
-            self.threads,
-            if self.window_open.load(Ordering::SeqCst) {
-                self.autocheckpoint
-            } else {
-                1000
-            }
-        ))?;
-        Ok(EmbeddedConnection::new(conn))
+        setup().map_err(|e| layout.explain(e))?;
+        Ok(EmbeddedConnection::new(conn).with_storage(layout.errors()))
+    }
+
+    fn layout(&self) -> Result<&crate::storage::Layout> {
+        self.layout
+            .as_ref()
+            .ok_or_else(|| Error::msg("the embedded database was already dropped"))
     }
 
     /// Loads `fixture` in one transaction with a prepared statement.
@@ -163,43 +172,48 @@ impl EmbeddedDatabase {
             FixtureKind::None => Ok(0),
             FixtureKind::Credit => {
                 let rows = scale.credit_rows();
-                let c = &mut conn.conn;
-                c.execute_batch(crate::fixture::credit_schema(
-                    crate::connection::Dialect::Sqlite,
-                ))?;
-                let tx = c.transaction()?;
-                {
-                    let mut stmt = tx.prepare(
-                        "INSERT INTO charge (member_no, provider_no, category_no, charge_dt, charge_amt, statement_no, charge_code) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    )?;
-                    for row in crate::fixture::credit_rows(rows) {
-                        stmt.execute(rusqlite::params![
-                            row.member_no,
-                            row.provider_no,
-                            row.category_no,
-                            row.charge_dt,
-                            row.charge_amt,
-                            row.statement_no,
-                            row.charge_code
-                        ])?;
-                    }
-                }
-                tx.commit()?;
+                Self::load_credit(&mut conn.conn, rows).map_err(|e| conn.explain(e))?;
                 Ok(rows)
             }
         }
     }
 
+    fn load_credit(c: &mut rusqlite::Connection, rows: u64) -> rusqlite::Result<()> {
+        c.execute_batch(crate::fixture::credit_schema(
+            crate::connection::Dialect::Sqlite,
+        ))?;
+        let tx = c.transaction()?;
+        {
+            let mut stmt = tx.prepare(
+                "INSERT INTO charge (member_no, provider_no, category_no, charge_dt, charge_amt, statement_no, charge_code) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?;
+            for row in crate::fixture::credit_rows(rows) {
+                stmt.execute(rusqlite::params![
+                    row.member_no,
+                    row.provider_no,
+                    row.category_no,
+                    row.charge_dt,
+                    row.charge_amt,
+                    row.statement_no,
+                    row.charge_code
+                ])?;
+            }
+        }
+        tx.commit()
+    }
+
     /// Checkpoints the fixture into the data files, applies the recovery model's checkpoint
     /// policy and snapshots the storage statistics.
     pub fn open_window(&self, conn: &mut EmbeddedConnection) -> Result<()> {
-        conn.conn
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
-        conn.conn.execute_batch(&format!(
-            "PRAGMA wal_autocheckpoint = {};",
-            self.autocheckpoint
-        ))?;
+        let prepare = |c: &rusqlite::Connection| -> rusqlite::Result<()> {
+            c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            c.execute_batch(&format!(
+                "PRAGMA wal_autocheckpoint = {};",
+                self.autocheckpoint
+            ))
+        };
+        prepare(&conn.conn).map_err(|e| conn.explain(e))?;
         self.window_open.store(true, Ordering::SeqCst);
         if let Some(layout) = &self.layout {
             layout.open_window();
@@ -210,7 +224,10 @@ impl EmbeddedDatabase {
     /// Records the window's file statistics and the database's page count into `run`.
     pub fn close_window(&self, conn: &mut EmbeddedConnection, run: &mut RunResult) -> Result<()> {
         self.window_open.store(false, Ordering::SeqCst);
-        let pages: i64 = conn.conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+        let pages: i64 = conn
+            .conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .map_err(|e| conn.explain(e))?;
         run.counts.insert("data_pages".into(), pages);
         if let Some(layout) = &self.layout {
             layout.close_window(run);
