@@ -165,9 +165,69 @@ static RECOVERY: BenchmarkSpec = bench(
     log_body,
 );
 
+/// The article's doubling loop on the credit fixture, one connection: deterministic results.
+fn doubling_body(db: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async move {
+        for n in 1..=3 {
+            let sql = dbbench_core::fixture::doubling_insert(db.dialect(), n);
+            db.execute(&sql).await?;
+            db.lap(format!("loop {n}"));
+        }
+        let rows: i64 = db.query_scalar("SELECT count(*) FROM charge").await?;
+        db.record_count("rows_after", rows);
+        Ok(())
+    })
+}
+
+static DOUBLING: BenchmarkSpec = BenchmarkSpec {
+    run: RunSpec {
+        fixture: FixtureKind::Credit,
+        ..RunSpec::DEFAULT
+    },
+    ..bench(
+        "storage_runner::doubling",
+        &[
+            CellSpec {
+                name: "growth_1mb_no_ifi",
+                storage: StorageSpec {
+                    data_size: Some(mib(1, "1MB")),
+                    growth: Some(grow_mib(1, "1MB")),
+                    ifi: Some(false),
+                    log_size: Some(mib(1, "1MB")),
+                    log_growth: Some(grow_mib(1, "1MB")),
+                    recovery: Some(Recovery::Full),
+                    ..StorageSpec::DEFAULT
+                },
+            },
+            CellSpec {
+                name: "four_files_presized",
+                storage: StorageSpec {
+                    data_files: 4,
+                    data_size: Some(mib(8, "8MB")),
+                    growth: Some(grow_mib(1, "1MB")),
+                    ifi: Some(true),
+                    log_size: Some(mib(8, "8MB")),
+                    log_pregrow: Some(mib(2, "2MB")),
+                    ..StorageSpec::DEFAULT
+                },
+            },
+        ],
+        doubling_body,
+    )
+};
+
 fn run(bench: &'static BenchmarkSpec, work: &Path, volumes: Volumes) -> BenchmarkResult {
+    run_at(bench, work, volumes, Scale::smoke())
+}
+
+fn run_at(
+    bench: &'static BenchmarkSpec,
+    work: &Path,
+    volumes: Volumes,
+    scale: Scale,
+) -> BenchmarkResult {
     let ctx = RunContext {
-        scale: Scale::smoke(),
+        scale,
         volumes,
         work_dir: work.to_path_buf(),
     };
@@ -259,4 +319,30 @@ fn full_recovery_keeps_more_log_than_simple() {
     assert!(full.growths > simple.growths);
     assert!(full.segments_after > simple.segments_after);
     assert!(listing(&work.join("db")).is_empty());
+}
+
+#[test]
+fn doubling_statistics_are_deterministic_and_snapshotted() {
+    let work = scratch("runner-doubling");
+    // 16 000 rows doubled three times: about 5 MB of data, several 1 MB growths.
+    let scale = Scale::parse("0.01").unwrap();
+    let result = run_at(&DOUBLING, &work, Volumes::default(), scale.clone());
+    let view = dbbench_core::snapshot::SnapshotView::of(&result, &work);
+    insta::assert_yaml_snapshot!("storage_doubling", view);
+    let again = run_at(&DOUBLING, &work, Volumes::default(), scale);
+    let counts = |r: &BenchmarkResult| -> Vec<_> {
+        r.cells
+            .iter()
+            .map(|c| {
+                let run = &c.runs[0];
+                let files: Vec<_> = run
+                    .files
+                    .iter()
+                    .map(|f| (f.size_after_bytes, f.growth_events, f.zero_fill_bytes))
+                    .collect();
+                (files, run.log.clone(), run.counts.clone())
+            })
+            .collect()
+    };
+    assert_eq!(counts(&result), counts(&again), "a second run measures the same");
 }

@@ -7,9 +7,20 @@ use dbbench_core::volume::Volumes;
 use std::path::{Path, PathBuf};
 
 /// A fresh, empty directory for one test, below cargo's scratch directory for tests.
+/// Directories that earlier runs of the same test left are removed.
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    for entry in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        let earlier = file_name
+            .strip_prefix(name)
+            .and_then(|rest| rest.strip_prefix('-'))
+            .is_some_and(|pid| pid.chars().all(|c| c.is_ascii_digit()));
+        if earlier {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    let dir = tmp.join(format!("{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
