@@ -10,7 +10,7 @@
 //!    ratio ≥ 0.9.
 //!
 //! Run with `cargo run --release -j2 -p dbbench-core --example storage_overhead`.
-//! `ROWS` (default 200000), `ROUNDS` (default 5) and `GROW_MB` (default 256) change the sizes.
+//! `ROWS` (default 200000), `ROUNDS` (default 7) and `GROW_MB` (default 256) change the sizes.
 
 use dbbench_core::config::{Growth, Size, StorageSpec};
 use dbbench_core::connection::Dialect;
@@ -25,6 +25,13 @@ use std::time::{Duration, Instant};
 const PRAGMAS: &str =
     "PRAGMA page_size = 8192; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;";
 
+/// Flushes every dirty page of the machine, so that a measurement does not pay for the
+/// write-back of the previous one.
+fn settle() {
+    // SAFETY: sync(2) takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+}
+
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
@@ -36,6 +43,7 @@ fn env_number(name: &str, default: u64) -> u64 {
 fn workload(conn: &mut rusqlite::Connection, rows: u64) -> (Duration, Duration) {
     conn.execute_batch(PRAGMAS).unwrap();
     conn.execute_batch(credit_schema(Dialect::Sqlite)).unwrap();
+    settle();
     let started = Instant::now();
     let tx = conn.transaction().unwrap();
     {
@@ -104,6 +112,7 @@ fn layer_zero_fill(dir: &Path, mb: u64) -> f64 {
     let conn = layout.open().unwrap();
     conn.execute_batch(PRAGMAS).unwrap();
     conn.execute_batch("CREATE TABLE t (x BLOB)").unwrap();
+    settle();
     layout.open_window();
     // 100 KB of rows need a second extent: the first 64 KiB extent is full, the file grows once.
     conn.execute_batch("INSERT INTO t VALUES (zeroblob(100000))")
@@ -124,6 +133,7 @@ fn layer_zero_fill(dir: &Path, mb: u64) -> f64 {
 /// Seconds `dd` reports for writing `mb` MiB of zeros with a final fdatasync.
 fn dd_zero_fill(dir: &Path, mb: u64) -> f64 {
     let file = dir.join("dd.out");
+    settle();
     let out = std::process::Command::new("dd")
         .arg("if=/dev/zero")
         .arg(format!("of={}", file.display()))
@@ -147,7 +157,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn main() {
     let rows = env_number("ROWS", 200_000);
-    let rounds = env_number("ROUNDS", 5) as usize;
+    let rounds = env_number("ROUNDS", 7) as usize;
     let grow_mb = env_number("GROW_MB", 256);
     let dir = dbbench_core::workdir::work_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
         .join("storage_overhead");

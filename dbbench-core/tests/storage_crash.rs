@@ -72,13 +72,16 @@ fn a_killed_writer_leaves_a_database_that_reopens_consistent() {
             reported = reported.max(n.trim().parse::<u64>().unwrap());
         }
         // Enough work for several growths of every file and many checkpoints.
-        if reported >= 40_000 || started.elapsed() > Duration::from_secs(120) {
+        if reported >= 100_000 || started.elapsed() > Duration::from_secs(120) {
             break;
         }
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(reported >= 40_000, "the writer only committed {reported} rows");
+    assert!(
+        reported >= 40_000,
+        "the writer only committed {reported} rows"
+    );
 
     let layout = Layout::attach(&dir.join("db.db")).unwrap();
     assert!(
@@ -88,12 +91,18 @@ fn a_killed_writer_leaves_a_database_that_reopens_consistent() {
     );
     let mut c = connect(&layout);
     assert_intact(&c);
-    let rows: i64 = c.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+    let rows: i64 = c
+        .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+        .unwrap();
     assert!(
         rows as u64 >= reported,
         "{rows} rows survived, {reported} were reported committed"
     );
-    assert_eq!(rows as u64 % ROWS_PER_COMMIT, 0, "no transaction survived in part");
+    assert_eq!(
+        rows as u64 % ROWS_PER_COMMIT,
+        0,
+        "no transaction survived in part"
+    );
     insert(&mut c, 1000);
     c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
         .unwrap();

@@ -19,7 +19,8 @@ use dbbench_core::volume::Volumes;
 
 fn body(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
-        db.batch("CREATE TABLE t (id INTEGER PRIMARY KEY, pad BLOB)").await?;
+        db.batch("CREATE TABLE t (id INTEGER PRIMARY KEY, pad BLOB)")
+            .await?;
         for _ in 0..80 {
             db.execute(
                 "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) \
@@ -127,10 +128,20 @@ fn a_full_disk_names_the_file_and_teardown_removes_everything() {
     assert!(data.contains("_data_1.mdf"), "{data}");
     assert!(data.contains("File too large"), "{data}");
     let log = failure("log_cannot_grow");
-    assert!(log.contains("_log.ldf") && log.contains("File too large"), "{log}");
+    assert!(
+        log.contains("_log.ldf") && log.contains("File too large"),
+        "{log}"
+    );
     let created = failure("log_cannot_be_created");
-    assert!(created.contains("_log.ldf") && created.contains("File too large"), "{created}");
+    assert!(
+        created.contains("_log.ldf") && created.contains("File too large"),
+        "{created}"
+    );
 
     assert!(listing(&small).is_empty(), "{:?}", listing(&small));
-    assert!(listing(&work.join("db")).is_empty(), "{:?}", listing(&work.join("db")));
+    assert!(
+        listing(&work.join("db")).is_empty(),
+        "{:?}",
+        listing(&work.join("db"))
+    );
 }

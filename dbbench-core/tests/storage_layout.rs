@@ -13,15 +13,22 @@ fn default_options_hold_a_database_and_remove_every_file() {
     {
         let mut c = connect(&layout);
         fill(&mut c, 5000);
-        let n: i64 = c.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+        let n: i64 = c
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(n, 5000);
-        c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
+        c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
         assert_intact(&c);
     }
     let usage = layout.data_usage();
     assert_eq!(usage.len(), 1);
     assert!(usage[0].extents > 10, "{usage:?}");
-    assert!(!listing(&dir).iter().any(|f| f.ends_with("-wal")), "{:?}", listing(&dir));
+    assert!(
+        !listing(&dir).iter().any(|f| f.ends_with("-wal")),
+        "{:?}",
+        listing(&dir)
+    );
     layout.remove().unwrap();
     assert_eq!(listing(&dir), Vec::<String>::new());
 }
@@ -70,7 +77,9 @@ fn several_connections_write_at_once_in_every_configuration() {
             }
         });
         let c = connect(&layout);
-        let n: i64 = c.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+        let n: i64 = c
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(n, 4 * 20 * 100, "config {i}");
         assert_intact(&c);
         drop(c);
@@ -102,9 +111,15 @@ fn a_closed_database_reattaches_with_its_data() {
     let again = dbbench_core::storage::Layout::attach(&dir.join("db.db")).unwrap();
     assert_eq!(again.data_usage(), usage, "sizes and extents come back");
     assert_eq!(again.log_usage().1, log_size);
-    assert_eq!(again.log_usage().2, segments, "segments are replayed from the size");
+    assert_eq!(
+        again.log_usage().2,
+        segments,
+        "segments are replayed from the size"
+    );
     let mut c = connect(&again);
-    let n: i64 = c.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+    let n: i64 = c
+        .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(n, 20_000);
     insert(&mut c, 1000);
     assert_intact(&c);

@@ -48,15 +48,25 @@ fn one_megabyte_growth_without_ifi_zero_fills_every_growth() {
     let grown = data.size_after_bytes - data.size_before_bytes;
     assert_eq!(grown % MIB, 0, "grows in whole 1 MB steps");
     let k = grown / MIB;
-    assert!(k >= 3, "20 000 rows of 200 bytes need several growths, got {k}");
+    assert!(
+        k >= 3,
+        "20 000 rows of 200 bytes need several growths, got {k}"
+    );
     assert_eq!(data.growth_events, k);
     assert_eq!(data.growth_bytes, grown);
     assert_eq!(data.zero_fill_bytes, grown, "every new byte was zeroed");
-    assert!(data.bytes_written >= grown + 4 * MIB, "zero fill plus the data");
+    assert!(
+        data.bytes_written >= grown + 4 * MIB,
+        "zero fill plus the data"
+    );
     assert!(data.growth_max_ms > 0.0 && data.growth_total_ms >= data.growth_max_ms);
 
     let meta = std::fs::metadata(&layout.data_usage()[0].path).unwrap();
-    assert_eq!(meta.len(), data.size_after_bytes, "the file is as big as reported");
+    assert_eq!(
+        meta.len(),
+        data.size_after_bytes,
+        "the file is as big as reported"
+    );
     let allocated = meta.blocks() * 512;
     assert!(
         allocated >= meta.len() && allocated <= meta.len() + MIB,
@@ -75,7 +85,10 @@ fn one_megabyte_growth_with_ifi_writes_no_zeros() {
     let k = (data.size_after_bytes - data.size_before_bytes) / MIB;
     assert!(k >= 3);
     assert_eq!(data.growth_events, k);
-    assert_eq!(data.zero_fill_bytes, 0, "instant file initialization writes no zeros");
+    assert_eq!(
+        data.zero_fill_bytes, 0,
+        "instant file initialization writes no zeros"
+    );
     assert_eq!(
         data.bytes_written,
         data.writes * 8192,
@@ -140,7 +153,10 @@ fn two_volumes_alternate_the_data_files() {
     let layout = layout(&home, &spec, &volumes);
     let run = measured(&layout, 2000);
     assert_eq!(listing(&a), ["db_data_1.mdf", "db_data_3.ndf"]);
-    assert_eq!(listing(&b), ["db_data_2.ndf", "db_data_4.ndf", "db_log.ldf"]);
+    assert_eq!(
+        listing(&b),
+        ["db_data_2.ndf", "db_data_4.ndf", "db_log.ldf"]
+    );
     let volume_of = |name: &str| {
         run.files
             .iter()
@@ -167,20 +183,40 @@ fn the_log_is_zero_initialised_pregrown_and_counts_segments() {
     let layout = layout(&dir, &spec, &Volumes::default());
     let (path, size, segments) = layout.log_usage();
     assert_eq!(size, 8 * MIB);
-    assert_eq!(segments, 4 * 4, "2 MB creation then three 2 MB steps, 4 segments each");
+    assert_eq!(
+        segments,
+        4 * 4,
+        "2 MB creation then three 2 MB steps, 4 segments each"
+    );
     let meta = std::fs::metadata(&path).unwrap();
-    assert!(meta.blocks() * 512 >= 8 * MIB, "pre-grown log is written, not sparse");
+    assert!(
+        meta.blocks() * 512 >= 8 * MIB,
+        "pre-grown log is written, not sparse"
+    );
 
     let run = measured(&layout, 60_000);
     let log = run.log.clone().unwrap();
     let file = run.files.iter().find(|f| f.kind == FileKind::Log).unwrap();
-    assert!(log.growths > 0, "one transaction of ~15 MB outgrows an 8 MB log");
+    assert!(
+        log.growths > 0,
+        "one transaction of ~15 MB outgrows an 8 MB log"
+    );
     assert_eq!(log.growths, file.growth_events);
     assert_eq!(log.size_after_bytes, 8 * MIB + log.growths * MIB);
-    assert_eq!(file.zero_fill_bytes, log.growths * MIB, "ifi does not apply to the log");
+    assert_eq!(
+        file.zero_fill_bytes,
+        log.growths * MIB,
+        "ifi does not apply to the log"
+    );
     // 1 MB is not below 1/8 of 8 MB (4 segments); every later growth is (1 segment).
-    assert_eq!(log.segments_after, log.segments_before + 4 + (log.growths - 1));
-    assert_eq!(std::fs::metadata(&path).unwrap().len(), log.size_after_bytes);
+    assert_eq!(
+        log.segments_after,
+        log.segments_before + 4 + (log.growths - 1)
+    );
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        log.size_after_bytes
+    );
     layout.remove().unwrap();
 }
 
@@ -205,7 +241,9 @@ fn a_full_data_file_without_growth_names_the_file() {
     assert_eq!(err.sqlite_error_code(), Some(rusqlite::ErrorCode::DiskFull));
     let message = layout.explain(err).to_string();
     assert!(
-        message.contains("db_data_1.mdf") && message.contains("is full") && message.contains("none"),
+        message.contains("db_data_1.mdf")
+            && message.contains("is full")
+            && message.contains("none"),
         "{message}"
     );
     // The statement was rolled back; the database is intact and still usable.

@@ -31,7 +31,8 @@ async fn write(conn: &mut Connection, transactions: u32, rows: u32) -> dbbench_c
 /// Three connections write at once, each on its own thread, then the database is checked.
 fn concurrent_body(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
-        db.batch("CREATE TABLE t (id INTEGER PRIMARY KEY, pad BLOB)").await?;
+        db.batch("CREATE TABLE t (id INTEGER PRIMARY KEY, pad BLOB)")
+            .await?;
         let mut others = [db.connect().await?, db.connect().await?];
         let [first, second] = &mut others;
         let conns: [&mut Connection; 3] = [db.connection(), first, second];
@@ -64,7 +65,8 @@ fn concurrent_body(db: &mut Session) -> BodyFuture<'_> {
 /// Fifty transactions of about 220 KB each on one connection: ~11 MB of log.
 fn log_body(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
-        db.batch("CREATE TABLE t (id INTEGER PRIMARY KEY, pad BLOB)").await?;
+        db.batch("CREATE TABLE t (id INTEGER PRIMARY KEY, pad BLOB)")
+            .await?;
         write(db.connection(), 50, 1000).await?;
         let verdict: String = db.query_scalar("PRAGMA integrity_check").await?;
         assert_eq!(verdict, "ok");
@@ -238,7 +240,9 @@ fn run_at(
         .unwrap()
         .block_on(async {
             let mut backend = Backend::from_env().await.unwrap();
-            run_benchmark(bench, None, &ctx, &mut backend).await.unwrap()
+            run_benchmark(bench, None, &ctx, &mut backend)
+                .await
+                .unwrap()
         })
 }
 
@@ -270,11 +274,22 @@ fn every_configuration_runs_measures_and_cleans_up() {
         let log = run.log.as_ref().unwrap();
         let log_file = run.files.iter().find(|f| f.kind == FileKind::Log).unwrap();
         assert_eq!(log.size_after_bytes, log_file.size_after_bytes);
-        assert!(log_file.writes > 0 && log_file.flushes > 0, "{name}: {log_file:?}");
+        assert!(
+            log_file.writes > 0 && log_file.flushes > 0,
+            "{name}: {log_file:?}"
+        );
     }
     let defaults = only_run(&result, "defaults");
-    assert_eq!(defaults.files[0].size_before_bytes, 64 * 1024, "one extent to start");
-    assert_eq!(defaults.files[0].growth_bytes, 64 * MIB, "default growth 64 MB");
+    assert_eq!(
+        defaults.files[0].size_before_bytes,
+        64 * 1024,
+        "one extent to start"
+    );
+    assert_eq!(
+        defaults.files[0].growth_bytes,
+        64 * MIB,
+        "default growth 64 MB"
+    );
 
     let grown = &only_run(&result, "growth_1mb_no_ifi").files[0];
     assert!(grown.growth_events >= 2, "{grown:?}");
@@ -286,22 +301,38 @@ fn every_configuration_runs_measures_and_cleans_up() {
 
     let spread = only_run(&result, "four_files_two_volumes");
     let volumes: Vec<Option<&str>> = spread.files.iter().map(|f| f.volume.as_deref()).collect();
-    assert_eq!(volumes, [Some("a"), Some("b"), Some("a"), Some("b"), Some("b")]);
+    assert_eq!(
+        volumes,
+        [Some("a"), Some("b"), Some("a"), Some("b"), Some("b")]
+    );
 
     let CellStatus::Failed(full) = &cell(&result, "no_growth").status else {
         panic!("a data file without growth must fill up");
     };
-    assert!(full.contains("_data_1.mdf` is full") && full.contains("none"), "{full}");
+    assert!(
+        full.contains("_data_1.mdf` is full") && full.contains("none"),
+        "{full}"
+    );
     let CellStatus::Failed(missing) = &cell(&result, "missing_volume").status else {
         panic!("a missing volume directory must fail the cell");
     };
-    assert!(missing.contains(&base.join("gone").display().to_string()), "{missing}");
+    assert!(
+        missing.contains(&base.join("gone").display().to_string()),
+        "{missing}"
+    );
 
-    assert!(listing(&work.join("db")).is_empty(), "{:?}", listing(&work.join("db")));
+    assert!(
+        listing(&work.join("db")).is_empty(),
+        "{:?}",
+        listing(&work.join("db"))
+    );
     assert!(listing(&a).is_empty() && listing(&b).is_empty());
     let json = dbbench_core::workdir::results_file(&work, "storage_runner.configurations");
     let written = BenchmarkResult::read(&json).unwrap();
-    assert_eq!(written.cells[1].runs[0].files, result.cells[1].runs[0].files);
+    assert_eq!(
+        written.cells[1].runs[0].files,
+        result.cells[1].runs[0].files
+    );
 }
 
 #[test]
@@ -344,5 +375,9 @@ fn doubling_statistics_are_deterministic_and_snapshotted() {
             })
             .collect()
     };
-    assert_eq!(counts(&result), counts(&again), "a second run measures the same");
+    assert_eq!(
+        counts(&result),
+        counts(&again),
+        "a second run measures the same"
+    );
 }

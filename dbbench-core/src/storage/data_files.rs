@@ -72,7 +72,13 @@ impl DataFiles {
         }
         let extents = plan.data_file_bytes / EXTENT;
         let allocator = Allocator::new(vec![extents; files.len()], vec![0; files.len()]);
-        Ok(DataFiles::new(files, map_file, allocator, plan, MapContents::default()))
+        Ok(DataFiles::new(
+            files,
+            map_file,
+            allocator,
+            plan,
+            MapContents::default(),
+        ))
     }
 
     /// Opens the data files and the map of an existing database.
@@ -151,15 +157,9 @@ impl DataFiles {
                 Some(loc) => {
                     let file = &self.files[loc.file];
                     let started = Instant::now();
-                    file.file
-                        .read_exact_at(part, loc.extent * EXTENT + at % EXTENT)
-                        .or_else(|e| match e.kind() {
-                            // A placed extent past the end of a file that was extended sparsely
-                            // and then cut by a crash reads as zeros, as the sparse space did.
-                            std::io::ErrorKind::UnexpectedEof => Ok(part.fill(0)),
-                            _ => Err(e),
-                        })
-                        .map_err(|e| StorageError::io("cannot read data file", &file.placed.path, e))?;
+                    read_fully(&file.file, part, loc.extent * EXTENT + at % EXTENT).map_err(
+                        |e| StorageError::io("cannot read data file", &file.placed.path, e),
+                    )?;
                     file.counters.read(n as u64, started.elapsed());
                 }
             }
@@ -226,7 +226,9 @@ impl DataFiles {
             Some(file) => file,
             None => {
                 self.grow_one(&mut alloc)?;
-                alloc.pick().ok_or_else(|| beyond_capacity(&self.files[0].placed.path))?
+                alloc
+                    .pick()
+                    .ok_or_else(|| beyond_capacity(&self.files[0].placed.path))?
             }
         };
         let loc = alloc.take(file);
@@ -241,12 +243,18 @@ impl DataFiles {
         let index = alloc.growth_target();
         let file = &self.files[index];
         let size = alloc.capacity[index] * EXTENT;
-        let step = self.growth.increment(size).ok_or_else(|| StorageError::Full {
-            path: file.placed.path.clone(),
-            growth: self.growth.describe(),
-        })?;
+        let step = self
+            .growth
+            .increment(size)
+            .ok_or_else(|| StorageError::Full {
+                path: file.placed.path.clone(),
+                growth: self.growth.describe(),
+            })?;
         let event = grow(&file.file, &file.placed.path, size, step, self.init)?;
         file.counters.growth(&event);
+        // An allocation without zero fill is not flushed yet: the next sync makes the new size
+        // durable before the map that points into it.
+        file.dirty.store(true, Ordering::Release);
         alloc.grew(index, step / EXTENT);
         Ok(())
     }
@@ -274,7 +282,9 @@ impl DataFiles {
         let size = self.logical_size();
         if pending.is_empty() && size == self.persisted_size.load(Ordering::Acquire) {
             if flush && self.map_unflushed.swap(false, Ordering::AcqRel) {
-                return map_file.sync();
+                return map_file
+                    .sync()
+                    .inspect_err(|_| self.map_unflushed.store(true, Ordering::Release));
             }
             return Ok(());
         }
@@ -303,6 +313,24 @@ impl DataFiles {
             .map(|(cap, used)| (cap * EXTENT, *used))
             .collect()
     }
+}
+
+/// Reads `buf` at `offset`; bytes past the end of the file read as zeros, as the allocated but
+/// never written space before it does.
+fn read_fully(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => {
+                buf[done..].fill(0);
+                break;
+            }
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 impl DataFile {

@@ -59,7 +59,9 @@ impl std::fmt::Debug for ExtentMap {
 impl Default for ExtentMap {
     fn default() -> Self {
         ExtentMap {
-            chunks: (0..TOP).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect(),
+            chunks: (0..TOP)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
         }
     }
 }
@@ -71,7 +73,10 @@ impl ExtentMap {
     /// Where logical extent `extent` is, if it has been placed.
     #[inline]
     pub fn get(&self, extent: u64) -> Option<Location> {
-        let (top, slot) = ((extent / CHUNK as u64) as usize, (extent % CHUNK as u64) as usize);
+        let (top, slot) = (
+            (extent / CHUNK as u64) as usize,
+            (extent % CHUNK as u64) as usize,
+        );
         let chunk = self.chunks.get(top)?.load(Ordering::Acquire);
         if chunk.is_null() {
             return None;
@@ -84,7 +89,10 @@ impl ExtentMap {
     /// Places logical extent `extent` at `at`. Callers serialise calls (the allocator's mutex);
     /// readers may run concurrently. Returns false when `extent` is beyond [`Self::CAPACITY`].
     pub fn set(&self, extent: u64, at: Location) -> bool {
-        let (top, slot) = ((extent / CHUNK as u64) as usize, (extent % CHUNK as u64) as usize);
+        let (top, slot) = (
+            (extent / CHUNK as u64) as usize,
+            (extent % CHUNK as u64) as usize,
+        );
         let Some(cell) = self.chunks.get(top) else {
             return false;
         };
@@ -230,7 +238,10 @@ mod tests {
             a.take(f);
             to_first += usize::from(f == 0);
         }
-        assert!((19..=21).contains(&to_first), "about 2:1, got {to_first} of 30");
+        assert!(
+            (19..=21).contains(&to_first),
+            "about 2:1, got {to_first} of 30"
+        );
         for _ in 0..270 {
             let f = a.pick().unwrap();
             a.take(f);

@@ -55,8 +55,9 @@ pub fn grow(
             let mut at = from;
             while at < end {
                 let n = (end - at).min(ZERO_CHUNK as u64) as usize;
-                file.write_all_at(&ZEROS[..n], at)
-                    .map_err(|e| StorageError::io("cannot zero-initialise new space in", path, e))?;
+                file.write_all_at(&ZEROS[..n], at).map_err(|e| {
+                    StorageError::io("cannot zero-initialise new space in", path, e)
+                })?;
                 writes += 1;
                 at += n as u64;
             }
@@ -96,7 +97,11 @@ fn allocate(file: &File, path: &Path, from: u64, bytes: u64) -> Result<(), Stora
         Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => file
             .set_len(from + bytes)
             .map_err(|e| StorageError::io("cannot extend", path, e)),
-        _ => Err(StorageError::io("cannot allocate new space in", path, error)),
+        _ => Err(StorageError::io(
+            "cannot allocate new space in",
+            path,
+            error,
+        )),
     }
 }
 
@@ -122,11 +127,24 @@ mod tests {
     #[test]
     fn zero_fill_writes_every_block_and_counts_it() {
         let (path, file) = scratch("zero");
-        let event = grow(&file, &path, 0, 3 * ZERO_CHUNK as u64 + 4096, Init::ZeroFill).unwrap();
+        let event = grow(
+            &file,
+            &path,
+            0,
+            3 * ZERO_CHUNK as u64 + 4096,
+            Init::ZeroFill,
+        )
+        .unwrap();
         let meta = file.metadata().unwrap();
         assert_eq!(meta.len(), 3 * ZERO_CHUNK as u64 + 4096);
-        assert!(meta.blocks() * 512 >= meta.len(), "every block is allocated");
-        assert_eq!((event.zero_fill_bytes, event.zero_fill_writes), (meta.len(), 4));
+        assert!(
+            meta.blocks() * 512 >= meta.len(),
+            "every block is allocated"
+        );
+        assert_eq!(
+            (event.zero_fill_bytes, event.zero_fill_writes),
+            (meta.len(), 4)
+        );
         std::fs::remove_file(path).unwrap();
     }
 
@@ -138,7 +156,10 @@ mod tests {
         assert_eq!((event.zero_fill_bytes, event.zero_fill_writes), (0, 0));
         let mut buf = [1u8; 4096];
         file.read_exact_at(&mut buf, 5 << 20).unwrap();
-        assert!(buf.iter().all(|b| *b == 0), "allocated space reads as zeros");
+        assert!(
+            buf.iter().all(|b| *b == 0),
+            "allocated space reads as zeros"
+        );
         std::fs::remove_file(path).unwrap();
     }
 }

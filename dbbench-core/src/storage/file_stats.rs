@@ -79,8 +79,7 @@ impl FileCounters {
             self.zero_fill_bytes
                 .fetch_add(event.zero_fill_bytes, Relaxed);
             self.writes.fetch_add(event.zero_fill_writes, Relaxed);
-            self.bytes_written
-                .fetch_add(event.zero_fill_bytes, Relaxed);
+            self.bytes_written.fetch_add(event.zero_fill_bytes, Relaxed);
             self.write_stall_ns.fetch_add(ns, Relaxed);
             self.flushes.fetch_add(1, Relaxed);
         }
@@ -220,10 +219,22 @@ mod tests {
         c.flush(Duration::from_millis(1));
         let w = c.snapshot().since(&before);
         assert_eq!((w.reads, w.bytes_read, w.writes), (1, 4096, 0));
-        assert_eq!((w.growth_events, w.growth_bytes, w.zero_fill_bytes), (1, 2 << 20, 0));
-        assert_eq!(w.growth_max_ns, 2_000_000, "the older, longer growth is outside");
+        assert_eq!(
+            (w.growth_events, w.growth_bytes, w.zero_fill_bytes),
+            (1, 2 << 20, 0)
+        );
+        assert_eq!(
+            w.growth_max_ns, 2_000_000,
+            "the older, longer growth is outside"
+        );
         assert_eq!((w.flushes, w.flush_ns), (1, 1_000_000));
-        let stats = w.file_stats("data_1", FileKind::Data, None, 64 << 10, (2 << 20) + (64 << 10));
+        let stats = w.file_stats(
+            "data_1",
+            FileKind::Data,
+            None,
+            64 << 10,
+            (2 << 20) + (64 << 10),
+        );
         assert_eq!(stats.growth_max_ms, 2.0);
     }
 

@@ -121,10 +121,14 @@ impl LogFile {
             .sum();
         let mut header = [0u8; 16];
         let page_size = match file.read_exact_at(&mut header, 0) {
-            Ok(()) if is_wal_magic(&header) => u32::from_be_bytes(header[8..12].try_into().expect("4")),
+            Ok(()) if is_wal_magic(&header) => {
+                u32::from_be_bytes(header[8..12].try_into().expect("4"))
+            }
             _ => 0,
         };
-        Ok(LogFile::new(file, placed, size, segments, growth, page_size))
+        Ok(LogFile::new(
+            file, placed, size, segments, growth, page_size,
+        ))
     }
 
     fn new(
@@ -166,7 +170,13 @@ impl LogFile {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(StorageError::io("cannot read log file", &self.placed.path, e)),
+                Err(e) => {
+                    return Err(StorageError::io(
+                        "cannot read log file",
+                        &self.placed.path,
+                        e,
+                    ))
+                }
             }
         }
         self.counters.read(done as u64, started.elapsed());
@@ -198,10 +208,13 @@ impl LogFile {
             if size >= end {
                 return Ok(());
             }
-            let step = self.growth.increment(size).ok_or_else(|| StorageError::Full {
-                path: self.placed.path.clone(),
-                growth: self.growth.describe(),
-            })?;
+            let step = self
+                .growth
+                .increment(size)
+                .ok_or_else(|| StorageError::Full {
+                    path: self.placed.path.clone(),
+                    growth: self.growth.describe(),
+                })?;
             let event = grow(&self.file, &self.placed.path, size, step, Init::ZeroFill)?;
             self.counters.growth(&event);
             self.segments
@@ -226,7 +239,11 @@ impl LogFile {
         match self.file.read_exact_at(&mut magic, 0) {
             Ok(()) => Ok(is_wal_magic(&magic)),
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
-            Err(e) => Err(StorageError::io("cannot read log file", &self.placed.path, e)),
+            Err(e) => Err(StorageError::io(
+                "cannot read log file",
+                &self.placed.path,
+                e,
+            )),
         }
     }
 
@@ -270,7 +287,11 @@ mod tests {
         assert_eq!(segments_for(0, 8 * MIB), 4);
         assert_eq!(segments_for(0, 512 * MIB), 8);
         assert_eq!(segments_for(0, 4000 * MIB), 16);
-        assert_eq!(segments_for(400 * MIB, MIB), 1, "growth below 1/8 of the log");
+        assert_eq!(
+            segments_for(400 * MIB, MIB),
+            1,
+            "growth below 1/8 of the log"
+        );
         assert_eq!(segments_for(8 * MIB, MIB), 4, "1 MB is exactly 1/8 of 8 MB");
         assert_eq!(segments_for(4000 * MIB, 4000 * MIB), 16);
     }

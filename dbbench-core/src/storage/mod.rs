@@ -237,7 +237,8 @@ impl Layout {
                 size_before,
                 *size,
             ));
-            run.counts.insert(format!("{name}_extents"), *extents as i64);
+            run.counts
+                .insert(format!("{name}_extents"), *extents as i64);
             run.values
                 .insert(format!("{name}_flush_ms"), delta.flush_ns as f64 / 1e6);
         }

@@ -127,7 +127,10 @@ pub fn check(storage: &StorageSpec) -> Result<()> {
             ),
         ));
     }
-    for (option, growth) in [("growth", storage.growth), ("log_growth", storage.log_growth)] {
+    for (option, growth) in [
+        ("growth", storage.growth),
+        ("log_growth", storage.log_growth),
+    ] {
         match growth {
             Some(Growth::Fixed(s)) if s.bytes == 0 => {
                 return Err(bad(
@@ -269,8 +272,8 @@ impl LayoutPlan {
     /// Reads the manifest of the database at `anchor`.
     pub fn read_manifest(anchor: &Path) -> Result<LayoutPlan> {
         let path = Self::manifest_path(anchor);
-        let text =
-            std::fs::read(&path).map_err(|e| Error::io("cannot read storage manifest", &path, e))?;
+        let text = std::fs::read(&path)
+            .map_err(|e| Error::io("cannot read storage manifest", &path, e))?;
         serde_json::from_slice(&text).map_err(|e| {
             Error::Config(format!(
                 "`{}` is not a dbbench storage manifest: {e}",
@@ -323,7 +326,10 @@ mod tests {
         assert_eq!(plan.data_file_bytes, EXTENT);
         assert_eq!(plan.growth, GrowthRule::Bytes(64 * MIB));
         assert!(plan.ifi);
-        assert_eq!((plan.log_initial_bytes, plan.log_target_bytes), (8 * MIB, 8 * MIB));
+        assert_eq!(
+            (plan.log_initial_bytes, plan.log_target_bytes),
+            (8 * MIB, 8 * MIB)
+        );
         assert_eq!(plan.log_growth, GrowthRule::Bytes(64 * MIB));
     }
 
@@ -351,7 +357,10 @@ mod tests {
         assert_eq!(plan.data[3].volume.as_deref(), Some("slow"));
         assert_eq!(plan.data_file_bytes, MIB);
         assert_eq!(plan.log.path, b.join("x_log.ldf"));
-        assert_eq!((plan.log_initial_bytes, plan.log_target_bytes), (4 * MIB, 32 * MIB));
+        assert_eq!(
+            (plan.log_initial_bytes, plan.log_target_bytes),
+            (4 * MIB, 32 * MIB)
+        );
         std::fs::remove_dir_all(base).unwrap();
     }
 
@@ -380,15 +389,25 @@ mod tests {
             log_pregrow: Some(Size::new(MIB, "1MB")),
             ..StorageSpec::DEFAULT
         };
-        assert!(check(&pregrow).unwrap_err().to_string().contains("log_size"));
-        assert!(check(&StorageSpec { data_files: 0, ..StorageSpec::DEFAULT }).is_err());
+        assert!(check(&pregrow)
+            .unwrap_err()
+            .to_string()
+            .contains("log_size"));
+        assert!(check(&StorageSpec {
+            data_files: 0,
+            ..StorageSpec::DEFAULT
+        })
+        .is_err());
     }
 
     #[test]
     fn growth_rounds_up_to_extents() {
         assert_eq!(GrowthRule::Bytes(1).increment(0), Some(EXTENT));
         assert_eq!(GrowthRule::Percent(10).increment(10 * MIB), Some(MIB));
-        assert_eq!(GrowthRule::Percent(10).increment(1000 * 1024), Some(2 * EXTENT));
+        assert_eq!(
+            GrowthRule::Percent(10).increment(1000 * 1024),
+            Some(2 * EXTENT)
+        );
         assert_eq!(GrowthRule::Percent(10).increment(0), Some(EXTENT));
         assert_eq!(GrowthRule::None.increment(MIB), None);
         assert_eq!(GrowthRule::Bytes(MIB).describe(), "1MB");

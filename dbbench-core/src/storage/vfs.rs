@@ -81,7 +81,9 @@ fn base() -> Result<*mut ffi::sqlite3_vfs> {
             });
             let rc = ffi::sqlite3_vfs_register(Box::into_raw(vfs), 0);
             if rc != ffi::SQLITE_OK {
-                return Err(format!("cannot register the dbbench VFS: SQLite error {rc}"));
+                return Err(format!(
+                    "cannot register the dbbench VFS: SQLite error {rc}"
+                ));
             }
             Ok(DefaultVfs(default))
         }
@@ -105,7 +107,9 @@ pub fn full_pathname(path: &Path) -> Result<String> {
     // SAFETY: `base` is the registered default VFS; the output buffer is mxPathname + 1 bytes.
     unsafe {
         let mut out = vec![0 as c_char; (*base).mxPathname as usize + 1];
-        let full = (*base).xFullPathname.ok_or_else(|| Error::msg("no xFullPathname"))?;
+        let full = (*base)
+            .xFullPathname
+            .ok_or_else(|| Error::msg("no xFullPathname"))?;
         let rc = full(base, c_path.as_ptr(), out.len() as c_int, out.as_mut_ptr());
         if rc & 0xff != ffi::SQLITE_OK {
             return Err(Error::msg(format!(
@@ -127,7 +131,11 @@ unsafe fn lookup(name: *const c_char, wal: bool) -> Option<Arc<Store>> {
         return None;
     }
     let name = CStr::from_ptr(name).to_str().ok()?;
-    let key = if wal { name.strip_suffix("-wal")? } else { name };
+    let key = if wal {
+        name.strip_suffix("-wal")?
+    } else {
+        name
+    };
     registry::find(key)
 }
 
@@ -323,7 +331,10 @@ unsafe extern "C" fn main_write(
     }
 }
 
-unsafe extern "C" fn main_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
+unsafe extern "C" fn main_truncate(
+    file: *mut ffi::sqlite3_file,
+    size: ffi::sqlite3_int64,
+) -> c_int {
     store(file).data.truncate(size.max(0) as u64);
     ffi::SQLITE_OK
 }
@@ -430,7 +441,10 @@ unsafe extern "C" fn log_write(
 }
 
 /// The log never shrinks: its space is reused, as a SQL Server log's is, not given back.
-unsafe extern "C" fn log_truncate(_file: *mut ffi::sqlite3_file, _size: ffi::sqlite3_int64) -> c_int {
+unsafe extern "C" fn log_truncate(
+    _file: *mut ffi::sqlite3_file,
+    _size: ffi::sqlite3_int64,
+) -> c_int {
     ffi::SQLITE_OK
 }
 

@@ -1,9 +1,33 @@
 //! The embedded engine: SQLite (bundled, in-process), one database directory per repetition under
-//! `target/dbbench/db/`, 8 KiB pages and write-ahead logging.
+//! `target/dbbench/db/`, 8 KiB pages and write-ahead logging, stored through dbbench's storage
+//! layer ([`crate::storage`], described in `docs/embedded-storage.md`).
 //!
-//! Native mappings: `recovery = simple` checkpoints the WAL automatically (log space is reused),
-//! `recovery = full` turns automatic checkpoints off for the measured window (the log only grows);
-//! `maxdop` is `PRAGMA threads`.
+//! Every database, with default options too, is opened through the `dbbench` VFS: SQLite's database
+//! file is spread over data files in 64 KiB extents and its WAL lives in a pre-sized log file. How
+//! each storage option maps (defaults in brackets):
+//!
+//! - `data_files` [1]: physical data files (`NAME_data_1.mdf`, `NAME_data_2.ndf`, …); new extents
+//!   go to them in proportion to their free space (proportional fill).
+//! - `data_size` [one 64 KiB extent per file]: initial size, `data_size / data_files` per file.
+//! - `growth` [64 MB]: when every data file is full, one grows (round robin) by this many bytes or
+//!   percent; `none` fails the statement with "file … is full" ([`Error::FileFull`]).
+//! - `ifi` [true]: `false` writes zeros over new data-file space and flushes before use; `true`
+//!   allocates it with `fallocate`.
+//! - `log_size` [8 MB], `log_pregrow`, `log_growth` [64 MB]: the log file (`NAME_log.ldf`) is
+//!   created at `log_size` (in `log_pregrow` steps), always zero-initialised, grows by
+//!   `log_growth`, never shrinks; its growths and segments (the counterpart of VLFs, SQL Server
+//!   2014+'s rule) are reported in [`crate::results::LogStats`].
+//! - `recovery` [simple]: `simple` checkpoints the WAL automatically (every 1000 pages) so log
+//!   space is reused; `full` turns automatic checkpoints off for the measured window, so the log
+//!   only grows; `bulk_logged` is refused.
+//! - `data_on`, `log_on`: named volumes (`DBBENCH_VOLUMES`); data files go round robin over the
+//!   `data_on` directories, the log to the `log_on` directory. A missing directory fails the cell
+//!   naming it; teardown removes every file wherever it is.
+//! - `maxdop`: `PRAGMA threads`.
+//! - `tempdb_files`, `tempdb_size`, `tempdb_growth`: refused (SQLite has no shared tempdb).
+//!
+//! Each measured window records per-file statistics for `data_1`… and `log` (reads, writes, bytes,
+//! stalls, flushes, growth events with bytes and durations, zero-fill bytes, sizes).
 
 mod connection;
 
@@ -36,6 +60,10 @@ impl EmbeddedBackend {
         preconditions.insert("page_size".into(), "8192".into());
         preconditions.insert("journal_mode".into(), "wal".into());
         preconditions.insert("synchronous".into(), "full".into());
+        preconditions.insert(
+            "vfs".into(),
+            "dbbench (extent-mapped data files, log file)".into(),
+        );
         BackendInfo {
             kind: "embedded".into(),
             version: format!("SQLite {}", rusqlite::version()),
