@@ -16,6 +16,7 @@ pub mod error;
 pub mod extent_map;
 pub mod file_growth;
 pub mod file_stats;
+mod io_methods;
 pub mod log_file;
 pub mod map_file;
 pub mod plan;

@@ -4,20 +4,20 @@
 //!
 //! Every database, with default options too, is opened through the `dbbench` VFS: SQLite's database
 //! file is spread over data files in 64 KiB extents and its WAL lives in a pre-sized log file. How
-//! each storage option maps (defaults in brackets):
+//! each storage option maps (default in parentheses):
 //!
-//! - `data_files` [1]: physical data files (`NAME_data_1.mdf`, `NAME_data_2.ndf`, …); new extents
+//! - `data_files` (1): physical data files (`NAME_data_1.mdf`, `NAME_data_2.ndf`, …); new extents
 //!   go to them in proportion to their free space (proportional fill).
-//! - `data_size` [one 64 KiB extent per file]: initial size, `data_size / data_files` per file.
-//! - `growth` [64 MB]: when every data file is full, one grows (round robin) by this many bytes or
+//! - `data_size` (one 64 KiB extent per file): initial size, `data_size / data_files` per file.
+//! - `growth` (64 MB): when every data file is full, one grows (round robin) by this many bytes or
 //!   percent; `none` fails the statement with "file … is full" ([`Error::FileFull`]).
-//! - `ifi` [true]: `false` writes zeros over new data-file space and flushes before use; `true`
+//! - `ifi` (true): `false` writes zeros over new data-file space and flushes before use; `true`
 //!   allocates it with `fallocate`.
-//! - `log_size` [8 MB], `log_pregrow`, `log_growth` [64 MB]: the log file (`NAME_log.ldf`) is
+//! - `log_size` (8 MB), `log_pregrow`, `log_growth` (64 MB): the log file (`NAME_log.ldf`) is
 //!   created at `log_size` (in `log_pregrow` steps), always zero-initialised, grows by
 //!   `log_growth`, never shrinks; its growths and segments (the counterpart of VLFs, SQL Server
 //!   2014+'s rule) are reported in [`crate::results::LogStats`].
-//! - `recovery` [simple]: `simple` checkpoints the WAL automatically (every 1000 pages) so log
+//! - `recovery` (simple): `simple` checkpoints the WAL automatically (every 1000 pages) so log
 //!   space is reused; `full` turns automatic checkpoints off for the measured window, so the log
 //!   only grows; `bulk_logged` is refused.
 //! - `data_on`, `log_on`: named volumes (`DBBENCH_VOLUMES`); data files go round robin over the
