@@ -60,6 +60,21 @@ fn one_megabyte_growth_without_ifi_zero_fills_every_growth() {
         "zero fill plus the data"
     );
     assert!(data.growth_max_ms > 0.0 && data.growth_total_ms >= data.growth_max_ms);
+    let events: Vec<_> = run
+        .autogrowths
+        .iter()
+        .filter(|e| e.file == "data_1")
+        .collect();
+    assert_eq!(events.len() as u64, k, "every growth is listed");
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!((e.bytes, e.zero_filled), (MIB, true));
+        assert_eq!(
+            e.size_after_bytes,
+            MIB * (i as u64 + 2),
+            "sizes step by 1 MB"
+        );
+    }
+    assert!(run.autogrowths.windows(2).all(|w| w[0].at_s <= w[1].at_s));
 
     let meta = std::fs::metadata(&layout.data_usage()[0].path).unwrap();
     assert_eq!(

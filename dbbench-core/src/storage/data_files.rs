@@ -251,7 +251,7 @@ impl DataFiles {
                 growth: self.growth.describe(),
             })?;
         let event = grow(&file.file, &file.placed.path, size, step, self.init)?;
-        file.counters.growth(&event);
+        file.counters.growth(&event, size + step);
         // An allocation without zero fill is not flushed yet: the next sync makes the new size
         // durable before the map that points into it.
         file.dirty.store(true, Ordering::Release);

@@ -7,7 +7,8 @@
 
 use crate::results::{FileKind, FileStats};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// One growth of a file: what it added and what it cost.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,6 +39,8 @@ pub struct FileCounters {
     zero_fill_bytes: AtomicU64,
     growth_ns: AtomicU64,
     growth_max_ns: AtomicU64,
+    /// Every growth: when it started, what it did, the file's size after it.
+    growths: Mutex<Vec<(Instant, GrowthEvent, u64)>>,
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -67,9 +70,17 @@ impl FileCounters {
         self.flush_ns.fetch_add(nanos(took), Relaxed);
     }
 
-    /// Counts a growth. Its zero fill counts as writes (SQL Server's file stats include the
-    /// initialisation writes too) and its final flush as a flush.
-    pub fn growth(&self, event: &GrowthEvent) {
+    /// Counts a growth that left the file `size_after` bytes long. Its zero fill counts as writes
+    /// (SQL Server's file stats include the initialisation writes too) and its final flush as a
+    /// flush.
+    pub fn growth(&self, event: &GrowthEvent, size_after: u64) {
+        let started = Instant::now()
+            .checked_sub(event.duration)
+            .unwrap_or_else(Instant::now);
+        self.growths
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((started, *event, size_after));
         let ns = nanos(event.duration);
         self.growth_events.fetch_add(1, Relaxed);
         self.growth_bytes.fetch_add(event.bytes, Relaxed);
@@ -83,6 +94,12 @@ impl FileCounters {
             self.write_stall_ns.fetch_add(ns, Relaxed);
             self.flushes.fetch_add(1, Relaxed);
         }
+    }
+
+    /// The growths that started at or after `since`, as `(start, event, size after)`.
+    pub fn growths_since(&self, since: Instant) -> Vec<(Instant, GrowthEvent, u64)> {
+        let growths = self.growths.lock().unwrap_or_else(|p| p.into_inner());
+        growths.iter().filter(|g| g.0 >= since).copied().collect()
     }
 
     /// Starts a measured window: forgets the longest growth seen so far.
@@ -201,21 +218,29 @@ mod tests {
     fn a_window_is_the_difference_of_two_snapshots() {
         let c = FileCounters::default();
         c.write(8192, Duration::from_micros(10));
-        c.growth(&GrowthEvent {
-            bytes: 1 << 20,
-            zero_fill_bytes: 1 << 20,
-            zero_fill_writes: 1,
-            duration: Duration::from_millis(9),
-        });
+        c.growth(
+            &GrowthEvent {
+                bytes: 1 << 20,
+                zero_fill_bytes: 1 << 20,
+                zero_fill_writes: 1,
+                duration: Duration::from_millis(9),
+            },
+            2 << 20,
+        );
         let before = c.snapshot();
+        let opened = Instant::now();
         c.reset_window_max();
         c.read(4096, Duration::from_micros(3));
-        c.growth(&GrowthEvent {
-            bytes: 2 << 20,
-            zero_fill_bytes: 0,
-            zero_fill_writes: 0,
-            duration: Duration::from_millis(2),
-        });
+        std::thread::sleep(Duration::from_millis(3));
+        c.growth(
+            &GrowthEvent {
+                bytes: 2 << 20,
+                zero_fill_bytes: 0,
+                zero_fill_writes: 0,
+                duration: Duration::from_millis(2),
+            },
+            4 << 20,
+        );
         c.flush(Duration::from_millis(1));
         let w = c.snapshot().since(&before);
         assert_eq!((w.reads, w.bytes_read, w.writes), (1, 4096, 0));
@@ -236,17 +261,27 @@ mod tests {
             (2 << 20) + (64 << 10),
         );
         assert_eq!(stats.growth_max_ms, 2.0);
+        let growths = c.growths_since(opened);
+        assert_eq!(
+            growths.len(),
+            1,
+            "the growth before the window is not listed"
+        );
+        assert_eq!((growths[0].1.bytes, growths[0].2), (2 << 20, 4 << 20));
     }
 
     #[test]
     fn zero_fill_counts_as_writes_and_a_flush() {
         let c = FileCounters::default();
-        c.growth(&GrowthEvent {
-            bytes: 3 << 20,
-            zero_fill_bytes: 3 << 20,
-            zero_fill_writes: 3,
-            duration: Duration::from_millis(5),
-        });
+        c.growth(
+            &GrowthEvent {
+                bytes: 3 << 20,
+                zero_fill_bytes: 3 << 20,
+                zero_fill_writes: 3,
+                duration: Duration::from_millis(5),
+            },
+            3 << 20,
+        );
         let s = c.snapshot();
         assert_eq!((s.writes, s.bytes_written, s.flushes), (3, 3 << 20, 1));
     }

@@ -216,7 +216,7 @@ impl LogFile {
                     growth: self.growth.describe(),
                 })?;
             let event = grow(&self.file, &self.placed.path, size, step, Init::ZeroFill)?;
-            self.counters.growth(&event);
+            self.counters.growth(&event, size + step);
             self.segments
                 .fetch_add(segments_for(size, step), Ordering::AcqRel);
             self.size.store(size + step, Ordering::Release);

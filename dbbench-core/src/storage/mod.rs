@@ -28,7 +28,7 @@ pub use plan::check;
 
 use crate::config::StorageSpec;
 use crate::error::{Error, Result};
-use crate::results::{FileKind, LogStats, RunResult};
+use crate::results::{AutogrowthEvent, FileKind, LogStats, RunResult};
 use crate::volume::Volumes;
 use file_stats::CounterSnapshot;
 use plan::{sibling, LayoutPlan};
@@ -47,6 +47,7 @@ pub struct Layout {
 /// The statistics when the measured window opened.
 #[derive(Debug, Clone)]
 struct Window {
+    opened: std::time::Instant,
     data: Vec<(CounterSnapshot, u64)>,
     log: (CounterSnapshot, u64, u64),
 }
@@ -211,6 +212,7 @@ impl Layout {
         let log = &self.store.log;
         log.counters.reset_window_max();
         let window = Window {
+            opened: std::time::Instant::now(),
             data: data
                 .iter()
                 .zip(&usage)
@@ -221,8 +223,8 @@ impl Layout {
         *self.window.lock().unwrap_or_else(|p| p.into_inner()) = Some(window);
     }
 
-    /// Writes the window's per-file statistics, log statistics, extents per data file
-    /// (`data_N_extents`) and flush times (`data_N_flush_ms`, `log_flush_ms`) into `run`.
+    /// Writes the window's per-file statistics, log statistics, every autogrowth, extents per
+    /// data file (`data_N_extents`) and flush times (`data_N_flush_ms`, `log_flush_ms`) into `run`.
     pub fn close_window(&self, run: &mut RunResult) {
         let start = self.window.lock().unwrap_or_else(|p| p.into_inner()).take();
         let usage = self.store.data.usage();
@@ -258,6 +260,9 @@ impl Layout {
         ));
         run.values
             .insert("log_flush_ms".into(), delta.flush_ns as f64 / 1e6);
+        if let Some(opened) = start.as_ref().map(|w| w.opened) {
+            run.autogrowths = self.autogrowths(opened);
+        }
         run.log = Some(LogStats {
             growths: delta.growth_events,
             segments_before,
@@ -265,6 +270,34 @@ impl Layout {
             size_before_bytes: size_before,
             size_after_bytes: size_after,
         });
+    }
+
+    fn autogrowths(&self, opened: std::time::Instant) -> Vec<AutogrowthEvent> {
+        let data = self
+            .store
+            .data
+            .files()
+            .iter()
+            .map(|f| (&f.placed, &f.counters));
+        let log = std::iter::once((&self.store.log.placed, &self.store.log.counters));
+        let mut events: Vec<AutogrowthEvent> = data
+            .chain(log)
+            .flat_map(|(placed, counters)| {
+                counters
+                    .growths_since(opened)
+                    .into_iter()
+                    .map(|(at, event, size_after)| AutogrowthEvent {
+                        file: placed.name.clone(),
+                        at_s: (at - opened).as_secs_f64(),
+                        bytes: event.bytes,
+                        size_after_bytes: size_after,
+                        zero_filled: event.zero_fill_bytes > 0,
+                        duration_ms: event.duration.as_secs_f64() * 1e3,
+                    })
+            })
+            .collect();
+        events.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+        events
     }
 
     /// Every file this layout owns: its own files and the ones SQLite derives from the anchor.
