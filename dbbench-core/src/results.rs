@@ -141,6 +141,26 @@ pub struct RunResult {
     pub values: BTreeMap<String, f64>,
     /// Metrics the backend could not provide, with the reason.
     pub unavailable: BTreeMap<String, String>,
+    /// Every autogrowth of a data or log file in the measured window, in order.
+    #[serde(default)]
+    pub autogrowths: Vec<AutogrowthEvent>,
+}
+
+/// One autogrowth of a file in the measured window (SQL Server's "Data/Log File Auto Grow").
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AutogrowthEvent {
+    /// Logical file name (`data_1`, `log`).
+    pub file: String,
+    /// When the growth started, in seconds since the window opened.
+    pub at_s: f64,
+    /// Bytes added.
+    pub bytes: u64,
+    /// The file's size after the growth.
+    pub size_after_bytes: u64,
+    /// Whether the new space was written with zeros (no instant file initialization).
+    pub zero_filled: bool,
+    /// How long the growth took.
+    pub duration_ms: f64,
 }
 
 /// A split time recorded by the body.

@@ -1,111 +1,337 @@
-//! The embedded storage layer: how the embedded engine's files are laid out, grown and measured.
+//! The embedded storage layer: SQLite's files laid out, grown and measured the way SQL Server's
+//! file manager does it, on the user's real disk. See `docs/embedded-storage.md`.
 //!
-//! This first version keeps SQLite's own files (one database file and its WAL in the database
-//! directory) and measures their sizes; the storage options that need a file layer of dbbench's
-//! own are refused with a clear error.
+//! Every embedded database is opened through the `dbbench` VFS ([`vfs`]). SQLite sees one database
+//! file and one WAL; on disk the database is `data_files` data files filled extent by extent in
+//! proportion to their free space ([`extent_map`]), each grown by `growth` with or without zero
+//! initialisation ([`file_growth`]), and the WAL is a pre-sized, zero-initialised log that grows by
+//! `log_growth` and counts its segments ([`log_file`]). Every file counts its I/O ([`file_stats`]).
+//!
+//! A [`Layout`] owns one database's files: [`Layout::create`] makes them, [`Layout::open`] opens
+//! connections, [`Layout::open_window`] and [`Layout::close_window`] measure, [`Layout::remove`]
+//! deletes exactly the files it made.
+
+pub mod data_files;
+pub mod error;
+pub mod extent_map;
+pub mod file_growth;
+pub mod file_stats;
+mod io_methods;
+pub mod log_file;
+pub mod map_file;
+pub mod plan;
+mod registry;
+pub mod store;
+pub mod vfs;
+
+pub use plan::check;
 
 use crate::config::StorageSpec;
 use crate::error::{Error, Result};
-use crate::results::{FileKind, FileStats, RunResult};
+use crate::results::{AutogrowthEvent, FileKind, LogStats, RunResult};
 use crate::volume::Volumes;
+use file_stats::CounterSnapshot;
+use plan::{sibling, LayoutPlan};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use store::Store;
 
-/// Refuses storage options this layer cannot honour yet.
-pub fn check(storage: &StorageSpec) -> Result<()> {
-    let refuse = |option: &'static str| Error::Unsupported {
-        option,
-        backend: "embedded",
-        reason: "the embedded storage layer does not implement it".into(),
-    };
-    if storage.data_files != 1 {
-        return Err(refuse("data_files"));
-    }
-    let set = [
-        ("data_size", storage.data_size.is_some()),
-        ("growth", storage.growth.is_some()),
-        ("log_size", storage.log_size.is_some()),
-        ("log_growth", storage.log_growth.is_some()),
-        ("log_pregrow", storage.log_pregrow.is_some()),
-        ("ifi", storage.ifi.is_some()),
-        ("data_on", !storage.data_on.is_empty()),
-        ("log_on", storage.log_on.is_some()),
-    ];
-    match set.iter().find(|(_, on)| *on) {
-        Some((option, _)) => Err(refuse(option)),
-        None => Ok(()),
+/// The files of one embedded database. `Send + Sync`: connections on several threads share it.
+#[derive(Debug)]
+pub struct Layout {
+    store: Arc<Store>,
+    key: String,
+    window: Mutex<Option<Window>>,
+}
+
+/// The statistics when the measured window opened.
+#[derive(Debug, Clone)]
+struct Window {
+    opened: std::time::Instant,
+    data: Vec<(CounterSnapshot, u64)>,
+    log: (CounterSnapshot, u64, u64),
+}
+
+/// How one data file is used: for tests and reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileUsage {
+    /// Logical name (`data_1`).
+    pub name: String,
+    /// Where the file is.
+    pub path: PathBuf,
+    /// The file's size in bytes, as the layer has grown it.
+    pub size_bytes: u64,
+    /// Extents placed in it.
+    pub extents: u64,
+}
+
+/// A handle that turns SQLite errors caused by the storage into errors that name the file.
+#[derive(Debug, Clone)]
+pub struct StorageErrors {
+    store: Arc<Store>,
+}
+
+impl StorageErrors {
+    /// The dbbench error for `error`: the storage's own error (a full file, a full disk, an I/O
+    /// error, each naming its file) when that is why SQLite failed.
+    pub fn explain(&self, error: rusqlite::Error) -> Error {
+        self.store.errors.explain(error)
     }
 }
 
-/// The files of one embedded database.
-pub struct Layout {
-    path: PathBuf,
-    before: Mutex<(u64, u64)>,
+/// Removes `paths` (missing ones are fine); returns the first failure, after trying them all.
+fn remove_files(paths: &[PathBuf]) -> Result<()> {
+    let mut first = None;
+    for path in paths.iter().rev() {
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                first.get_or_insert(Error::io("cannot remove", path, e));
+            }
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
+/// Flushes the directories holding `paths`, so new files survive a crash.
+fn sync_dirs(paths: &[PathBuf]) -> Result<()> {
+    let mut dirs: Vec<&Path> = paths.iter().filter_map(|p| p.parent()).collect();
+    dirs.sort();
+    dirs.dedup();
+    for dir in dirs {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io("cannot flush directory", dir, e))?;
+    }
+    Ok(())
 }
 
 impl Layout {
-    /// Plans the files of the database whose main file is `path`.
-    pub fn create(path: &Path, storage: &StorageSpec, _volumes: &Volumes) -> Result<Layout> {
-        check(storage)?;
+    /// Creates the files of the database whose SQLite path is `db_path`, as `storage` says, with
+    /// volumes resolved through `volumes`. Existing files are never overwritten; on failure every
+    /// file already created is removed again.
+    pub fn create(db_path: &Path, storage: &StorageSpec, volumes: &Volumes) -> Result<Layout> {
+        vfs::register()?;
+        let plan = LayoutPlan::new(db_path, storage, volumes)?;
+        let mut created = Vec::new();
+        let built = Self::build(plan, &mut created);
+        if built.is_err() {
+            let _ = remove_files(&created);
+        }
+        built
+    }
+
+    fn build(plan: LayoutPlan, created: &mut Vec<PathBuf>) -> Result<Layout> {
+        plan::create_owned(&plan.anchor, created, "cannot create database file")
+            .and_then(|_| plan.write_manifest(created))
+            .map_err(|e| e.into_error())?;
+        let store = Store::create(plan, created).map_err(|e| e.into_error())?;
+        sync_dirs(created)?;
+        Self::register(store)
+    }
+
+    /// Reopens the database at `db_path` that a `Layout` created earlier, possibly in a process
+    /// that was killed: the manifest says where its files are, the map where its extents are.
+    pub fn attach(db_path: &Path) -> Result<Layout> {
+        vfs::register()?;
+        let plan = LayoutPlan::read_manifest(db_path)?;
+        let store = Store::attach(plan).map_err(|e| e.into_error())?;
+        Self::register(store)
+    }
+
+    fn register(store: Store) -> Result<Layout> {
+        let key = vfs::full_pathname(&store.plan.anchor)?;
+        let store = Arc::new(store);
+        registry::register(&key, store.clone());
         Ok(Layout {
-            path: path.to_path_buf(),
-            before: Mutex::new((0, 0)),
+            store,
+            key,
+            window: Mutex::new(None),
         })
     }
 
-    /// Opens a connection to the database.
+    /// The path SQLite opens.
+    pub fn path(&self) -> &Path {
+        &self.store.plan.anchor
+    }
+
+    /// Opens a connection to the database through the `dbbench` VFS.
     pub fn open(&self) -> Result<rusqlite::Connection> {
-        Ok(rusqlite::Connection::open(&self.path)?)
+        use rusqlite::OpenFlags;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let vfs = vfs::VFS_NAME.to_str().expect("ASCII name");
+        rusqlite::Connection::open_with_flags_and_vfs(self.path(), flags, vfs)
+            .map_err(|e| self.explain(e))
     }
 
-    fn sizes(&self) -> (u64, u64) {
-        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        (size(&self.path), size(&wal_path(&self.path)))
+    /// The dbbench error for a SQLite error on this database (see [`StorageErrors::explain`]).
+    pub fn explain(&self, error: rusqlite::Error) -> Error {
+        self.store.errors.explain(error)
     }
 
-    /// Snapshots the file sizes.
-    pub fn open_window(&self) {
-        *self.before.lock().unwrap_or_else(|e| e.into_inner()) = self.sizes();
-    }
-
-    /// Records the data and log file sizes into `run`.
-    pub fn close_window(&self, run: &mut RunResult) {
-        let (data0, log0) = *self.before.lock().unwrap_or_else(|e| e.into_inner());
-        let (data1, log1) = self.sizes();
-        for (name, kind, before, after) in [
-            ("data_1", FileKind::Data, data0, data1),
-            ("log", FileKind::Log, log0, log1),
-        ] {
-            run.files.push(FileStats {
-                name: name.into(),
-                kind,
-                volume: None,
-                size_before_bytes: before,
-                size_after_bytes: after,
-                reads: 0,
-                writes: 0,
-                bytes_read: 0,
-                bytes_written: 0,
-                read_stall_ms: 0.0,
-                write_stall_ms: 0.0,
-                flushes: 0,
-                growth_events: 0,
-                growth_bytes: 0,
-                zero_fill_bytes: 0,
-                growth_total_ms: 0.0,
-                growth_max_ms: 0.0,
-            });
+    /// A handle for connections to explain their errors.
+    pub fn errors(&self) -> StorageErrors {
+        StorageErrors {
+            store: self.store.clone(),
         }
     }
 
-    /// Removes files placed outside the database directory (none in this layout).
+    /// Each data file's path, size and extents.
+    pub fn data_usage(&self) -> Vec<FileUsage> {
+        self.store
+            .data
+            .usage()
+            .into_iter()
+            .zip(self.store.data.files())
+            .map(|((size_bytes, extents), f)| FileUsage {
+                name: f.placed.name.clone(),
+                path: f.placed.path.clone(),
+                size_bytes,
+                extents,
+            })
+            .collect()
+    }
+
+    /// The log's path, size in bytes and segments.
+    pub fn log_usage(&self) -> (PathBuf, u64, u64) {
+        let log = &self.store.log;
+        (log.placed.path.clone(), log.size(), log.segments())
+    }
+
+    /// Snapshots every file's counters and size: the measured window starts.
+    pub fn open_window(&self) {
+        let data = self.store.data.files();
+        let usage = self.store.data.usage();
+        for f in data {
+            f.counters.reset_window_max();
+        }
+        let log = &self.store.log;
+        log.counters.reset_window_max();
+        let window = Window {
+            opened: std::time::Instant::now(),
+            data: data
+                .iter()
+                .zip(&usage)
+                .map(|(f, (size, _))| (f.counters.snapshot(), *size))
+                .collect(),
+            log: (log.counters.snapshot(), log.size(), log.segments()),
+        };
+        *self.window.lock().unwrap_or_else(|p| p.into_inner()) = Some(window);
+    }
+
+    /// Writes the window's per-file statistics, log statistics, every autogrowth, extents per
+    /// data file (`data_N_extents`) and flush times (`data_N_flush_ms`, `log_flush_ms`) into `run`.
+    pub fn close_window(&self, run: &mut RunResult) {
+        let start = self.window.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let usage = self.store.data.usage();
+        let zero = (CounterSnapshot::default(), 0);
+        for (i, (file, (size, extents))) in self.store.data.files().iter().zip(&usage).enumerate() {
+            let (before, size_before) = start.as_ref().map_or(zero, |w| w.data[i]);
+            let delta = file.counters.snapshot().since(&before);
+            let name = &file.placed.name;
+            run.files.push(delta.file_stats(
+                name,
+                FileKind::Data,
+                file.placed.volume.clone(),
+                size_before,
+                *size,
+            ));
+            run.counts
+                .insert(format!("{name}_extents"), *extents as i64);
+            run.values
+                .insert(format!("{name}_flush_ms"), delta.flush_ns as f64 / 1e6);
+        }
+        let log = &self.store.log;
+        let (before, size_before, segments_before) = start
+            .as_ref()
+            .map_or((CounterSnapshot::default(), 0, 0), |w| w.log);
+        let delta = log.counters.snapshot().since(&before);
+        let size_after = log.size();
+        run.files.push(delta.file_stats(
+            &log.placed.name,
+            FileKind::Log,
+            log.placed.volume.clone(),
+            size_before,
+            size_after,
+        ));
+        run.values
+            .insert("log_flush_ms".into(), delta.flush_ns as f64 / 1e6);
+        if let Some(opened) = start.as_ref().map(|w| w.opened) {
+            run.autogrowths = self.autogrowths(opened);
+        }
+        run.log = Some(LogStats {
+            growths: delta.growth_events,
+            segments_before,
+            segments_after: log.segments(),
+            size_before_bytes: size_before,
+            size_after_bytes: size_after,
+        });
+    }
+
+    fn autogrowths(&self, opened: std::time::Instant) -> Vec<AutogrowthEvent> {
+        let data = self
+            .store
+            .data
+            .files()
+            .iter()
+            .map(|f| (&f.placed, &f.counters));
+        let log = std::iter::once((&self.store.log.placed, &self.store.log.counters));
+        let mut events: Vec<AutogrowthEvent> = data
+            .chain(log)
+            .flat_map(|(placed, counters)| {
+                counters
+                    .growths_since(opened)
+                    .into_iter()
+                    .map(|(at, event, size_after)| AutogrowthEvent {
+                        file: placed.name.clone(),
+                        at_s: (at - opened).as_secs_f64(),
+                        bytes: event.bytes,
+                        size_after_bytes: size_after,
+                        zero_filled: event.zero_fill_bytes > 0,
+                        duration_ms: event.duration.as_secs_f64() * 1e3,
+                    })
+            })
+            .collect();
+        events.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+        events
+    }
+
+    /// Every file this layout owns: its own files and the ones SQLite derives from the anchor.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut files = self.store.plan.owned_files();
+        let anchor = &self.store.plan.anchor;
+        files.extend(["-shm", "-journal", "-wal"].map(|s| sibling(anchor, s)));
+        files
+    }
+
+    /// Removes every file of the database, wherever it is, and nothing else. Every removal is
+    /// tried; the first failure is returned.
     pub fn remove(self) -> Result<()> {
-        Ok(())
+        let files = self.files();
+        drop(self);
+        remove_files(&files)
     }
 }
 
-fn wal_path(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push("-wal");
-    PathBuf::from(s)
+impl Drop for Layout {
+    fn drop(&mut self) {
+        registry::unregister(&self.key, &self.store);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn layout_is_shareable_across_threads() {
+        assert_send_sync::<Layout>();
+        assert_send_sync::<StorageErrors>();
+    }
 }

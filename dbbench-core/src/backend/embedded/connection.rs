@@ -8,6 +8,7 @@ use std::sync::Arc;
 /// One SQLite connection to an embedded benchmark database.
 pub struct EmbeddedConnection {
     pub(crate) conn: rusqlite::Connection,
+    storage: Option<crate::storage::StorageErrors>,
 }
 
 struct Param<'a>(&'a Value);
@@ -28,7 +29,25 @@ impl EmbeddedConnection {
     /// Wraps an open rusqlite connection.
     pub(crate) fn new(conn: rusqlite::Connection) -> Self {
         conn.set_prepared_statement_cache_capacity(64);
-        EmbeddedConnection { conn }
+        EmbeddedConnection {
+            conn,
+            storage: None,
+        }
+    }
+
+    /// Lets the connection explain storage failures (a full file, a full disk) by the file.
+    pub(crate) fn with_storage(mut self, storage: crate::storage::StorageErrors) -> Self {
+        self.storage = Some(storage);
+        self
+    }
+
+    /// The dbbench error for a SQLite error on this connection, naming the file when the
+    /// storage layer caused it.
+    pub(crate) fn explain(&self, error: rusqlite::Error) -> crate::Error {
+        match &self.storage {
+            Some(storage) => storage.explain(error),
+            None => crate::Error::Sqlite(error),
+        }
     }
 
     /// The underlying rusqlite connection, for code that needs SQLite directly.
@@ -37,16 +56,23 @@ impl EmbeddedConnection {
     }
 
     pub(crate) fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let params: Vec<Param<'_>> = params.iter().map(Param).collect();
-        Ok(stmt.execute(rusqlite::params_from_iter(params.iter()))? as u64)
+        let run = || -> rusqlite::Result<u64> {
+            let mut stmt = self.conn.prepare_cached(sql)?;
+            let params: Vec<Param<'_>> = params.iter().map(Param).collect();
+            Ok(stmt.execute(rusqlite::params_from_iter(params.iter()))? as u64)
+        };
+        run().map_err(|e| self.explain(e))
     }
 
     pub(crate) fn batch(&mut self, sql: &str) -> Result<()> {
-        Ok(self.conn.execute_batch(sql)?)
+        self.conn.execute_batch(sql).map_err(|e| self.explain(e))
     }
 
     pub(crate) fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        self.query_rows(sql, params).map_err(|e| self.explain(e))
+    }
+
+    fn query_rows(&self, sql: &str, params: &[Value]) -> rusqlite::Result<Vec<Row>> {
         let mut stmt = self.conn.prepare_cached(sql)?;
         let columns: Arc<[String]> = stmt.column_names().iter().map(|c| c.to_string()).collect();
         let params: Vec<Param<'_>> = params.iter().map(Param).collect();

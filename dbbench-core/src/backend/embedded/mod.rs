@@ -1,9 +1,33 @@
 //! The embedded engine: SQLite (bundled, in-process), one database directory per repetition under
-//! `target/dbbench/db/`, 8 KiB pages and write-ahead logging.
+//! `target/dbbench/db/`, 8 KiB pages and write-ahead logging, stored through dbbench's storage
+//! layer ([`crate::storage`], described in `docs/embedded-storage.md`).
 //!
-//! Native mappings: `recovery = simple` checkpoints the WAL automatically (log space is reused),
-//! `recovery = full` turns automatic checkpoints off for the measured window (the log only grows);
-//! `maxdop` is `PRAGMA threads`.
+//! Every database, with default options too, is opened through the `dbbench` VFS: SQLite's database
+//! file is spread over data files in 64 KiB extents and its WAL lives in a pre-sized log file. How
+//! each storage option maps (default in parentheses):
+//!
+//! - `data_files` (1): physical data files (`NAME_data_1.mdf`, `NAME_data_2.ndf`, …); new extents
+//!   go to them in proportion to their free space (proportional fill).
+//! - `data_size` (one 64 KiB extent per file): initial size, `data_size / data_files` per file.
+//! - `growth` (64 MB): when every data file is full, one grows (round robin) by this many bytes or
+//!   percent; `none` fails the statement with "file … is full" ([`Error::FileFull`]).
+//! - `ifi` (true): `false` writes zeros over new data-file space and flushes before use; `true`
+//!   allocates it with `fallocate`.
+//! - `log_size` (8 MB), `log_pregrow`, `log_growth` (64 MB): the log file (`NAME_log.ldf`) is
+//!   created at `log_size` (in `log_pregrow` steps), always zero-initialised, grows by
+//!   `log_growth`, never shrinks; its growths and segments (the counterpart of VLFs, SQL Server
+//!   2014+'s rule) are reported in [`crate::results::LogStats`].
+//! - `recovery` (simple): `simple` checkpoints the WAL automatically (every 1000 pages) so log
+//!   space is reused; `full` turns automatic checkpoints off for the measured window, so the log
+//!   only grows; `bulk_logged` is refused.
+//! - `data_on`, `log_on`: named volumes (`DBBENCH_VOLUMES`); data files go round robin over the
+//!   `data_on` directories, the log to the `log_on` directory. A missing directory fails the cell
+//!   naming it; teardown removes every file wherever it is.
+//! - `maxdop`: `PRAGMA threads`.
+//! - `tempdb_files`, `tempdb_size`, `tempdb_growth`: refused (SQLite has no shared tempdb).
+//!
+//! Each measured window records per-file statistics for `data_1`… and `log` (reads, writes, bytes,
+//! stalls, flushes, growth events with bytes and durations, zero-fill bytes, sizes).
 
 mod connection;
 
@@ -36,6 +60,10 @@ impl EmbeddedBackend {
         preconditions.insert("page_size".into(), "8192".into());
         preconditions.insert("journal_mode".into(), "wal".into());
         preconditions.insert("synchronous".into(), "full".into());
+        preconditions.insert(
+            "vfs".into(),
+            "dbbench (extent-mapped data files, log file)".into(),
+        );
         BackendInfo {
             kind: "embedded".into(),
             version: format!("SQLite {}", rusqlite::version()),
@@ -79,20 +107,22 @@ impl EmbeddedBackend {
             Some(Recovery::Full) | Some(Recovery::BulkLogged) => 0,
             _ => 1000,
         };
-        let mut db = EmbeddedDatabase {
+        let layout = match crate::storage::Layout::create(&path, &plan.storage, &plan.volumes) {
+            Ok(layout) => layout,
+            Err(e) => {
+                // The layout removed what it made; the directory is ours too.
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        Ok(EmbeddedDatabase {
             dir,
             path,
             threads: plan.storage.maxdop.unwrap_or(0),
             autocheckpoint,
             window_open: AtomicBool::new(false),
-            layout: None,
-        };
-        db.layout = Some(crate::storage::Layout::create(
-            &db.path,
-            &plan.storage,
-            &plan.volumes,
-        )?);
-        Ok(db)
+            layout: Some(layout),
+        })
     }
 }
 
@@ -134,22 +164,29 @@ impl EmbeddedDatabase {
 
     /// Opens a connection with the benchmark's settings.
     pub fn connect(&self) -> Result<EmbeddedConnection> {
-        let conn = match &self.layout {
-            Some(layout) => layout.open()?,
-            None => rusqlite::Connection::open(&self.path)?,
+        let layout = self.layout()?;
+        let conn = layout.open()?;
+        let setup = || -> rusqlite::Result<()> {
+            conn.busy_timeout(std::time::Duration::from_secs(60))?;
+            conn.execute_batch(&format!(
+                "PRAGMA page_size = 8192; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
+                 PRAGMA threads = {}; PRAGMA wal_autocheckpoint = {};",
+                self.threads,
+                if self.window_open.load(Ordering::SeqCst) {
+                    self.autocheckpoint
+                } else {
+                    1000
+                }
+            ))
         };
-        conn.busy_timeout(std::time::Duration::from_secs(60))?;
-        conn.execute_batch(&format!(
-            "PRAGMA page_size = 8192; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
-             PRAGMA threads = {}; PRAGMA wal_autocheckpoint = {};",
-            self.threads,
-            if self.window_open.load(Ordering::SeqCst) {
-                self.autocheckpoint
-            } else {
-                1000
-            }
-        ))?;
-        Ok(EmbeddedConnection::new(conn))
+        setup().map_err(|e| layout.explain(e))?;
+        Ok(EmbeddedConnection::new(conn).with_storage(layout.errors()))
+    }
+
+    fn layout(&self) -> Result<&crate::storage::Layout> {
+        self.layout
+            .as_ref()
+            .ok_or_else(|| Error::msg("the embedded database was already dropped"))
     }
 
     /// Loads `fixture` in one transaction with a prepared statement.
@@ -163,43 +200,48 @@ impl EmbeddedDatabase {
             FixtureKind::None => Ok(0),
             FixtureKind::Credit => {
                 let rows = scale.credit_rows();
-                let c = &mut conn.conn;
-                c.execute_batch(crate::fixture::credit_schema(
-                    crate::connection::Dialect::Sqlite,
-                ))?;
-                let tx = c.transaction()?;
-                {
-                    let mut stmt = tx.prepare(
-                        "INSERT INTO charge (member_no, provider_no, category_no, charge_dt, charge_amt, statement_no, charge_code) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    )?;
-                    for row in crate::fixture::credit_rows(rows) {
-                        stmt.execute(rusqlite::params![
-                            row.member_no,
-                            row.provider_no,
-                            row.category_no,
-                            row.charge_dt,
-                            row.charge_amt,
-                            row.statement_no,
-                            row.charge_code
-                        ])?;
-                    }
-                }
-                tx.commit()?;
+                Self::load_credit(&mut conn.conn, rows).map_err(|e| conn.explain(e))?;
                 Ok(rows)
             }
         }
     }
 
+    fn load_credit(c: &mut rusqlite::Connection, rows: u64) -> rusqlite::Result<()> {
+        c.execute_batch(crate::fixture::credit_schema(
+            crate::connection::Dialect::Sqlite,
+        ))?;
+        let tx = c.transaction()?;
+        {
+            let mut stmt = tx.prepare(
+                "INSERT INTO charge (member_no, provider_no, category_no, charge_dt, charge_amt, statement_no, charge_code) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?;
+            for row in crate::fixture::credit_rows(rows) {
+                stmt.execute(rusqlite::params![
+                    row.member_no,
+                    row.provider_no,
+                    row.category_no,
+                    row.charge_dt,
+                    row.charge_amt,
+                    row.statement_no,
+                    row.charge_code
+                ])?;
+            }
+        }
+        tx.commit()
+    }
+
     /// Checkpoints the fixture into the data files, applies the recovery model's checkpoint
     /// policy and snapshots the storage statistics.
     pub fn open_window(&self, conn: &mut EmbeddedConnection) -> Result<()> {
-        conn.conn
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
-        conn.conn.execute_batch(&format!(
-            "PRAGMA wal_autocheckpoint = {};",
-            self.autocheckpoint
-        ))?;
+        let prepare = |c: &rusqlite::Connection| -> rusqlite::Result<()> {
+            c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            c.execute_batch(&format!(
+                "PRAGMA wal_autocheckpoint = {};",
+                self.autocheckpoint
+            ))
+        };
+        prepare(&conn.conn).map_err(|e| conn.explain(e))?;
         self.window_open.store(true, Ordering::SeqCst);
         if let Some(layout) = &self.layout {
             layout.open_window();
@@ -210,7 +252,10 @@ impl EmbeddedDatabase {
     /// Records the window's file statistics and the database's page count into `run`.
     pub fn close_window(&self, conn: &mut EmbeddedConnection, run: &mut RunResult) -> Result<()> {
         self.window_open.store(false, Ordering::SeqCst);
-        let pages: i64 = conn.conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+        let pages: i64 = conn
+            .conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .map_err(|e| conn.explain(e))?;
         run.counts.insert("data_pages".into(), pages);
         if let Some(layout) = &self.layout {
             layout.close_window(run);
