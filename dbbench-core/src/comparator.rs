@@ -13,6 +13,11 @@
 //!   millisecond runs and laps of smoke-scale `cargo test` runs, which are dominated by
 //!   scheduler noise, do not fail; a doubling of anything longer than 50 ms still does).
 //!
+//! A mapping with a `machine` key is a block of timings measured on that machine (host, CPU, cores
+//! and build profile). When the recorded and the new machine differ, the block is skipped: timings
+//! from other hardware are not comparable, so a fresh clone on another machine checks the
+//! deterministic fields only and leaves the recorded timings in place.
+//!
 //! `DBBENCH_TIMING=ignore` skips measurements entirely and checks deterministic fields only, for
 //! CI on hardware other than the one that recorded the snapshot.
 //!
@@ -133,7 +138,8 @@ impl Tolerance {
             };
         };
         let mut differences = Vec::new();
-        self.walk(&old[0], &new_doc[0], "", &mut differences);
+        let timings = self.mode == TimingMode::Compare;
+        self.walk(&old[0], &new_doc[0], "", timings, &mut differences);
         if differences.is_empty() {
             Ok(())
         } else {
@@ -141,8 +147,19 @@ impl Tolerance {
         }
     }
 
-    fn walk(&self, old: &Yaml, new: &Yaml, path: &str, out: &mut Vec<String>) {
+    /// Compares `old` with `new` below `path`; measurements are compared only when `timings`.
+    fn walk(&self, old: &Yaml, new: &Yaml, path: &str, timings: bool, out: &mut Vec<String>) {
+        let machine = Yaml::String("machine".into());
         match (old, new) {
+            (Yaml::Hash(o), Yaml::Hash(n)) if o.contains_key(&machine) => {
+                let same_machine = o.get(&machine) == n.get(&machine);
+                let strip = |h: &yaml_rust2::yaml::Hash| {
+                    let mut h = h.clone();
+                    h.remove(&machine);
+                    Yaml::Hash(h)
+                };
+                self.walk(&strip(o), &strip(n), path, timings && same_machine, out);
+            }
             (Yaml::Hash(o), Yaml::Hash(n)) if is_measurement(o) && is_measurement(n) => {
                 for (key, value) in o {
                     if !is_statistic(key) && n.get(key) != Some(value) {
@@ -152,7 +169,7 @@ impl Tolerance {
                 if o.len() != n.len() {
                     out.push(format!("{}: fields differ", display(path)));
                 }
-                if self.mode == TimingMode::Compare {
+                if timings {
                     if let Some(why) = self.measurement_differs(o, n) {
                         out.push(format!("{}: {why}", display(path)));
                     }
@@ -180,7 +197,7 @@ impl Tolerance {
                 }
                 for (key, value) in o {
                     let child = format!("{path}.{}", key_text(key));
-                    self.walk(value, &n[key], &child, out);
+                    self.walk(value, &n[key], &child, timings, out);
                 }
             }
             (Yaml::Array(o), Yaml::Array(n)) => {
@@ -194,7 +211,8 @@ impl Tolerance {
                     return;
                 }
                 for (i, (a, b)) in o.iter().zip(n).enumerate() {
-                    self.walk(a, b, &format!("{path}[{}]", entry_label(a, i)), out);
+                    let child = format!("{path}[{}]", entry_label(a, i));
+                    self.walk(a, b, &child, timings, out);
                 }
             }
             (o, n) if o == n => {}
@@ -350,6 +368,7 @@ cells:
     results:
       growth_events: 1200
     timing:
+      machine: vm · AMD EPYC · 2 cores · release build
       elapsed:
         mean_s: 10.72
         ci95_s:
@@ -420,6 +439,19 @@ cells:
         assert_eq!(ignore.compare(RECORDED, &doubled), Ok(()));
         let renamed_lap = with("loop 1", "loop one");
         assert!(ignore.compare(RECORDED, &renamed_lap).is_err());
+    }
+
+    #[test]
+    fn timings_from_another_machine_are_not_compared() {
+        let new = with("10.72", "21.44")
+            .replacen("10.24", "20.9", 1)
+            .replacen("11.21", "22.0", 1);
+        let other = new.replacen("2 cores · release", "8 cores · release", 1);
+        assert_eq!(Tolerance::default().compare(RECORDED, &other), Ok(()));
+        assert!(Tolerance::default().compare(RECORDED, &new).is_err());
+        // Deterministic fields are still checked on another machine.
+        let changed = other.replacen("growth_events: 1200", "growth_events: 1201", 1);
+        assert!(Tolerance::default().compare(RECORDED, &changed).is_err());
     }
 
     #[test]

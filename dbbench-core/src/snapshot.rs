@@ -45,6 +45,9 @@ struct CellView {
 /// The cell's timings; every entry is a measurement (see [`crate::comparator`]).
 #[derive(Debug, Serialize)]
 struct TimingView {
+    /// Where the timings were measured; timings recorded on another machine or build profile are
+    /// not comparable and are not checked (see [`crate::comparator`]).
+    machine: String,
     elapsed: Measurement,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     laps: Vec<LapMeasurement>,
@@ -92,7 +95,7 @@ fn significant(x: f64) -> f64 {
 
 /// Timings of the measured runs: elapsed, and each lap of the first run's lap list whose name
 /// every run shares at the same position.
-fn timing(cell: &crate::results::CellResult) -> Option<TimingView> {
+fn timing(cell: &crate::results::CellResult, machine: &str) -> Option<TimingView> {
     let runs: Vec<&RunResult> = cell.measured().collect();
     let elapsed: Vec<f64> = runs.iter().map(|r| r.elapsed_s).collect();
     let laps = runs
@@ -123,6 +126,7 @@ fn timing(cell: &crate::results::CellResult) -> Option<TimingView> {
         })
         .unwrap_or_default();
     Some(TimingView {
+        machine: machine.to_string(),
         elapsed: Measurement::of(&elapsed)?,
         laps,
     })
@@ -163,6 +167,13 @@ impl SnapshotView {
         let pid = std::process::id().to_string();
         let work = work_dir.display().to_string();
         let clean = |text: &str| text.replace(&work, "<work_dir>").replace(&pid, "<pid>");
+        let cores = format!("{} cores", result.host.cores);
+        let build = format!("{} build", result.run.build_profile);
+        let machine = [result.host.hostname.as_str(), &result.host.cpu_model, &cores, &build]
+            .into_iter()
+            .filter(|part| !part.is_empty())
+            .collect::<Vec<_>>()
+            .join(" · ");
         SnapshotView {
             benchmark: result.benchmark.clone(),
             title: result.title.clone(),
@@ -186,7 +197,7 @@ impl SnapshotView {
                     },
                     runs: cell.measured().count(),
                     results: cell.measured().next().map(deterministic),
-                    timing: timing(cell),
+                    timing: timing(cell, &machine),
                 })
                 .collect(),
         }

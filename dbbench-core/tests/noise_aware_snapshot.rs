@@ -168,7 +168,7 @@ fn the_recorded_snapshot_holds_timings_as_measurements() {
     let ws = Workspace::new();
     let snap = ws.record(&result([&SLOW, &FAST], 5));
     assert!(
-        snap.contains("    timing:\n      elapsed:\n        mean_s: 2.05\n"),
+        snap.contains("      elapsed:\n        mean_s: 2.05\n"),
         "{snap}"
     );
     assert!(snap.contains("growth_events: 5"), "{snap}");

@@ -44,6 +44,7 @@ static FULL_DISK: BenchmarkSpec = BenchmarkSpec {
     },
     cells: &[
         CellSpec {
+            backends: &[],
             name: "data_file_cannot_grow",
             storage: StorageSpec {
                 data_size: Some(mib(1, "1MB")),
@@ -56,6 +57,7 @@ static FULL_DISK: BenchmarkSpec = BenchmarkSpec {
             },
         },
         CellSpec {
+            backends: &[],
             name: "log_cannot_grow",
             storage: StorageSpec {
                 growth: Some(grow_mib(1, "1MB")),
@@ -67,6 +69,7 @@ static FULL_DISK: BenchmarkSpec = BenchmarkSpec {
             },
         },
         CellSpec {
+            backends: &[],
             name: "log_cannot_be_created",
             storage: StorageSpec {
                 log_size: Some(mib(64, "64MB")),
