@@ -3,8 +3,9 @@
 //! the default scale with progress, tables and the HTML report.
 
 pub mod sample;
+pub mod vlf;
 
 /// Every benchmark of the suites, in the order the main job runs them.
 pub fn all() -> Vec<&'static dbbench_core::spec::BenchmarkSpec> {
-    vec![&sample::doubling::BENCHMARK]
+    vec![&vlf::doubling::BENCHMARK, &sample::doubling::BENCHMARK]
 }
