@@ -27,8 +27,8 @@
 
 pub mod backend;
 pub mod calendar;
-pub mod cli;
 pub mod chart;
+pub mod cli;
 pub mod comparator;
 pub mod compare;
 pub mod config;

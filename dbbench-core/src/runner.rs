@@ -63,7 +63,20 @@ pub async fn run_benchmark(
         .filter(|c| selected.is_none_or(|s| s.contains(&c.name)))
         .collect();
     let scale = ctx.scale.for_benchmark(&bench.run);
-    let backend_info = backend.info().await?;
+    let mut backend_info = backend.info().await?;
+    let volumes = match backend.kind() {
+        BackendKind::Embedded => {
+            let defaulted = default_volumes(&cells, ctx)?;
+            for (name, dir) in &defaulted.1 {
+                backend_info.preconditions.insert(
+                    format!("volume {name}"),
+                    format!("{} (not bound in DBBENCH_VOLUMES: a directory under the work dir, same disk)", dir.display()),
+                );
+            }
+            defaulted.0
+        }
+        BackendKind::Mssql => ctx.volumes.clone(),
+    };
     let mut results: Vec<CellResult> = cells
         .iter()
         .map(|cell| {
@@ -106,7 +119,7 @@ pub async fn run_benchmark(
         let plan = DatabasePlan {
             name: database_name(bench, cell, rep),
             storage: scaled_storage(&cell.storage, bench.run.scale_storage, &scale),
-            volumes: ctx.volumes.clone(),
+            volumes: volumes.clone(),
             work_dir: ctx.work_dir.clone(),
             scale: scale.clone(),
         };
@@ -172,6 +185,34 @@ pub async fn run_benchmark(
     ))?;
     crate::report::write_benchmark(&result, &bench.file_stem(), &ctx.work_dir)?;
     Ok(result)
+}
+
+/// The volumes with every name the cells use bound: names missing from `DBBENCH_VOLUMES` get a
+/// directory of their own under `<work_dir>/volumes/`, so suites that separate data and log run
+/// on a fresh clone; the second value lists those defaults so the results can say so.
+fn default_volumes(
+    cells: &[&CellSpec],
+    ctx: &RunContext,
+) -> Result<(Volumes, Vec<(String, PathBuf)>)> {
+    let mut volumes = ctx.volumes.clone();
+    let mut defaulted = Vec::new();
+    let names = cells
+        .iter()
+        .flat_map(|c| c.storage.data_on.iter().copied().chain(c.storage.log_on));
+    for name in names {
+        if volumes.resolve(name).is_err() {
+            let dir = ctx.work_dir.join("volumes").join(name);
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| Error::io("cannot create volume directory", &dir, e))?;
+            crate::test_entry::say(&format!(
+                "dbbench › volume `{name}` is not bound in DBBENCH_VOLUMES; using {} (same disk)",
+                dir.display()
+            ));
+            volumes.bind(name, &dir);
+            defaulted.push((name.to_string(), dir));
+        }
+    }
+    Ok((volumes, defaulted))
 }
 
 /// `Ok`, or why the cell cannot run on this backend (skipped or failed before creating anything).

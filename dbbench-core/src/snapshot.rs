@@ -169,11 +169,16 @@ impl SnapshotView {
         let clean = |text: &str| text.replace(&work, "<work_dir>").replace(&pid, "<pid>");
         let cores = format!("{} cores", result.host.cores);
         let build = format!("{} build", result.run.build_profile);
-        let machine = [result.host.hostname.as_str(), &result.host.cpu_model, &cores, &build]
-            .into_iter()
-            .filter(|part| !part.is_empty())
-            .collect::<Vec<_>>()
-            .join(" · ");
+        let machine = [
+            result.host.hostname.as_str(),
+            &result.host.cpu_model,
+            &cores,
+            &build,
+        ]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" · ");
         SnapshotView {
             benchmark: result.benchmark.clone(),
             title: result.title.clone(),

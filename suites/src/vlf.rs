@@ -42,7 +42,8 @@ use dbbench_core::{db_bench, Result, Session};
     data_size = "1000MB",
     log_size = "400MB",
     scale_storage = true,
-    baseline = "test_1"
+    baseline = "test_1",
+    repeat = 3
 )]
 #[case(name = "test_1", growth = "1MB", log_growth = "1MB", ifi = false)]
 #[case(name = "test_2", growth = "1MB", log_growth = "1MB", ifi = true)]
