@@ -28,6 +28,7 @@
 pub mod backend;
 pub mod config;
 pub mod connection;
+pub mod driver;
 pub mod error;
 pub mod fixture;
 pub mod host;

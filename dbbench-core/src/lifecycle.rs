@@ -70,7 +70,7 @@ async fn measure(database: &Arc<Database>, rep: &Repetition<'_>) -> Result<RunRe
         None => body.await,
     };
     let elapsed = started.elapsed();
-    let (mut conn, laps, counts, values) = session.into_parts();
+    let (mut conn, laps, counts, values, loads) = session.into_parts();
     match outcome {
         Err(panic) => return Err(Error::Panic(panic)),
         Ok(Err(e)) => return Err(e),
@@ -85,6 +85,9 @@ async fn measure(database: &Arc<Database>, rep: &Repetition<'_>) -> Result<RunRe
     };
     run.counts
         .insert("fixture_rows".into(), fixture_rows as i64);
+    for load in loads {
+        load.record(&mut run);
+    }
     database.close_window(&mut conn, &mut run).await?;
     Ok(run)
 }

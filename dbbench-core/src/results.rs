@@ -128,6 +128,9 @@ pub struct RunResult {
     pub values: BTreeMap<String, f64>,
     /// Metrics the backend could not provide, with the reason.
     pub unavailable: BTreeMap<String, String>,
+    /// Concurrent loads the body ran with [`crate::Session::load`], in order.
+    #[serde(default)]
+    pub loads: Vec<crate::driver::LoadStats>,
 }
 
 /// A split time recorded by the body.
