@@ -165,7 +165,8 @@ async fn coordinate<F>(
     execution: Execution,
 ) -> Result<Outcome> {
     let name = &crew.shared.load.name;
-    let failed = |worker: u32, error: Error| Error::msg(format!("load `{name}`: worker {worker}: {error}"));
+    let failed =
+        |worker: u32, error: Error| Error::msg(format!("load `{name}`: worker {worker}: {error}"));
     let vanished = || Error::msg(format!("load `{name}`: a worker ended without reporting"));
     let mut ready = 0;
     while ready < count {

@@ -103,11 +103,20 @@ mod tests {
 
     #[test]
     fn kinds_of_backend_errors() {
-        assert_eq!(ErrorKind::of(&sqlite(rusqlite::ffi::SQLITE_BUSY)), ErrorKind::Busy);
-        assert_eq!(ErrorKind::of(&sqlite(rusqlite::ffi::SQLITE_LOCKED)), ErrorKind::Busy);
+        assert_eq!(
+            ErrorKind::of(&sqlite(rusqlite::ffi::SQLITE_BUSY)),
+            ErrorKind::Busy
+        );
+        assert_eq!(
+            ErrorKind::of(&sqlite(rusqlite::ffi::SQLITE_LOCKED)),
+            ErrorKind::Busy
+        );
         // SQLITE_BUSY_SNAPSHOT is an extended busy code.
         assert_eq!(ErrorKind::of(&sqlite(517)), ErrorKind::Busy);
-        assert_eq!(ErrorKind::of(&sqlite(rusqlite::ffi::SQLITE_FULL)), ErrorKind::Other);
+        assert_eq!(
+            ErrorKind::of(&sqlite(rusqlite::ffi::SQLITE_FULL)),
+            ErrorKind::Other
+        );
         assert_eq!(ErrorKind::of(&server(1205)), ErrorKind::Deadlock);
         assert_eq!(ErrorKind::of(&server(1222)), ErrorKind::Timeout);
         assert_eq!(ErrorKind::of(&server(2627)), ErrorKind::Other);

@@ -71,7 +71,10 @@ pub(crate) fn assemble(
     let stats = LoadStats {
         config: load.config(),
         execution: execution.keyword().to_string(),
-        started_at_s: outcome.start.saturating_duration_since(origin).as_secs_f64(),
+        started_at_s: outcome
+            .start
+            .saturating_duration_since(origin)
+            .as_secs_f64(),
         elapsed_s: wall.as_secs_f64(),
         transactions,
         statements,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// How much work a load was given, as recorded in the results.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "snake_case", tag = "kind")]
 pub enum WorkConfig {
     /// A number of statements in total.
     Statements {
@@ -52,6 +52,9 @@ pub struct LoadConfig {
     /// How long a statement waits for a lock before it fails (`busy_timeout` on SQLite,
     /// `LOCK_TIMEOUT` on SQL Server); `None` keeps the connection's default.
     pub lock_timeout_ms: Option<f64>,
+    /// Statements each connection ran after connecting, before the measurement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup: Vec<String>,
     /// Retries of one transaction after a busy or deadlock error before the load fails.
     pub max_retries: u32,
     /// Seed of the arrival times and retry back-off.

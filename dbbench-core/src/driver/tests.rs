@@ -74,14 +74,19 @@ async fn tasks_run_the_same_plan_on_the_calling_thread() {
 async fn a_failing_statement_stops_the_load_and_names_worker_and_kind() {
     let db = database("failing").await;
     let load = Load::new(2, Work::Statements(40)).statements_per_transaction(5);
-    let error = run_load(db.clone(), Instant::now(), load, async |conn: &mut Connection, op: Op| {
-        if op.id == 13 {
-            // An error that is not retried.
-            conn.execute("INSERT INTO missing (id) VALUES (13)").await
-        } else {
-            insert(conn, op).await
-        }
-    })
+    let error = run_load(
+        db.clone(),
+        Instant::now(),
+        load,
+        async |conn: &mut Connection, op: Op| {
+            if op.id == 13 {
+                // An error that is not retried.
+                conn.execute("INSERT INTO missing (id) VALUES (13)").await
+            } else {
+                insert(conn, op).await
+            }
+        },
+    )
     .await
     .unwrap_err()
     .to_string();
@@ -97,12 +102,17 @@ async fn a_failing_statement_stops_the_load_and_names_worker_and_kind() {
 async fn a_panic_in_the_closure_becomes_an_error() {
     let db = database("panic").await;
     let load = Load::new(2, Work::Statements(10));
-    let result = run_load(db.clone(), Instant::now(), load, async |conn: &mut Connection, op: Op| {
-        if op.id == 3 {
-            panic!("generator bug at {}", op.id);
-        }
-        insert(conn, op).await
-    })
+    let result = run_load(
+        db.clone(),
+        Instant::now(),
+        load,
+        async |conn: &mut Connection, op: Op| {
+            if op.id == 3 {
+                panic!("generator bug at {}", op.id);
+            }
+            insert(conn, op).await
+        },
+    )
     .await;
     let error = result.unwrap_err().to_string();
     assert!(error.contains("panicked: generator bug at 3"), "{error}");
@@ -163,9 +173,14 @@ async fn dropping_a_running_load_stops_and_joins_its_workers() {
 #[tokio::test]
 async fn an_invalid_load_fails_before_connecting() {
     let db = database("invalid").await;
-    let error = run_load(db.clone(), Instant::now(), Load::new(0, Work::Statements(1)), insert)
-        .await
-        .unwrap_err();
+    let error = run_load(
+        db.clone(),
+        Instant::now(),
+        Load::new(0, Work::Statements(1)),
+        insert,
+    )
+    .await
+    .unwrap_err();
     assert!(error.to_string().contains("at least one worker"), "{error}");
     rows_and_drop(db).await;
 }
@@ -190,4 +205,29 @@ async fn a_report_lands_in_counts_values_series_and_loads() {
     assert_eq!(run.series[0].values.iter().sum::<f64>(), 2.0);
     assert_eq!(run.loads, vec![report.stats]);
     rows_and_drop(db).await;
+}
+
+#[tokio::test]
+async fn setup_statements_run_on_every_worker_connection_before_the_load() {
+    let db = database("setup").await;
+    let load = Load::new(3, Work::Statements(9)).setup("PRAGMA synchronous = OFF");
+    let report = run_load(
+        db.clone(),
+        Instant::now(),
+        load,
+        async |conn: &mut Connection, op: Op| {
+            let synchronous: i64 = conn.query_scalar("PRAGMA synchronous").await?;
+            if synchronous != 0 {
+                return Err(Error::msg(format!(
+                    "worker {}: synchronous is {synchronous}",
+                    op.worker
+                )));
+            }
+            insert(conn, op).await
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.stats.config.setup, vec!["PRAGMA synchronous = OFF"]);
+    assert_eq!(rows_and_drop(db).await, 9);
 }

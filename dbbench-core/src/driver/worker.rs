@@ -127,6 +127,9 @@ where
         if let Some(wait) = self.shared.load.lock_timeout {
             conn.batch(&sql::lock_timeout(dialect, wait)).await?;
         }
+        for setup in &self.shared.load.setup {
+            conn.batch(setup).await?;
+        }
         let driver_sql = DriverSql::of(dialect);
         conn.query(driver_sql.warm_up).await?;
         let _ = self.events.send(Event::Ready);
@@ -253,7 +256,10 @@ where
     ) -> Result<u64> {
         let mut attempt = 0u32;
         loop {
-            match self.attempt(conn, sql, report.transactions, first, n, attempt).await {
+            match self
+                .attempt(conn, sql, report.transactions, first, n, attempt)
+                .await
+            {
                 Ok(rows) => return Ok(rows),
                 Err(error) => {
                     let kind = ErrorKind::of(&error);

@@ -64,6 +64,7 @@ pub struct Load {
     pub(crate) think_time: Option<Duration>,
     pub(crate) target_rate: Option<f64>,
     pub(crate) lock_timeout: Option<Duration>,
+    pub(crate) setup: Vec<String>,
     pub(crate) max_retries: u32,
     pub(crate) seed: u64,
     /// Forces an execution model; tests use it to run the task model on the embedded engine.
@@ -85,6 +86,7 @@ impl Load {
             think_time: None,
             target_rate: None,
             lock_timeout: None,
+            setup: Vec::new(),
             max_retries: 100,
             seed: DEFAULT_SEED,
             execution: None,
@@ -126,6 +128,14 @@ impl Load {
         self
     }
 
+    /// Statements every worker's connection runs once after connecting, before the warm-up and
+    /// outside the measurement: session options such as `SET NOCOUNT ON` or
+    /// `PRAGMA synchronous = OFF`. May be given several times; they run in order.
+    pub fn setup(mut self, sql: impl Into<String>) -> Load {
+        self.setup.push(sql.into());
+        self
+    }
+
     /// How often one transaction is retried after a busy or deadlock error (default 100) before
     /// the load fails.
     pub fn max_retries(mut self, retries: u32) -> Load {
@@ -153,7 +163,10 @@ impl Load {
         if self.statements_per_transaction == 0 {
             return bad("needs at least one statement per transaction".into());
         }
-        if let Work::Bytes { per_statement: 0, .. } = self.work {
+        if let Work::Bytes {
+            per_statement: 0, ..
+        } = self.work
+        {
             return bad("`Work::Bytes` needs a statement size above zero".into());
         }
         if let Some(rate) = self.target_rate {
@@ -176,11 +189,7 @@ impl Load {
         let total = self.work.statements()?;
         let workers = u64::from(self.workers.max(1));
         let (base, extra) = (total / workers, total % workers);
-        Some(
-            (0..workers)
-                .map(|w| base + u64::from(w < extra))
-                .collect(),
-        )
+        Some((0..workers).map(|w| base + u64::from(w < extra)).collect())
     }
 
     /// The configuration as recorded in the results.
@@ -212,6 +221,7 @@ impl Load {
             think_time_ms: self.think_time.map(|d| d.as_secs_f64() * 1e3),
             target_rate_per_s: self.target_rate,
             lock_timeout_ms: self.lock_timeout.map(|d| d.as_secs_f64() * 1e3),
+            setup: self.setup.clone(),
             max_retries: self.max_retries,
             seed: self.seed,
         }
@@ -240,10 +250,13 @@ mod tests {
         };
         assert_eq!(work.statements(), Some(3));
         assert_eq!(Work::Duration(Duration::from_secs(1)).statements(), None);
-        let seed = Load::new(128, Work::Bytes {
-            total: 128 * 4_100 * 1_000,
-            per_statement: 4_100,
-        });
+        let seed = Load::new(
+            128,
+            Work::Bytes {
+                total: 128 * 4_100 * 1_000,
+                per_statement: 4_100,
+            },
+        );
         assert!(seed.shares().unwrap().iter().all(|&n| n == 1_000));
     }
 
@@ -265,17 +278,22 @@ mod tests {
     fn validation_explains_the_problem() {
         let err = |load: Load| load.validate().unwrap_err().to_string();
         assert!(err(Load::new(0, Work::Statements(1))).contains("at least one worker"));
-        assert!(err(Load::new(1, Work::Statements(1)).statements_per_transaction(0))
-            .contains("one statement per transaction"));
+        assert!(
+            err(Load::new(1, Work::Statements(1)).statements_per_transaction(0))
+                .contains("one statement per transaction")
+        );
         assert!(err(Load::new(1, Work::Statements(1)).target_rate(0.0)).contains("above zero"));
         assert!(err(Load::new(1, Work::Statements(1))
             .target_rate(10.0)
             .think_time(Duration::from_millis(1)))
         .contains("exclude each other"));
-        assert!(err(Load::new(1, Work::Bytes {
-            total: 1,
-            per_statement: 0
-        }))
+        assert!(err(Load::new(
+            1,
+            Work::Bytes {
+                total: 1,
+                per_statement: 0
+            }
+        ))
         .contains("statement size"));
         assert!(Load::new(2, Work::Statements(4)).validate().is_ok());
     }
