@@ -70,7 +70,8 @@ async fn measure(database: &Arc<Database>, rep: &Repetition<'_>) -> Result<RunRe
         None => body.await,
     };
     let elapsed = started.elapsed();
-    let (mut conn, laps, counts, values, loads) = session.into_parts();
+    let loads = session.take_loads();
+    let (mut conn, laps, counts, values) = session.into_parts();
     match outcome {
         Err(panic) => return Err(Error::Panic(panic)),
         Ok(Err(e)) => return Err(e),

@@ -149,6 +149,11 @@ impl Session {
         self.loads.push(report);
     }
 
+    /// The reports of the loads the body ran, for the runner to put into the results.
+    pub(crate) fn take_loads(&mut self) -> Vec<LoadReport> {
+        std::mem::take(&mut self.loads)
+    }
+
     pub(crate) fn into_parts(
         self,
     ) -> (
@@ -156,9 +161,8 @@ impl Session {
         Vec<Lap>,
         BTreeMap<String, i64>,
         BTreeMap<String, f64>,
-        Vec<LoadReport>,
     ) {
-        (self.conn, self.laps, self.counts, self.values, self.loads)
+        (self.conn, self.laps, self.counts, self.values)
     }
 }
 

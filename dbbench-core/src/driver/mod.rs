@@ -2,7 +2,7 @@
 //! statement closure over their shares of the work in transactions of `N` statements, and the
 //! driver measures latency, throughput over time, errors, retries and its own overhead.
 //!
-//! ```ignore
+//! ```no_run
 //! use dbbench_core::driver::{Load, Op, Work};
 //! use dbbench_core::{Connection, Result, Session, Value};
 //!

@@ -3,7 +3,9 @@
 //! hand-written loop doing the same inserts: connections opened and warmed the same way, one OS
 //! thread per connection with the same single-threaded runtime, the same statements and ids, and
 //! the same start (all threads ready, clock read, then released). The two alternate in ABBA order
-//! so drift (a growing WAL, a busy neighbour) does not favour either; each run gets a fresh table.
+//! so drift (a busy neighbour) does not favour either. Each run gets a fresh table and starts
+//! from the same files: an unmeasured run first grows the database file, and after every run the
+//! table is dropped and the WAL checkpointed and truncated.
 //!
 //! Two durability settings are measured: the engine as configured (`synchronous = FULL`, every
 //! commit waits for an fsync, so the disk dominates) and without fsync (`synchronous = OFF` on
@@ -15,9 +17,20 @@
 //! cargo run --release -j2 -p dbbench-core --example driver_overhead
 //! ```
 //!
-//! `DBBENCH_OVERHEAD_ROUNDS` (default 10) and `DBBENCH_OVERHEAD_ROWS` (rows per run and worker
-//! count; default 2 000 with fsync, 10 000 without) change the size. The target is a throughput
-//! ratio (driver / hand-written) of at least 0.97.
+//! Runs are short and many (30 ABBA rounds of 600 rows with fsync, 3 000 without), so the two
+//! sides of a round see the same neighbours. The summary gives the geometric mean of the
+//! per-round throughput ratios with its 95% interval, the pooled ratio, the CPU ratio, and the
+//! share of the workers' time the driver's own code took as the driver measures it: the overhead
+//! itself, free of the machine's noise.
+//!
+//! Settings: `DBBENCH_OVERHEAD_ROUNDS` and `DBBENCH_OVERHEAD_ROWS` (rows per run) change the
+//! size; `DBBENCH_OVERHEAD_WORKERS` (`1,4,16`) and `DBBENCH_OVERHEAD_SYNC` (`full,off`) choose
+//! what runs; `DBBENCH_OVERHEAD_CONTROL=1` runs the hand-written loop on both sides, an A/A
+//! control that shows the noise floor of the throughput ratio on this machine. The target is a
+//! throughput ratio (driver / hand-written) of at least 0.97.
+
+mod hand_loop;
+mod interval;
 
 use dbbench_core::backend::embedded::EmbeddedBackend;
 use dbbench_core::backend::Backend;
@@ -27,8 +40,7 @@ use dbbench_core::results::CellStatus;
 use dbbench_core::runner::{run_benchmark, RunContext};
 use dbbench_core::spec::{BenchmarkSpec, BodyFuture, CellSpec};
 use dbbench_core::{Connection, Error, Result, Scale, Session, Value};
-use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const WORKER_COUNTS: [u32; 3] = [1, 4, 16];
 const PER_TRANSACTION: u64 = 10;
@@ -47,12 +59,12 @@ const DURABILITY: [Durability; 2] = [
     Durability {
         label: "synchronous = FULL (as configured)",
         setup: None,
-        rows: 2_000,
+        rows: 600,
     },
     Durability {
         label: "synchronous = OFF (CPU-bound)",
         setup: Some("PRAGMA synchronous = OFF"),
-        rows: 10_000,
+        rows: 3_000,
     },
 ];
 
@@ -71,11 +83,15 @@ struct Cost {
     wall: Duration,
     /// CPU time of the worker threads over the same span.
     cpu: Duration,
+    /// The part of the workers' time spent in the driver's code between transactions, as the
+    /// driver measures it (zero for the hand-written loop).
+    driver_share: f64,
 }
 
 const NOTHING: Cost = Cost {
     wall: Duration::ZERO,
     cpu: Duration::ZERO,
+    driver_share: 0.0,
 };
 
 fn setting(name: &str, default: u64) -> u64 {
@@ -84,37 +100,15 @@ fn setting(name: &str, default: u64) -> u64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
-
-/// CPU time of the calling thread (Linux; zero elsewhere).
-fn thread_cpu() -> Duration {
-    #[cfg(target_os = "linux")]
-    {
-        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        // SAFETY: getrusage writes into the valid, zeroed struct.
-        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) } == 0 {
-            // SAFETY: initialised by the successful call (and zeroed before it).
-            let u = unsafe { usage.assume_init() };
-            let t = |v: libc::timeval| {
-                Duration::from_secs(v.tv_sec as u64) + Duration::from_micros(v.tv_usec as u64)
-            };
-            return t(u.ru_utime) + t(u.ru_stime);
-        }
-    }
-    Duration::ZERO
+/// `DBBENCH_OVERHEAD_CONTROL=1` replaces the driver by the hand-written loop: an A/A run that
+/// shows how far two identical sides drift apart on this machine.
+fn control() -> bool {
+    std::env::var("DBBENCH_OVERHEAD_CONTROL").is_ok_and(|v| v == "1")
 }
 
 fn insert_sql(table: &str) -> String {
     format!("INSERT INTO {table} (id, worker, payload) VALUES (?1, ?2, ?3)")
 }
-
-/// Statements per worker: the driver's equal shares, first workers taking the remainder.
-fn shares(statements: u64, workers: u32) -> Vec<u64> {
-    let w = u64::from(workers);
-    (0..w)
-        .map(|i| statements / w + u64::from(i < statements % w))
-        .collect()
-}
-
 async fn with_driver(db: &mut Session, run: &Run<'_>) -> Result<Cost> {
     let sql = insert_sql(run.table);
     let payload = vec![0xA5u8; ROW_BYTES];
@@ -142,78 +136,9 @@ async fn with_driver(db: &mut Session, run: &Run<'_>) -> Result<Cost> {
     Ok(Cost {
         wall: Duration::from_secs_f64(report.stats.elapsed_s),
         cpu: Duration::from_secs_f64(cpu),
+        driver_share: report.stats.saturation.driver_share,
     })
 }
-
-/// The hand-written loop on the same kind of connections and threads.
-async fn by_hand(db: &mut Session, run: &Run<'_>) -> Result<Cost> {
-    let workers = run.workers;
-    let mut connections = Vec::new();
-    for _ in 0..workers {
-        let mut conn = db.connect().await?;
-        if let Some(setup) = run.setup {
-            conn.batch(setup).await?;
-        }
-        conn.query("SELECT count(*) FROM sqlite_schema").await?;
-        connections.push(conn);
-    }
-    let ready = Arc::new(Barrier::new(workers as usize + 1));
-    let go = Arc::new(Barrier::new(workers as usize + 1));
-    let sql: Arc<str> = insert_sql(run.table).into();
-    let threads: Vec<_> = connections
-        .into_iter()
-        .zip(shares(run.rows, workers))
-        .enumerate()
-        .map(|(worker, (mut conn, share))| {
-            let (ready, go, sql) = (ready.clone(), go.clone(), sql.clone());
-            let payload = vec![0xA5u8; ROW_BYTES];
-            std::thread::spawn(move || -> Result<(Instant, Duration)> {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| Error::msg(e.to_string()))?;
-                ready.wait();
-                go.wait();
-                let cpu = thread_cpu();
-                runtime.block_on(async {
-                    let mut done = 0;
-                    while done < share {
-                        let n = (share - done).min(PER_TRANSACTION);
-                        conn.execute("BEGIN").await?;
-                        for sequence in done..done + n {
-                            let id = sequence * u64::from(workers) + worker as u64;
-                            let params = [
-                                Value::Int(id as i64),
-                                Value::Int(worker as i64),
-                                Value::Blob(payload.clone()),
-                            ];
-                            conn.execute_with(&sql, &params).await?;
-                        }
-                        conn.execute("COMMIT").await?;
-                        done += n;
-                    }
-                    Ok((Instant::now(), thread_cpu() - cpu))
-                })
-            })
-        })
-        .collect();
-    ready.wait();
-    let start = Instant::now();
-    go.wait();
-    let (mut end, mut cpu) = (start, Duration::ZERO);
-    for thread in threads {
-        let (finished, spent) = thread
-            .join()
-            .map_err(|_| Error::msg("a hand-written worker panicked"))??;
-        end = end.max(finished);
-        cpu += spent;
-    }
-    Ok(Cost {
-        wall: end - start,
-        cpu,
-    })
-}
-
 /// Runs one measured insert into a fresh table and checks the row count.
 async fn one_run(db: &mut Session, driver: bool, run: &Run<'_>) -> Result<Cost> {
     let table = run.table;
@@ -222,10 +147,10 @@ async fn one_run(db: &mut Session, driver: bool, run: &Run<'_>) -> Result<Cost> 
          payload BLOB NOT NULL)"
     ))
     .await?;
-    let cost = if driver {
+    let cost = if driver && !control() {
         with_driver(db, run).await?
     } else {
-        by_hand(db, run).await?
+        hand_loop::by_hand(db, run).await?
     };
     let rows: i64 = db
         .query_scalar(&format!("SELECT count(*) FROM {table}"))
@@ -237,20 +162,25 @@ async fn one_run(db: &mut Session, driver: bool, run: &Run<'_>) -> Result<Cost> 
         )));
     }
     db.execute(&format!("DROP TABLE {table}")).await?;
+    // Every run starts from the same files: an empty WAL and the dropped table's pages free.
+    db.query("PRAGMA wal_checkpoint(TRUNCATE)").await?;
     Ok(cost)
 }
 
 /// The ratios of one setting and worker count over all rounds.
 struct Ratios {
+    /// Geometric mean of the per-round throughput ratios.
+    mean: f64,
+    /// Its 95% confidence interval (t distribution on the log ratios).
+    low: f64,
+    high: f64,
     /// Total hand-written wall time over total driver wall time (equal work per run).
     pooled: f64,
-    median: f64,
-    min: f64,
-    max: f64,
     /// Hand-written CPU time over driver CPU time: above 1 when the driver used less.
     cpu: f64,
+    /// Mean share of the workers' time the driver's own code took.
+    driver_share: f64,
 }
-
 async fn measure(
     db: &mut Session,
     durability: &Durability,
@@ -258,8 +188,22 @@ async fn measure(
     rounds: u64,
     rows: u64,
 ) -> Result<Ratios> {
+    let sync = if durability.setup.is_some() {
+        "nosync"
+    } else {
+        "sync"
+    };
+    // An unmeasured run first grows the database file, so no measured run pays for that.
+    let warm_up = Run {
+        table: &format!("{sync}_c{workers}_warm_up"),
+        workers,
+        rows,
+        setup: durability.setup,
+    };
+    one_run(db, false, &warm_up).await?;
     let mut total = [NOTHING; 2];
     let mut ratios = Vec::new();
+    let mut driver_share = 0.0;
     for round in 0..rounds {
         let mut cost = [NOTHING; 2];
         // ABBA: the driver goes first in even rounds, second in odd ones.
@@ -270,11 +214,6 @@ async fn measure(
         };
         for driver in order {
             let side = if driver { "driver" } else { "hand" };
-            let sync = if durability.setup.is_some() {
-                "nosync"
-            } else {
-                "sync"
-            };
             let table = format!("{sync}_c{workers}_r{round}_{side}");
             let run = Run {
                 table: &table,
@@ -288,6 +227,7 @@ async fn measure(
             total[side].cpu += cost[side].cpu;
         }
         let rate = |c: Cost| rows as f64 / c.wall.as_secs_f64();
+        driver_share += cost[0].driver_share / rounds as f64;
         let ratio = rate(cost[0]) / rate(cost[1]);
         ratios.push(ratio);
         println!(
@@ -297,21 +237,36 @@ async fn measure(
             cost[1].cpu.as_secs_f64() / cost[0].cpu.as_secs_f64()
         );
     }
-    ratios.sort_by(f64::total_cmp);
+    let (mean, low, high) = interval::geometric_interval(&ratios);
     Ok(Ratios {
+        mean,
+        low,
+        high,
         pooled: total[1].wall.as_secs_f64() / total[0].wall.as_secs_f64(),
-        median: ratios[ratios.len() / 2],
-        min: ratios[0],
-        max: ratios[ratios.len() - 1],
         cpu: total[1].cpu.as_secs_f64() / total[0].cpu.as_secs_f64(),
+        driver_share,
     })
 }
 
 fn compare(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
-        let rounds = setting("DBBENCH_OVERHEAD_ROUNDS", 10).max(1);
+        let rounds = setting("DBBENCH_OVERHEAD_ROUNDS", 30).max(1);
         let mut summary = Vec::new();
+        let workers_list = std::env::var("DBBENCH_OVERHEAD_WORKERS").unwrap_or_default();
+        let chosen_workers: Vec<u32> = workers_list
+            .split(',')
+            .filter_map(|w| w.trim().parse().ok())
+            .collect();
+        let sync_list = std::env::var("DBBENCH_OVERHEAD_SYNC").unwrap_or_default();
         for durability in &DURABILITY {
+            let keyword = if durability.setup.is_some() {
+                "off"
+            } else {
+                "full"
+            };
+            if !sync_list.is_empty() && !sync_list.split(',').any(|s| s.trim() == keyword) {
+                continue;
+            }
             let rows = setting("DBBENCH_OVERHEAD_ROWS", durability.rows);
             println!(
                 "\n{}: {ROW_BYTES}-byte rows, transactions of {PER_TRANSACTION}, {rows} rows \
@@ -320,21 +275,29 @@ fn compare(db: &mut Session) -> BodyFuture<'_> {
             );
             println!("   C  round   driver rows/s     hand rows/s   ratio  cpu ratio");
             for workers in WORKER_COUNTS {
+                if !chosen_workers.is_empty() && !chosen_workers.contains(&workers) {
+                    continue;
+                }
                 let ratios = measure(db, durability, workers, rounds, rows).await?;
                 summary.push((durability.label, workers, ratios));
             }
         }
-        println!("\ndriver / hand-written: throughput (target ≥ {TARGET}) and CPU per row");
-        println!("   C  pooled  median  min     max     cpu ratio  setting");
+        let title = if control() {
+            "A/A control: hand-written / hand-written"
+        } else {
+            "driver / hand-written"
+        };
+        println!("\n{title} (throughput target ≥ {TARGET})");
+        println!("   C  throughput [95% interval]  pooled  cpu per row  driver share  setting");
         for (label, workers, r) in summary {
-            let verdict = if r.pooled >= TARGET {
-                ""
-            } else {
-                "  (below target)"
-            };
             println!(
-                "{workers:>4}  {:>6.3}  {:>6.3}  {:>6.3}  {:>6.3}  {:>9.3}  {label}{verdict}",
-                r.pooled, r.median, r.min, r.max, r.cpu
+                "{workers:>4}  {:>10.3} [{:.3}, {:.3}]  {:>6.3}  {:>11.3}  {:>11.4}%  {label}",
+                r.mean,
+                r.low,
+                r.high,
+                r.pooled,
+                r.cpu,
+                r.driver_share * 100.0
             );
         }
         Ok(())
