@@ -231,3 +231,34 @@ async fn setup_statements_run_on_every_worker_connection_before_the_load() {
     assert_eq!(report.stats.config.setup, vec!["PRAGMA synchronous = OFF"]);
     assert_eq!(rows_and_drop(db).await, 9);
 }
+
+#[tokio::test]
+async fn the_seed_shape_runs_128_workers_on_their_own_threads() {
+    // The 1-TB article's shape, scaled down: 128 connections, 4.1 KB rows given as bytes,
+    // transactions of ten. Without fsync the write lock is held briefly, so 128 writers queue
+    // behind it for less long.
+    let db = database("seed").await;
+    let row = 4_100u64;
+    let load = Load::new(
+        128,
+        Work::Bytes {
+            total: 128 * 10 * row,
+            per_statement: row,
+        },
+    )
+    .statements_per_transaction(10)
+    .setup("PRAGMA synchronous = OFF");
+    let report = run_load(db.clone(), Instant::now(), load, insert)
+        .await
+        .unwrap();
+    let s = &report.stats;
+    assert_eq!(s.workers.len(), 128);
+    assert!(s
+        .workers
+        .iter()
+        .all(|w| (w.statements, w.transactions) == (10, 1)));
+    assert_eq!((s.transactions, s.rows), (128, 1280));
+    assert_eq!(s.latency.transactions, 128);
+    assert_eq!(s.errors.total(), 0);
+    assert_eq!(rows_and_drop(db).await, 1280);
+}
