@@ -33,6 +33,7 @@ pub mod comparator;
 pub mod compare;
 pub mod config;
 pub mod connection;
+pub mod driver;
 pub mod error;
 pub mod fixture;
 pub mod grid;

@@ -70,6 +70,7 @@ async fn measure(database: &Arc<Database>, rep: &Repetition<'_>) -> Result<RunRe
         None => body.await,
     };
     let elapsed = started.elapsed();
+    let loads = session.take_loads();
     let (mut conn, laps, counts, values) = session.into_parts();
     match outcome {
         Err(panic) => return Err(Error::Panic(panic)),
@@ -85,6 +86,9 @@ async fn measure(database: &Arc<Database>, rep: &Repetition<'_>) -> Result<RunRe
     };
     run.counts
         .insert("fixture_rows".into(), fixture_rows as i64);
+    for load in loads {
+        load.record(&mut run);
+    }
     database.close_window(&mut conn, &mut run).await?;
     Ok(run)
 }

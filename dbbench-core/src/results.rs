@@ -144,6 +144,9 @@ pub struct RunResult {
     /// Every autogrowth of a data or log file in the measured window, in order.
     #[serde(default)]
     pub autogrowths: Vec<AutogrowthEvent>,
+    /// Concurrent loads the body ran with [`crate::Session::load`], in order.
+    #[serde(default)]
+    pub loads: Vec<crate::driver::LoadStats>,
 }
 
 /// One autogrowth of a file in the measured window (SQL Server's "Data/Log File Auto Grow").

@@ -171,6 +171,7 @@ fn run(plan: &CellPlan<'_>, index: u32, elapsed: f64, warmup: bool, seq: &mut u3
             size_after_bytes: 64 * MIB + plan.growth_events / 2 * MIB,
         }),
         autogrowths: Vec::new(),
+        loads: Vec::new(),
         waits: vec![
             wait("WRITELOG", 3.2 * elapsed / 10.0, 70.0),
             wait("PREEMPTIVE_OS_FLUSHFILEBUFFERS", 1.0, 22.0),

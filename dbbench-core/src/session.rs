@@ -3,6 +3,7 @@
 
 use crate::backend::Database;
 use crate::connection::{Connection, Dialect};
+use crate::driver::{Load, LoadReport, LoadRun};
 use crate::error::Result;
 use crate::results::Lap;
 use crate::scale::Scale;
@@ -23,6 +24,7 @@ pub struct Session {
     scale: Scale,
     fixture_rows: u64,
     cell: String,
+    loads: Vec<LoadReport>,
 }
 
 impl std::fmt::Debug for Session {
@@ -56,6 +58,7 @@ impl Session {
             scale,
             fixture_rows,
             cell: cell.to_string(),
+            loads: Vec::new(),
         }
     }
 
@@ -122,6 +125,35 @@ impl Session {
     /// The main connection.
     pub fn connection(&mut self) -> &mut Connection {
         &mut self.conn
+    }
+
+    /// A concurrent load on this database: `db.load(load).run(statement).await` runs it with
+    /// workers of their own connections, returns its [`LoadReport`] and records it in the
+    /// results. See [`crate::driver`].
+    pub fn load(&mut self, load: Load) -> LoadRun<'_> {
+        LoadRun::new(self, load)
+    }
+
+    pub(crate) fn database(&self) -> Arc<Database> {
+        self.database.clone()
+    }
+
+    /// When the measured window opened (the clock's start), so load timelines line up with it.
+    pub(crate) fn window_start(&self) -> Instant {
+        self.started
+    }
+
+    pub(crate) fn has_load(&self, name: &str) -> bool {
+        self.loads.iter().any(|l| l.stats.config.name == name)
+    }
+
+    pub(crate) fn push_load(&mut self, report: LoadReport) {
+        self.loads.push(report);
+    }
+
+    /// The reports of the loads the body ran, for the runner to put into the results.
+    pub(crate) fn take_loads(&mut self) -> Vec<LoadReport> {
+        std::mem::take(&mut self.loads)
     }
 
     pub(crate) fn into_parts(

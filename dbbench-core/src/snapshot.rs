@@ -139,6 +139,8 @@ struct DeterministicView {
     files: Vec<FileView>,
     #[serde(skip_serializing_if = "Option::is_none")]
     log: Option<LogView>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    loads: Vec<crate::driver::LoadConfig>,
 }
 
 #[derive(Debug, Serialize)]
@@ -235,6 +237,7 @@ fn deterministic(run: &RunResult) -> DeterministicView {
             segments_before: l.segments_before,
             segments_after: l.segments_after,
         }),
+        loads: run.loads.iter().map(|l| l.config.clone()).collect(),
     }
 }
 
