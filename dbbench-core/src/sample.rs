@@ -85,7 +85,7 @@ pub fn benchmark(cells: &[CellPlan<'_>]) -> BenchmarkResult {
         benchmark: "vlf::doubling".into(),
         title: "Doubling the charge table".into(),
         started_at_unix_s: 1_700_000_000,
-        scale: "smoke".into(),
+        scale: "default".into(),
         backend: BackendInfo {
             kind: "embedded".into(),
             version: "SQLite 3.50.2".into(),

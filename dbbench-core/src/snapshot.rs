@@ -6,6 +6,8 @@
 //! and each lap's) are *measurements*, compared by the [`NoiseComparator`]: a rerun that cannot be
 //! told apart from the recorded one passes and leaves the `.snap` as it is; a real change fails
 //! and leaves a pending `.snap.new` for `cargo insta review`. See [`crate::comparator`].
+//! Timings are kept with the machine that measured them and compared only on that machine; at
+//! `smoke` scale they are left out altogether, since millisecond runs measure scheduler noise.
 
 use crate::comparator::{NoiseComparator, Tolerance};
 use crate::results::{BenchmarkResult, CellStatus, FileKind, RunResult};
@@ -211,7 +213,11 @@ impl SnapshotView {
                     },
                     runs: cell.measured().count(),
                     results: cell.measured().next().map(deterministic),
-                    timing: timing(cell, &machine),
+                    // Smoke runs last milliseconds: their timings are scheduler noise, so smoke
+                    // snapshots (the ones `cargo test` and CI check) hold deterministic fields only.
+                    timing: (result.scale != "smoke")
+                        .then(|| timing(cell, &machine))
+                        .flatten(),
                 })
                 .collect(),
         }
@@ -287,6 +293,18 @@ pub fn assert_snapshot_in(
     work_dir: &Path,
 ) {
     let tolerance = Tolerance::from_env().unwrap_or_else(|e| panic!("dbbench: {e}"));
+    assert_snapshot_with(result, snapshot_dir, name, work_dir, tolerance);
+}
+
+/// As [`assert_snapshot_in`], with an explicit tolerance instead of the environment's (tests
+/// that check storage counts compare them exactly and leave timings unjudged this way).
+pub fn assert_snapshot_with(
+    result: &BenchmarkResult,
+    snapshot_dir: &Path,
+    name: &str,
+    work_dir: &Path,
+    tolerance: Tolerance,
+) {
     let view = SnapshotView::of(result, work_dir);
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(snapshot_dir);

@@ -66,7 +66,7 @@ fn result(times: [&[f64]; 2], growth_events: u64) -> BenchmarkResult {
         benchmark: "vlf::doubling".into(),
         title: "Doubling".into(),
         started_at_unix_s: 1_700_000_000,
-        scale: "smoke".into(),
+        scale: "default".into(),
         backend: BackendInfo {
             kind: "embedded".into(),
             version: "SQLite 3".into(),

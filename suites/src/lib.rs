@@ -2,10 +2,17 @@
 //! them at `smoke` scale and checks their snapshots, and the `dbbench-suites` binary runs them at
 //! the default scale with progress, tables and the HTML report.
 
+pub mod big_rows;
+pub mod data_files;
+pub mod population;
 pub mod sample;
 pub mod vlf;
 
 /// Every benchmark of the suites, in the order the main job runs them.
 pub fn all() -> Vec<&'static dbbench_core::spec::BenchmarkSpec> {
-    vec![&vlf::doubling::BENCHMARK, &sample::doubling::BENCHMARK]
+    vec![
+        &vlf::doubling::BENCHMARK,
+        &population::population::BENCHMARK,
+        &data_files::equal_shares::BENCHMARK,
+    ]
 }

@@ -1,0 +1,67 @@
+//! The table of Paul Randal's benchmarking series: one row of about 4.1 KB per insert, so each row
+//! fills most of an 8 KB page (`c3 char(4100)` on SQL Server, a 4100-byte blob on SQLite), and a
+//! concurrent load that inserts such rows in transactions of ten.
+
+use dbbench_core::driver::{Load, LoadReport, Op, Work};
+use dbbench_core::units::PAGE;
+use dbbench_core::{Connection, Dialect, Result, Session};
+
+/// Bytes of the payload column of one row.
+pub const ROW_PAYLOAD_BYTES: u64 = 4100;
+
+/// `CREATE TABLE big` in `dialect`; rows get their key and payload from column defaults, as the
+/// article's `INSERT … DEFAULT VALUES` does.
+pub fn create_table(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Sqlite => {
+            "CREATE TABLE big (c1 INTEGER PRIMARY KEY, \
+             c2 TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP, \
+             c3 BLOB NOT NULL DEFAULT (zeroblob(4100)))"
+        }
+        Dialect::TSql => {
+            "CREATE TABLE dbo.big (c1 bigint IDENTITY NOT NULL, \
+             c2 datetime NOT NULL DEFAULT GETDATE(), \
+             c3 char(4100) NOT NULL DEFAULT 'a')"
+        }
+    }
+}
+
+/// The insert of one row.
+pub fn insert_row(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Sqlite => "INSERT INTO big DEFAULT VALUES",
+        Dialect::TSql => "INSERT INTO dbo.big DEFAULT VALUES",
+    }
+}
+
+/// Rows that make a table of `table_bytes`: one row per 8 KB page.
+pub fn rows_for(table_bytes: u64) -> u64 {
+    table_bytes.div_ceil(PAGE).max(1)
+}
+
+/// Creates the table, then `workers` connections insert `rows` rows in transactions of ten, in
+/// equal shares; records `rows_after` and returns the driver's report.
+pub async fn populate(db: &mut Session, workers: u32, rows: u64) -> Result<LoadReport> {
+    let dialect = db.dialect();
+    db.execute(create_table(dialect)).await?;
+    let insert = insert_row(dialect);
+    let load = Load::new(workers, Work::Statements(rows)).statements_per_transaction(10);
+    let report = db
+        .load(load)
+        .run(async move |conn: &mut Connection, _op: Op| conn.execute(insert).await)
+        .await?;
+    let count: i64 = db.query_scalar("SELECT count(*) FROM big").await?;
+    db.record_count("rows_after", count);
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_row_per_page() {
+        assert_eq!(rows_for(1 << 30), 131_072);
+        assert_eq!(rows_for(1), 1);
+    }
+}

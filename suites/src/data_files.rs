@@ -1,0 +1,54 @@
+//! # Do multiple data files make a difference?
+//!
+//! Reproduces Paul Randal, *Benchmarking: do multiple data files make a difference?* (SQLskills,
+//! 2010; a copy is in `shared/seeds/multiple-data-files.md`).
+//!
+//! **What the article measured.** A 160 GB database as 1, 2, 4, 8 or 16 equal data files, the log
+//! pre-sized to 8 GB so it never grows, and 16 connections inserting 100/16 GB each; five runs per
+//! configuration, averaged. Performance rose up to eight files and fell again at sixteen; the best
+//! case was about 6% faster than one file.
+//!
+//! **What this suite measures.** The same matrix (`data_files = [1, 2, 4, 8, 16]`, cells
+//! `data_files_1` … `data_files_16`), five repetitions each in interleaved order, 16 connections
+//! inserting equal shares of 4.1 KB rows through dbbench's driver; the report's chart shows mean
+//! elapsed time per file count with 95% intervals, like the article's.
+//!
+//! **Scales.** Sizes scale together (`scale_storage`): at `full` 160 GB of data files, an 8 GB log
+//! and 100 GB inserted; at the default scale 1/256 (640 MB of files, a 32 MB log, 400 MB inserted:
+//! 51,200 rows); at `smoke` 1/16384 (10 MB, 512 KB, 800 rows, 4 connections).
+//!
+//! **What differs on the embedded engine.** The storage layer spreads extents over the files by
+//! proportional fill as SQL Server does, but SQLite has a single writer and no allocation-page
+//! contention (the PFS/GAM/SGAM latches that multiple files relieve on SQL Server), so on one disk
+//! the embedded engine can only show the cost or benefit of the file layout itself. Bind a volume
+//! list with `data_on` and `DBBENCH_VOLUMES` to spread the files over devices (the article's
+//! second test).
+//!
+//! **How to read the results.** Compare each file count with `data_files_1`; the verdict column
+//! says whether the difference is larger than the run-to-run noise.
+
+use crate::big_rows::{populate, rows_for};
+use dbbench_core::{db_bench, Result, Session};
+
+/// Bytes inserted at `full` scale: 100 GB.
+const FULL_INSERT_BYTES: u64 = 100 << 30;
+
+/// Multiple data files: 16 connections inserting equal shares (Randal 2010).
+#[db_bench(
+    data_files = [1, 2, 4, 8, 16],
+    data_size = "160GB",
+    growth = "1024MB",
+    ifi = true,
+    log_size = "8GB",
+    log_growth = "1024MB",
+    scale_storage = true,
+    smoke_divisor = 16384,
+    default_divisor = 256,
+    repeat = 5
+)]
+pub async fn equal_shares(db: &mut Session) -> Result<()> {
+    let workers = if db.scale().name == "smoke" { 4 } else { 16 };
+    let rows = rows_for(db.scale().count(FULL_INSERT_BYTES));
+    populate(db, workers, rows).await?;
+    Ok(())
+}

@@ -1,0 +1,62 @@
+//! # 1-TB table population: data and log on one volume or two
+//!
+//! Reproduces Paul Randal, *Benchmarking: 1-TB table population (part 3: separating data and log
+//! files)* (SQLskills, 2010; a copy is in `shared/seeds/one-tb-table-population-data-log-separation.md`).
+//!
+//! **What the article measured.** 128 connections each insert rows of about 4.1 KB in
+//! transactions of ten until the table holds 1 TB; the data file is pre-sized to 1 TB and the log
+//! to 250 MB with 50 MB autogrowth. Data and log shared one RAID array (21,167 s at best), then
+//! were separated (20,842 s with the log moved off): "no real performance gain" from moving the
+//! log, while the log grew to 5.5–19 GB depending on how fast the data array was.
+//!
+//! **What this suite measures.** The same load through dbbench's concurrent driver, in two cases:
+//! `same_volume` and `separate_volumes` (`data_on = "data"`, `log_on = "log"`). It records elapsed
+//! time, log growths, the final log size, and throughput per second over the run (a chart in the
+//! report), plus the driver's latency percentiles.
+//!
+//! **Scales.** Sizes scale together (`scale_storage`): at `full` the article's 1 TB table, 1 TB
+//! data file, 250 MB log with 50 MB growth and 128 connections; at the default scale 1/1024 (a
+//! 1 GB table of 131,072 rows, 1 GB data file, 256 KB log with 64 KB growth, 16 connections); at
+//! `smoke` 1/65536 (16 MB, 2,048 rows, 4 connections). Sizes never go below one 64 KB extent.
+//!
+//! **What differs on the embedded engine.** SQLite has one writer at a time, so the connections
+//! queue for the write lock rather than write in parallel; the log is the WAL, which SQLite
+//! checkpoints every 1000 pages. Volumes not bound with `DBBENCH_VOLUMES` (for example
+//! `DBBENCH_VOLUMES="data=/mnt/a,log=/mnt/b"`) are directories under `target/dbbench/volumes/` on
+//! the same disk, which the results record: the separation only means something when the
+//! volumes are different devices.
+//!
+//! **How to read the results.** Compare `separate_volumes` with `same_volume`: the article found
+//! the separation helped little once the log array was fast enough; the log growth count and
+//! final log size show how far the log outgrew its 250 MB.
+
+use crate::big_rows::{populate, rows_for};
+use dbbench_core::{db_bench, Result, Session};
+
+/// Bytes of the table at `full` scale: 1 TB.
+const FULL_TABLE_BYTES: u64 = 1 << 40;
+
+/// 1-TB table population: concurrent 4.1 KB inserts in transactions of ten (Randal 2010).
+#[db_bench(
+    data_size = "1TB",
+    growth = "1024MB",
+    ifi = true,
+    log_size = "250MB",
+    log_growth = "50MB",
+    scale_storage = true,
+    smoke_divisor = 65536,
+    default_divisor = 1024,
+    repeat = 2
+)]
+#[case(name = "same_volume")]
+#[case(name = "separate_volumes", data_on = "data", log_on = "log")]
+pub async fn population(db: &mut Session) -> Result<()> {
+    let workers = match db.scale().name.as_str() {
+        "full" => 128,
+        "smoke" => 4,
+        _ => 16,
+    };
+    let rows = rows_for(db.scale().count(FULL_TABLE_BYTES));
+    populate(db, workers, rows).await?;
+    Ok(())
+}
