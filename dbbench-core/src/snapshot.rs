@@ -249,7 +249,7 @@ fn deterministic(run: &RunResult) -> DeterministicView {
                     FileKind::Log => "log",
                 },
                 volume: f.volume.clone(),
-                layout: (!concurrent).then(|| FileLayout {
+                layout: (!concurrent).then_some(FileLayout {
                     size_before_bytes: f.size_before_bytes,
                     size_after_bytes: f.size_after_bytes,
                     growth_events: f.growth_events,

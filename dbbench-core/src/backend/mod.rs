@@ -83,7 +83,7 @@ impl Backend {
     /// Creates the database in the configuration of `plan`; the fixture is not loaded yet.
     pub async fn create(&mut self, plan: &DatabasePlan) -> Result<Database> {
         match self {
-            Backend::Embedded(b) => b.create(plan).map(Database::Embedded),
+            Backend::Embedded(b) => b.create(plan).map(|d| Database::Embedded(Box::new(d))),
             Backend::Mssql(b) => b.create(plan).await.map(|d| Database::Mssql(Box::new(d))),
         }
     }
@@ -92,7 +92,7 @@ impl Backend {
 /// A database that dbbench created and will drop.
 pub enum Database {
     /// An embedded database.
-    Embedded(embedded::EmbeddedDatabase),
+    Embedded(Box<embedded::EmbeddedDatabase>),
     /// A SQL Server database.
     Mssql(Box<mssql::MssqlDatabase>),
 }
@@ -141,7 +141,7 @@ impl Database {
     /// Drops the database and removes every file it made.
     pub async fn drop_database(self) -> Result<()> {
         match self {
-            Database::Embedded(d) => d.drop_database(),
+            Database::Embedded(d) => (*d).drop_database(),
             Database::Mssql(d) => (*d).drop_database().await,
         }
     }
