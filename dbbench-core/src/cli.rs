@@ -82,6 +82,35 @@ fn work_dir(benchmarks: &[&'static BenchmarkSpec]) -> Result<std::path::PathBuf>
     Ok(RunContext::from_env(manifest_dir, Scale::default_scale())?.work_dir)
 }
 
+/// Compares `result` with the benchmark's recorded snapshot, as `cargo test` would, but reports
+/// the outcome as a line instead of failing: the main job measures, reviewers judge.
+fn check_snapshot(
+    bench: &BenchmarkSpec,
+    result: &crate::results::BenchmarkResult,
+    ctx: &RunContext,
+) -> String {
+    let stem = bench.file_stem();
+    let name = crate::snapshot::snapshot_name(&stem, &result.scale);
+    let path = std::path::Path::new(bench.manifest_dir)
+        .join("snapshots")
+        .join(format!("{name}.snap"));
+    // insta reports a difference by panicking after it wrote the pending snapshot; its own
+    // message already shows the diff, so the default panic message is silenced meanwhile.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::snapshot::assert_snapshot(result, &stem, bench.manifest_dir, &ctx.work_dir)
+    }));
+    std::panic::set_hook(hook);
+    match outcome {
+        Ok(()) => format!("snapshot: matches {}", path.display()),
+        Err(_) => format!(
+            "snapshot: differs from {} (or none is recorded yet); review it with `cargo insta review`",
+            path.display()
+        ),
+    }
+}
+
 fn list(benchmarks: &[&'static BenchmarkSpec]) {
     for bench in benchmarks {
         println!("{}  {}", bench.test_path(), bench.title);
@@ -140,6 +169,9 @@ fn run(
             let result = run_benchmark(bench, Some(&cells), &ctx, &mut backend).await?;
             println!("{}", crate::summary::render(&result));
             all_ok &= !crate::runner::status_counts(&result).contains_key("failed");
+            if cells.len() == bench.cells.len() {
+                println!("{}", check_snapshot(bench, &result, &ctx));
+            }
         }
         let index = crate::report::write_report(&ctx.work_dir)?;
         println!("report: {}", index.display());
