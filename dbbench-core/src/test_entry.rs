@@ -73,7 +73,12 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
     if !selected.contains(&cell) {
         selected = vec![cell];
     }
-    let ctx = RunContext::from_env(bench.manifest_dir, Scale::smoke())?;
+    let mut ctx = RunContext::from_env(bench.manifest_dir, Scale::smoke())?;
+    // `cargo test` runs keep their results apart from the main job's (`target/dbbench/tests/`),
+    // so running the tests never overwrites the default-scale results and report.
+    if std::env::var_os("DBBENCH_DIR").is_none_or(|d| d.is_empty()) {
+        ctx.work_dir = ctx.work_dir.join("tests");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
