@@ -72,7 +72,10 @@ static CONTENDED: BenchmarkSpec = BenchmarkSpec {
 #[test]
 fn busy_transactions_are_retried_counted_and_the_count_stays_exact() {
     let _guard = exclusive();
-    let ctx = RunContext::from_env(env!("CARGO_MANIFEST_DIR"), Scale::smoke()).unwrap();
+    let mut ctx = RunContext::from_env(env!("CARGO_MANIFEST_DIR"), Scale::smoke()).unwrap();
+    // A scratch directory: test runs must not mix with the user's results.
+    ctx.work_dir =
+        std::env::temp_dir().join(format!("dbbench-{}-{}", module_path!(), std::process::id()));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

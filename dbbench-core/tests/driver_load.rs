@@ -74,7 +74,10 @@ static FOUR_WORKERS: BenchmarkSpec = BenchmarkSpec {
 
 fn run(spec: &'static BenchmarkSpec) -> (BenchmarkResult, RunContext) {
     let _guard = exclusive();
-    let ctx = RunContext::from_env(spec.manifest_dir, Scale::smoke()).unwrap();
+    let mut ctx = RunContext::from_env(spec.manifest_dir, Scale::smoke()).unwrap();
+    // A scratch directory: test runs must not mix with the user's results.
+    ctx.work_dir =
+        std::env::temp_dir().join(format!("dbbench-{}-{}", module_path!(), std::process::id()));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
