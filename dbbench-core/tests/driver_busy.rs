@@ -2,17 +2,17 @@
 //! lock wait at all, so every collision surfaces as `SQLITE_BUSY`. The driver rolls back, retries
 //! the same statements and counts it, and the final row count is still exact.
 
-use dbbench_core::backend::embedded::EmbeddedBackend;
-use dbbench_core::backend::Backend;
+mod support;
+
 use dbbench_core::config::{RunSpec, StorageSpec};
 use dbbench_core::driver::{Load, Op, Work};
 use dbbench_core::results::CellStatus;
-use dbbench_core::runner::{exclusive, run_benchmark, RunContext};
-use dbbench_core::spec::{BenchmarkSpec, BodyFuture, CellSpec};
-use dbbench_core::{Connection, Scale, Session, Value};
+use dbbench_core::spec::BodyFuture;
+use dbbench_core::{Connection, Session, Value};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use support::{cell, context_from_env, run_embedded};
 
 const WORKERS: u32 = 8;
 const STATEMENTS: u64 = 8 * 30 * 10;
@@ -52,41 +52,17 @@ fn contended(db: &mut Session) -> BodyFuture<'_> {
     })
 }
 
-static CELLS: [CellSpec; 1] = [CellSpec {
-    name: "one_file",
-    backends: &[],
-    storage: StorageSpec::DEFAULT,
-}];
-
-static CONTENDED: BenchmarkSpec = BenchmarkSpec {
-    name: "contended",
-    module_path: "driver_busy::contended",
-    manifest_dir: env!("CARGO_MANIFEST_DIR"),
-    source_file: file!(),
+support::benchmark! {
+    static CONTENDED = contended,
     title: "Eight writers with no busy timeout",
     run: RunSpec::DEFAULT,
-    cells: &CELLS,
-    body: contended,
-};
+    cells: [cell("one_file", StorageSpec::DEFAULT)],
+}
 
 #[test]
 fn busy_transactions_are_retried_counted_and_the_count_stays_exact() {
-    let _guard = exclusive();
-    let mut ctx = RunContext::from_env(env!("CARGO_MANIFEST_DIR"), Scale::smoke()).unwrap();
-    // A scratch directory: test runs must not mix with the user's results.
-    ctx.work_dir =
-        std::env::temp_dir().join(format!("dbbench-{}-{}", module_path!(), std::process::id()));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let result = runtime
-        .block_on(async {
-            let mut backend = Backend::Embedded(EmbeddedBackend::new());
-            run_benchmark(&CONTENDED, None, &ctx, &mut backend).await
-        })
-        .unwrap();
+    let ctx = context_from_env("driver-busy");
+    let result = run_embedded(&CONTENDED, &ctx);
     let cell = &result.cells[0];
     assert_eq!(cell.status, CellStatus::Ok);
     let run = &cell.runs[0];

@@ -2,15 +2,15 @@
 //! workers inserting 4.1 KB rows in transactions of ten, and the results carry exact counts,
 //! per-worker shares, a latency summary, a throughput series and the driver's configuration.
 
-use dbbench_core::backend::embedded::EmbeddedBackend;
-use dbbench_core::backend::Backend;
+mod support;
+
 use dbbench_core::config::{RunSpec, StorageSpec};
 use dbbench_core::driver::{Load, Op, Work};
-use dbbench_core::results::{BenchmarkResult, CellStatus};
-use dbbench_core::runner::{exclusive, run_benchmark, RunContext};
+use dbbench_core::results::CellStatus;
 use dbbench_core::snapshot::SnapshotView;
-use dbbench_core::spec::{BenchmarkSpec, BodyFuture, CellSpec};
-use dbbench_core::{Connection, Scale, Session, Value};
+use dbbench_core::spec::BodyFuture;
+use dbbench_core::{Connection, Session, Value};
+use support::{cell, context_from_env, run_embedded};
 
 const WORKERS: u32 = 4;
 const STATEMENTS: u64 = 400;
@@ -55,46 +55,17 @@ fn four_workers(db: &mut Session) -> BodyFuture<'_> {
     })
 }
 
-static CELLS: [CellSpec; 1] = [CellSpec {
-    name: "one_file",
-    backends: &[],
-    storage: StorageSpec::DEFAULT,
-}];
-
-static FOUR_WORKERS: BenchmarkSpec = BenchmarkSpec {
-    name: "four_workers",
-    module_path: "driver_load::four_workers",
-    manifest_dir: env!("CARGO_MANIFEST_DIR"),
-    source_file: file!(),
+support::benchmark! {
+    static FOUR_WORKERS = four_workers,
     title: "Four workers insert 4.1 KB rows in transactions of ten",
     run: RunSpec::DEFAULT,
-    cells: &CELLS,
-    body: four_workers,
-};
-
-fn run(spec: &'static BenchmarkSpec) -> (BenchmarkResult, RunContext) {
-    let _guard = exclusive();
-    let mut ctx = RunContext::from_env(spec.manifest_dir, Scale::smoke()).unwrap();
-    // A scratch directory: test runs must not mix with the user's results.
-    ctx.work_dir =
-        std::env::temp_dir().join(format!("dbbench-{}-{}", module_path!(), std::process::id()));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let result = runtime
-        .block_on(async {
-            let mut backend = Backend::Embedded(EmbeddedBackend::new());
-            run_benchmark(spec, None, &ctx, &mut backend).await
-        })
-        .unwrap();
-    (result, ctx)
+    cells: [cell("one_file", StorageSpec::DEFAULT)],
 }
 
 #[test]
 fn four_workers_insert_exactly_the_planned_rows() {
-    let (result, ctx) = run(&FOUR_WORKERS);
+    let ctx = context_from_env("driver-load");
+    let result = run_embedded(&FOUR_WORKERS, &ctx);
     let cell = &result.cells[0];
     assert_eq!(cell.status, CellStatus::Ok);
     let run = &cell.runs[0];

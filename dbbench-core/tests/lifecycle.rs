@@ -1,38 +1,23 @@
 //! End-to-end runner lifecycle on the embedded engine: create, fixture, body, metrics, teardown —
 //! including teardown after a failing, a panicking and a timed-out body.
 
-use dbbench_core::__private::{
-    BenchmarkSpec, BodyFuture, CellSpec, FixtureKind, RunSpec, StorageSpec,
-};
-use dbbench_core::backend::Backend;
+mod support;
+
+use dbbench_core::__private::{BodyFuture, FixtureKind, RunSpec, StorageSpec};
 use dbbench_core::results::CellStatus;
-use dbbench_core::runner::{run_benchmark, RunContext};
+use dbbench_core::runner::RunContext;
+use dbbench_core::volume::Volumes;
 use dbbench_core::{Error, Scale, Session};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use support::{cell, double, run};
 
 fn context(name: &str) -> RunContext {
-    let work_dir =
-        std::env::temp_dir().join(format!("dbbench-lifecycle-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&work_dir);
-    RunContext {
-        scale: Scale::parse("0.002").unwrap(),
-        volumes: Default::default(),
-        work_dir,
-    }
-}
-
-fn run(bench: &'static BenchmarkSpec, ctx: &RunContext) -> dbbench_core::results::BenchmarkResult {
-    let _lock = dbbench_core::runner::exclusive();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let mut backend = Backend::from_env().await.unwrap();
-        run_benchmark(bench, None, ctx, &mut backend).await.unwrap()
-    })
+    support::context(
+        &format!("lifecycle-{name}"),
+        Scale::parse("0.002").unwrap(),
+        Volumes::default(),
+    )
 }
 
 /// Database directories left under the work dir (there must be none after teardown).
@@ -45,11 +30,7 @@ fn leftovers(work_dir: &Path) -> Vec<PathBuf> {
 fn doubling<'a>(db: &'a mut Session) -> BodyFuture<'a> {
     Box::pin(async move {
         let before: i64 = db.query_scalar("SELECT count(*) FROM charge").await?;
-        for n in 1..=2 {
-            let sql = dbbench_core::fixture::doubling_insert(db.dialect(), n);
-            db.execute(&sql).await?;
-            db.lap(format!("loop {n}"));
-        }
+        double(db, 2).await?;
         let after: i64 = db.query_scalar("SELECT count(*) FROM charge").await?;
         db.record_count("rows_after", after);
         assert_eq!(after, before * 4);
@@ -79,93 +60,59 @@ fn slow<'a>(_db: &'a mut Session) -> BodyFuture<'a> {
     })
 }
 
-macro_rules! bench {
-    ($name:ident, $body:ident, $run:expr, [$($cell:expr),*]) => {
-        static $name: BenchmarkSpec = BenchmarkSpec {
-            name: stringify!($body),
-            module_path: concat!("lifecycle::", stringify!($body)),
-            manifest_dir: env!("CARGO_MANIFEST_DIR"),
-            source_file: file!(),
-            title: "",
-            run: $run,
-            cells: &[$($cell),*],
-            body: $body,
-        };
-    };
-}
-
-const CREDIT_TWICE: RunSpec = RunSpec {
-    repeat: 2,
-    warmup: 1,
-    fixture: FixtureKind::Credit,
-    ..RunSpec::DEFAULT
-};
-bench!(
-    DOUBLING,
-    doubling,
-    CREDIT_TWICE,
-    [
-        CellSpec {
-            name: "a",
-            backends: &[],
-            storage: StorageSpec::DEFAULT
-        },
-        CellSpec {
-            name: "b",
-            backends: &[],
-            storage: StorageSpec {
+support::benchmark! {
+    static DOUBLING = doubling,
+    title: "",
+    run: RunSpec {
+        repeat: 2,
+        warmup: 1,
+        fixture: FixtureKind::Credit,
+        ..RunSpec::DEFAULT
+    },
+    cells: [
+        cell("a", StorageSpec::DEFAULT),
+        cell(
+            "b",
+            StorageSpec {
                 maxdop: Some(2),
                 ..StorageSpec::DEFAULT
             }
-        }
-    ]
-);
-bench!(
-    FAILING,
-    failing,
-    RunSpec::DEFAULT,
-    [CellSpec {
-        name: "only",
-        backends: &[],
-        storage: StorageSpec::DEFAULT
-    }]
-);
-bench!(
-    PANICKING,
-    panicking,
-    RunSpec::DEFAULT,
-    [CellSpec {
-        name: "only",
-        backends: &[],
-        storage: StorageSpec::DEFAULT
-    }]
-);
-bench!(
-    SLOW,
-    slow,
-    RunSpec {
+        ),
+    ],
+}
+support::benchmark! {
+    static FAILING = failing,
+    title: "",
+    run: RunSpec::DEFAULT,
+    cells: [cell("only", StorageSpec::DEFAULT)],
+}
+support::benchmark! {
+    static PANICKING = panicking,
+    title: "",
+    run: RunSpec::DEFAULT,
+    cells: [cell("only", StorageSpec::DEFAULT)],
+}
+support::benchmark! {
+    static SLOW = slow,
+    title: "",
+    run: RunSpec {
         timeout: Some(Duration::from_millis(200)),
         ..RunSpec::DEFAULT
     },
-    [CellSpec {
-        name: "only",
-        backends: &[],
-        storage: StorageSpec::DEFAULT
-    }]
-);
-bench!(
-    TEMPDB,
-    doubling,
-    RunSpec::DEFAULT,
-    [CellSpec {
-        name: "only",
-        backends: &[],
-        storage: StorageSpec {
+    cells: [cell("only", StorageSpec::DEFAULT)],
+}
+support::benchmark! {
+    static TEMPDB = doubling,
+    title: "",
+    run: RunSpec::DEFAULT,
+    cells: [cell(
+        "only",
+        StorageSpec {
             tempdb_files: Some(4),
             ..StorageSpec::DEFAULT
         }
-    }]
-);
+    )],
+}
 
 #[test]
 fn runs_every_repetition_interleaved_and_tears_down() {

@@ -8,25 +8,23 @@
 //!     cargo test -p dbbench-core --test mssql_live -- --nocapture
 //! ```
 
+mod support;
+
 use dbbench_core::backend::mssql::{ConnectSettings, MssqlBackend};
 use dbbench_core::backend::Backend;
-use dbbench_core::config::{FixtureKind, Growth, Recovery, RunSpec, Size, StorageSpec};
+use dbbench_core::config::{FixtureKind, Growth, Recovery, RunSpec, StorageSpec};
 use dbbench_core::results::{CellStatus, FileKind};
-use dbbench_core::runner::{run_benchmark, RunContext};
-use dbbench_core::spec::{BenchmarkSpec, BodyFuture, CellSpec};
+use dbbench_core::runner::run_benchmark;
+use dbbench_core::spec::BodyFuture;
+use dbbench_core::volume::Volumes;
 use dbbench_core::{Error, Scale, Session};
 use std::io::Write;
-
-const MB: u64 = 1024 * 1024;
+use support::{cell, context, double, grow_mib, mib};
 
 /// Two loops of the article's doubling insert, with laps.
 fn doubling(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
-        for n in 1..=2 {
-            let sql = dbbench_core::fixture::doubling_insert(db.dialect(), n);
-            db.execute(&sql).await?;
-            db.lap(format!("loop {n}"));
-        }
+        double(db, 2).await?;
         let rows: i64 = db
             .query_scalar("SELECT COUNT_BIG(*) FROM dbo.charge")
             .await?;
@@ -35,49 +33,41 @@ fn doubling(db: &mut Session) -> BodyFuture<'_> {
     })
 }
 
-static CELLS: [CellSpec; 2] = [
-    CellSpec {
-        backends: &[],
-        name: "growth_1mb",
-        storage: StorageSpec {
-            data_size: Some(Size::new(16 * MB, "16MB")),
-            growth: Some(Growth::Fixed(Size::new(MB, "1MB"))),
-            log_size: Some(Size::new(8 * MB, "8MB")),
-            log_growth: Some(Growth::Fixed(Size::new(MB, "1MB"))),
-            recovery: Some(Recovery::Full),
-            ..StorageSpec::DEFAULT
-        },
-    },
-    CellSpec {
-        backends: &[],
-        name: "two_files_pregrown_log",
-        storage: StorageSpec {
-            data_files: 2,
-            data_size: Some(Size::new(32 * MB, "32MB")),
-            growth: Some(Growth::Fixed(Size::new(64 * MB, "64MB"))),
-            log_size: Some(Size::new(64 * MB, "64MB")),
-            log_growth: Some(Growth::Percent(10)),
-            log_pregrow: Some(Size::new(16 * MB, "16MB")),
-            recovery: Some(Recovery::Simple),
-            maxdop: Some(1),
-            ..StorageSpec::DEFAULT
-        },
-    },
-];
-
-static BENCH: BenchmarkSpec = BenchmarkSpec {
-    name: "doubling",
-    module_path: "mssql_live::doubling",
-    manifest_dir: env!("CARGO_MANIFEST_DIR"),
-    source_file: file!(),
+support::benchmark! {
+    static BENCH = doubling,
     title: "Doubling the charge table on SQL Server",
     run: RunSpec {
         fixture: FixtureKind::Credit,
         ..RunSpec::DEFAULT
     },
-    cells: &CELLS,
-    body: doubling,
-};
+    cells: [
+        cell(
+            "growth_1mb",
+            StorageSpec {
+                data_size: Some(mib(16, "16MB")),
+                growth: Some(grow_mib(1, "1MB")),
+                log_size: Some(mib(8, "8MB")),
+                log_growth: Some(grow_mib(1, "1MB")),
+                recovery: Some(Recovery::Full),
+                ..StorageSpec::DEFAULT
+            }
+        ),
+        cell(
+            "two_files_pregrown_log",
+            StorageSpec {
+                data_files: 2,
+                data_size: Some(mib(32, "32MB")),
+                growth: Some(grow_mib(64, "64MB")),
+                log_size: Some(mib(64, "64MB")),
+                log_growth: Some(Growth::Percent(10)),
+                log_pregrow: Some(mib(16, "16MB")),
+                recovery: Some(Recovery::Simple),
+                maxdop: Some(1),
+                ..StorageSpec::DEFAULT
+            }
+        ),
+    ],
+}
 
 fn say(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
@@ -104,12 +94,7 @@ async fn lifecycle_on_a_live_server() {
         assert!(info.preconditions.contains_key(key), "precondition {key}");
     }
 
-    let work_dir = std::env::temp_dir().join(format!("dbbench-mssql-live-{}", std::process::id()));
-    let ctx = RunContext {
-        scale: Scale::smoke(),
-        volumes: dbbench_core::volume::Volumes::from_env().unwrap(),
-        work_dir: work_dir.clone(),
-    };
+    let ctx = context("mssql-live", Scale::smoke(), Volumes::from_env().unwrap());
     let result = run_benchmark(&BENCH, None, &ctx, &mut backend)
         .await
         .unwrap();
@@ -154,7 +139,8 @@ async fn lifecycle_on_a_live_server() {
         if !run.files.is_empty() {
             assert_eq!(
                 data_files as u32,
-                CELLS
+                BENCH
+                    .cells
                     .iter()
                     .find(|c| c.name == cell.name)
                     .unwrap()
@@ -185,7 +171,7 @@ async fn lifecycle_on_a_live_server() {
 
     // The password appears nowhere in the results.
     let json = std::fs::read_to_string(dbbench_core::workdir::results_file(
-        &work_dir,
+        &ctx.work_dir,
         &BENCH.file_stem(),
     ))
     .unwrap();
@@ -212,5 +198,5 @@ async fn lifecycle_on_a_live_server() {
         }
         other => panic!("expected login failure 18456, got {other:?}"),
     }
-    let _ = std::fs::remove_dir_all(&work_dir);
+    let _ = std::fs::remove_dir_all(&ctx.work_dir);
 }

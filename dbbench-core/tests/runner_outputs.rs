@@ -2,14 +2,16 @@
 //! keeps every run (warm-ups flagged), interleaves the cells, and leaves JSON, CSV, charts and a
 //! report behind whose numbers are the measured ones.
 
-use dbbench_core::backend::Backend;
+mod support;
+
 use dbbench_core::config::{Order, RunSpec, StorageSpec};
 use dbbench_core::results::BenchmarkResult;
-use dbbench_core::runner::{run_benchmark, RunContext};
-use dbbench_core::spec::{BenchmarkSpec, BodyFuture, CellSpec};
+use dbbench_core::spec::BodyFuture;
+use dbbench_core::volume::Volumes;
 use dbbench_core::{Recovery, Scale, Session};
+use support::{cell, context, run};
 
-fn body(db: &mut Session) -> BodyFuture<'_> {
+fn inserts(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
         db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, pad TEXT)")
             .await?;
@@ -27,30 +29,8 @@ fn body(db: &mut Session) -> BodyFuture<'_> {
     })
 }
 
-static CELLS: [CellSpec; 2] = [
-    CellSpec {
-        backends: &[],
-        name: "simple",
-        storage: StorageSpec {
-            recovery: Some(Recovery::Simple),
-            ..StorageSpec::DEFAULT
-        },
-    },
-    CellSpec {
-        backends: &[],
-        name: "full",
-        storage: StorageSpec {
-            recovery: Some(Recovery::Full),
-            ..StorageSpec::DEFAULT
-        },
-    },
-];
-
-static BENCH: BenchmarkSpec = BenchmarkSpec {
-    name: "inserts",
-    module_path: "runner_outputs::inserts",
-    manifest_dir: env!("CARGO_MANIFEST_DIR"),
-    source_file: file!(),
+support::benchmark! {
+    static BENCH = inserts,
     title: "Inserting rows",
     run: RunSpec {
         repeat: 3,
@@ -58,32 +38,29 @@ static BENCH: BenchmarkSpec = BenchmarkSpec {
         order: Order::Interleaved,
         ..RunSpec::DEFAULT
     },
-    cells: &CELLS,
-    body,
-};
-
-fn run(work_dir: &std::path::Path) -> BenchmarkResult {
-    let ctx = RunContext {
-        scale: Scale::smoke(),
-        volumes: Default::default(),
-        work_dir: work_dir.to_path_buf(),
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let mut backend = Backend::from_env().await.unwrap();
-        run_benchmark(&BENCH, None, &ctx, &mut backend)
-            .await
-            .unwrap()
-    })
+    cells: [
+        cell(
+            "simple",
+            StorageSpec {
+                recovery: Some(Recovery::Simple),
+                ..StorageSpec::DEFAULT
+            }
+        ),
+        cell(
+            "full",
+            StorageSpec {
+                recovery: Some(Recovery::Full),
+                ..StorageSpec::DEFAULT
+            }
+        ),
+    ],
 }
 
 #[test]
 fn a_run_leaves_json_csv_charts_and_a_report_of_measured_values() {
-    let dir = tempfile::tempdir().unwrap();
-    let result = run(dir.path());
+    let ctx = context("runner-outputs", Scale::smoke(), Volumes::default());
+    let dir = &ctx.work_dir;
+    let result = run(&BENCH, &ctx);
     let stem = "runner_outputs.inserts";
 
     // Every repetition is kept, warm-ups first and flagged; cells alternate.
@@ -97,19 +74,16 @@ fn a_run_leaves_json_csv_charts_and_a_report_of_measured_values() {
     assert_eq!(order, [0, 2, 4, 6], "interleaved with the other cell");
     assert!(!result.run.build_profile.is_empty());
 
-    let json = BenchmarkResult::read(&dir.path().join(format!("results/{stem}.json"))).unwrap();
+    let json = BenchmarkResult::read(&dir.join(format!("results/{stem}.json"))).unwrap();
     assert_eq!(json, result);
-    let csv = std::fs::read_to_string(dir.path().join(format!("results/{stem}.csv"))).unwrap();
+    let csv = std::fs::read_to_string(dir.join(format!("results/{stem}.csv"))).unwrap();
     assert_eq!(csv.lines().count(), 1 + 8);
     let first_measured = result.cells[0].runs[1].elapsed_s.to_string();
     assert!(
         csv.contains(&first_measured),
         "the CSV holds the measured time"
     );
-    assert!(dir
-        .path()
-        .join(format!("report/{stem}/elapsed.svg"))
-        .exists());
+    assert!(dir.join(format!("report/{stem}/elapsed.svg")).exists());
 
     let summary = dbbench_core::summary::render(&result);
     let row = summary
@@ -119,7 +93,7 @@ fn a_run_leaves_json_csv_charts_and_a_report_of_measured_values() {
     assert!(row.contains(" 3 "), "three measured runs: {row}");
     assert!(row.contains('['), "a ratio interval: {row}");
 
-    let index = dbbench_core::report::write_report(dir.path()).unwrap();
+    let index = dbbench_core::report::write_report(dir).unwrap();
     let html = std::fs::read_to_string(index).unwrap();
     assert!(html.contains("Inserting rows") && html.contains("<td class=\"l\">full</td>"));
 }

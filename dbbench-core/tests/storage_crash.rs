@@ -5,9 +5,8 @@
 //! `DBBENCH_STORAGE_CRASH_CHILD` set) creates the database and writes from two threads until it is
 //! killed with SIGKILL; the parent then reattaches the layout, checks integrity and the rows.
 
-mod common;
+mod support;
 
-use common::*;
 use dbbench_core::config::StorageSpec;
 use dbbench_core::storage::Layout;
 use dbbench_core::volume::Volumes;
@@ -16,6 +15,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use support::*;
 
 const CHILD: &str = "DBBENCH_STORAGE_CRASH_CHILD";
 const TEST: &str = "a_killed_writer_leaves_a_database_that_reopens_consistent";

@@ -5,19 +5,16 @@
 //! refuses writes and allocations (EFBIG), exactly where a full disk refuses them (ENOSPC), and the
 //! layer treats both the same way. The limit is process-wide, so this file holds a single test.
 
-mod common;
+mod support;
 
-use common::*;
-use dbbench_core::backend::Backend;
 use dbbench_core::config::{FixtureKind, RunSpec, StorageSpec};
 use dbbench_core::results::CellStatus;
-use dbbench_core::runner::{run_benchmark, RunContext};
 use dbbench_core::scale::Scale;
 use dbbench_core::session::Session;
-use dbbench_core::spec::{BenchmarkSpec, BodyFuture, CellSpec};
-use dbbench_core::volume::Volumes;
+use dbbench_core::spec::BodyFuture;
+use support::*;
 
-fn body(db: &mut Session) -> BodyFuture<'_> {
+fn full_disk(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
         db.batch("CREATE TABLE t (id INTEGER PRIMARY KEY, pad BLOB)")
             .await?;
@@ -32,21 +29,17 @@ fn body(db: &mut Session) -> BodyFuture<'_> {
     })
 }
 
-static FULL_DISK: BenchmarkSpec = BenchmarkSpec {
-    name: "full_disk",
-    module_path: "storage_full_disk::full_disk",
-    manifest_dir: env!("CARGO_MANIFEST_DIR"),
-    source_file: file!(),
+support::benchmark! {
+    static FULL_DISK = full_disk,
     title: "a full disk",
     run: RunSpec {
         fixture: FixtureKind::None,
         ..RunSpec::DEFAULT
     },
-    cells: &[
-        CellSpec {
-            backends: &[],
-            name: "data_file_cannot_grow",
-            storage: StorageSpec {
+    cells: [
+        cell(
+            "data_file_cannot_grow",
+            StorageSpec {
                 data_size: Some(mib(1, "1MB")),
                 growth: Some(grow_mib(1, "1MB")),
                 ifi: Some(false),
@@ -54,32 +47,29 @@ static FULL_DISK: BenchmarkSpec = BenchmarkSpec {
                 log_size: Some(mib(10, "10MB")),
                 data_on: &["small"],
                 ..StorageSpec::DEFAULT
-            },
-        },
-        CellSpec {
-            backends: &[],
-            name: "log_cannot_grow",
-            storage: StorageSpec {
+            }
+        ),
+        cell(
+            "log_cannot_grow",
+            StorageSpec {
                 growth: Some(grow_mib(1, "1MB")),
                 log_size: Some(mib(1, "1MB")),
                 // One growth past the 12 MB the "disk" takes.
                 log_growth: Some(grow_mib(16, "16MB")),
                 log_on: Some("small"),
                 ..StorageSpec::DEFAULT
-            },
-        },
-        CellSpec {
-            backends: &[],
-            name: "log_cannot_be_created",
-            storage: StorageSpec {
+            }
+        ),
+        cell(
+            "log_cannot_be_created",
+            StorageSpec {
                 log_size: Some(mib(64, "64MB")),
                 log_on: Some("small"),
                 ..StorageSpec::DEFAULT
-            },
-        },
+            }
+        ),
     ],
-    body,
-};
+}
 
 /// Limits the size of any file this process writes to `bytes` (SIGXFSZ ignored, so writes fail
 /// with EFBIG instead of killing the process).
@@ -100,25 +90,11 @@ fn limit_file_size(bytes: u64) -> libc::rlimit {
 
 #[test]
 fn a_full_disk_names_the_file_and_teardown_removes_everything() {
-    let base = scratch("full-disk");
-    let (work, small) = (base.join("work"), base.join("small"));
-    std::fs::create_dir_all(&small).unwrap();
-    let mut volumes = Volumes::default();
-    volumes.bind("small", &small);
-    let ctx = RunContext {
-        scale: Scale::smoke(),
-        volumes,
-        work_dir: work.clone(),
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let base = scratch("full-disk-volumes");
+    let small = base.join("small");
+    let ctx = context("full-disk", Scale::smoke(), volumes(&base, &["small"]));
     let old = limit_file_size(12 << 20);
-    let result = runtime.block_on(async {
-        let mut backend = Backend::from_env().await.unwrap();
-        run_benchmark(&FULL_DISK, None, &ctx, &mut backend).await
-    });
+    let result = try_run(&FULL_DISK, &ctx);
     // SAFETY: restores the limit read above.
     unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &old) };
     let result = result.unwrap();
@@ -143,8 +119,8 @@ fn a_full_disk_names_the_file_and_teardown_removes_everything() {
 
     assert!(listing(&small).is_empty(), "{:?}", listing(&small));
     assert!(
-        listing(&work.join("db")).is_empty(),
+        listing(&ctx.work_dir.join("db")).is_empty(),
         "{:?}",
-        listing(&work.join("db"))
+        listing(&ctx.work_dir.join("db"))
     );
 }

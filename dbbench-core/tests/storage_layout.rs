@@ -1,10 +1,10 @@
 //! The storage layer under SQLite: data files, extents, log, several connections, teardown.
 
-mod common;
+mod support;
 
-use common::*;
 use dbbench_core::config::StorageSpec;
 use dbbench_core::volume::Volumes;
+use support::*;
 
 #[test]
 fn default_options_hold_a_database_and_remove_every_file() {

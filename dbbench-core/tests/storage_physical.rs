@@ -1,15 +1,15 @@
 //! Physical truth: what the storage options do to the files on disk, checked against the files
 //! themselves (sizes, allocated blocks, contents) and against the statistics the layer reports.
 
-mod common;
+mod support;
 
-use common::*;
 use dbbench_core::config::{Growth, StorageSpec};
 use dbbench_core::results::{FileKind, RunResult};
 use dbbench_core::storage::Layout;
 use dbbench_core::units::{EXTENT, MIB};
 use dbbench_core::volume::Volumes;
 use std::os::unix::fs::MetadataExt;
+use support::*;
 
 /// Runs `rows` inserts inside a measured window and checkpoints them into the data files.
 fn measured(layout: &Layout, rows: u64) -> RunResult {
@@ -151,12 +151,8 @@ fn four_data_files_fill_evenly() {
 #[test]
 fn two_volumes_alternate_the_data_files() {
     let dir = scratch("physical-volumes");
-    let (a, b) = (dir.join("a"), dir.join("b"));
-    std::fs::create_dir_all(&a).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
-    let mut volumes = Volumes::default();
-    volumes.bind("fast", &a);
-    volumes.bind("slow", &b);
+    let volumes = volumes(&dir, &["fast", "slow"]);
+    let (a, b) = (dir.join("fast"), dir.join("slow"));
     let spec = StorageSpec {
         data_files: 4,
         data_on: &["fast", "slow"],

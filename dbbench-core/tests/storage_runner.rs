@@ -1,20 +1,17 @@
 //! The storage layer end to end through `run_benchmark`: every configuration runs the body with
 //! several connections writing, reports per-file and log statistics, and leaves no file behind.
 
-mod common;
+mod support;
 
-use common::*;
-use dbbench_core::backend::Backend;
 use dbbench_core::config::{FixtureKind, Growth, Recovery, RunSpec, StorageSpec};
 use dbbench_core::results::{BenchmarkResult, CellStatus, FileKind, RunResult};
-use dbbench_core::runner::{run_benchmark, RunContext};
 use dbbench_core::scale::Scale;
 use dbbench_core::session::Session;
-use dbbench_core::spec::{BenchmarkSpec, BodyFuture, CellSpec};
+use dbbench_core::spec::BodyFuture;
 use dbbench_core::units::MIB;
 use dbbench_core::volume::Volumes;
 use dbbench_core::Connection;
-use std::path::Path;
+use support::*;
 
 /// Inserts `rows` rows of 200 bytes per transaction, `transactions` times, on `conn`.
 async fn write(conn: &mut Connection, transactions: u32, rows: u32) -> dbbench_core::Result<()> {
@@ -29,7 +26,7 @@ async fn write(conn: &mut Connection, transactions: u32, rows: u32) -> dbbench_c
 }
 
 /// Three connections write at once, each on its own thread, then the database is checked.
-fn concurrent_body(db: &mut Session) -> BodyFuture<'_> {
+fn configurations(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
         db.batch("CREATE TABLE t (id INTEGER PRIMARY KEY, pad BLOB)")
             .await?;
@@ -63,7 +60,7 @@ fn concurrent_body(db: &mut Session) -> BodyFuture<'_> {
 }
 
 /// Fifty transactions of about 220 KB each on one connection: ~11 MB of log.
-fn log_body(db: &mut Session) -> BodyFuture<'_> {
+fn recovery(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
         db.batch("CREATE TABLE t (id INTEGER PRIMARY KEY, pad BLOB)")
             .await?;
@@ -74,208 +71,151 @@ fn log_body(db: &mut Session) -> BodyFuture<'_> {
     })
 }
 
-const fn bench(
-    name: &'static str,
-    cells: &'static [CellSpec],
-    body: dbbench_core::spec::BodyFn,
-) -> BenchmarkSpec {
-    BenchmarkSpec {
-        name,
-        module_path: name,
-        manifest_dir: env!("CARGO_MANIFEST_DIR"),
-        source_file: file!(),
-        title: "storage layer end to end",
-        run: RunSpec {
-            fixture: FixtureKind::None,
-            ..RunSpec::DEFAULT
-        },
-        cells,
-        body,
-    }
-}
-
-static CONFIGURATIONS: BenchmarkSpec = bench(
-    "storage_runner::configurations",
-    &[
-        CellSpec {
-            backends: &[],
-            name: "defaults",
-            storage: StorageSpec::DEFAULT,
-        },
-        CellSpec {
-            backends: &[],
-            name: "growth_1mb_no_ifi",
-            storage: StorageSpec {
+support::benchmark! {
+    static CONFIGURATIONS = configurations,
+    title: "storage layer end to end",
+    run: RunSpec {
+        fixture: FixtureKind::None,
+        ..RunSpec::DEFAULT
+    },
+    cells: [
+        cell("defaults", StorageSpec::DEFAULT),
+        cell(
+            "growth_1mb_no_ifi",
+            StorageSpec {
                 data_size: Some(mib(1, "1MB")),
                 growth: Some(grow_mib(1, "1MB")),
                 ifi: Some(false),
                 log_growth: Some(grow_mib(1, "1MB")),
                 ..StorageSpec::DEFAULT
-            },
-        },
-        CellSpec {
-            backends: &[],
-            name: "four_files_two_volumes",
-            storage: StorageSpec {
+            }
+        ),
+        cell(
+            "four_files_two_volumes",
+            StorageSpec {
                 data_files: 4,
                 data_size: Some(mib(4, "4MB")),
                 growth: Some(Growth::Percent(10)),
                 data_on: &["a", "b"],
                 log_on: Some("b"),
                 ..StorageSpec::DEFAULT
-            },
-        },
-        CellSpec {
-            backends: &[],
-            name: "no_growth",
-            storage: StorageSpec {
+            }
+        ),
+        cell(
+            "no_growth",
+            StorageSpec {
                 data_size: Some(mib(1, "1MB")),
                 growth: Some(Growth::None),
                 ..StorageSpec::DEFAULT
-            },
-        },
-        CellSpec {
-            backends: &[],
-            name: "missing_volume",
-            storage: StorageSpec {
+            }
+        ),
+        cell(
+            "missing_volume",
+            StorageSpec {
                 data_files: 2,
                 data_on: &["a", "gone"],
                 ..StorageSpec::DEFAULT
-            },
-        },
+            }
+        ),
     ],
-    concurrent_body,
-);
+}
 
-static RECOVERY: BenchmarkSpec = bench(
-    "storage_runner::recovery",
-    &[
-        CellSpec {
-            backends: &[],
-            name: "simple",
-            storage: StorageSpec {
+support::benchmark! {
+    static RECOVERY = recovery,
+    title: "storage layer end to end",
+    run: RunSpec {
+        fixture: FixtureKind::None,
+        ..RunSpec::DEFAULT
+    },
+    cells: [
+        cell(
+            "simple",
+            StorageSpec {
                 recovery: Some(Recovery::Simple),
                 log_size: Some(mib(1, "1MB")),
                 log_growth: Some(grow_mib(1, "1MB")),
                 ..StorageSpec::DEFAULT
-            },
-        },
-        CellSpec {
-            backends: &[],
-            name: "full",
-            storage: StorageSpec {
+            }
+        ),
+        cell(
+            "full",
+            StorageSpec {
                 recovery: Some(Recovery::Full),
                 log_size: Some(mib(1, "1MB")),
                 log_growth: Some(grow_mib(1, "1MB")),
                 ..StorageSpec::DEFAULT
-            },
-        },
+            }
+        ),
     ],
-    log_body,
-);
+}
 
 /// The article's doubling loop on the credit fixture, one connection: deterministic results.
-fn doubling_body(db: &mut Session) -> BodyFuture<'_> {
+fn doubling(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
-        for n in 1..=3 {
-            let sql = dbbench_core::fixture::doubling_insert(db.dialect(), n);
-            db.execute(&sql).await?;
-            db.lap(format!("loop {n}"));
-        }
+        double(db, 3).await?;
         let rows: i64 = db.query_scalar("SELECT count(*) FROM charge").await?;
         db.record_count("rows_after", rows);
         Ok(())
     })
 }
 
-static DOUBLING: BenchmarkSpec = BenchmarkSpec {
+support::benchmark! {
+    static DOUBLING = doubling,
+    title: "storage layer end to end",
     run: RunSpec {
         fixture: FixtureKind::Credit,
         ..RunSpec::DEFAULT
     },
-    ..bench(
-        "storage_runner::doubling",
-        &[
-            CellSpec {
-                backends: &[],
-                name: "growth_1mb_no_ifi",
-                storage: StorageSpec {
-                    data_size: Some(mib(1, "1MB")),
-                    growth: Some(grow_mib(1, "1MB")),
-                    ifi: Some(false),
-                    log_size: Some(mib(1, "1MB")),
-                    log_growth: Some(grow_mib(1, "1MB")),
-                    recovery: Some(Recovery::Full),
-                    ..StorageSpec::DEFAULT
-                },
-            },
-            CellSpec {
-                backends: &[],
-                name: "four_files_presized",
-                storage: StorageSpec {
-                    data_files: 4,
-                    data_size: Some(mib(8, "8MB")),
-                    growth: Some(grow_mib(1, "1MB")),
-                    ifi: Some(true),
-                    log_size: Some(mib(8, "8MB")),
-                    log_pregrow: Some(mib(2, "2MB")),
-                    ..StorageSpec::DEFAULT
-                },
-            },
-        ],
-        doubling_body,
-    )
-};
-
-fn run(bench: &'static BenchmarkSpec, work: &Path, volumes: Volumes) -> BenchmarkResult {
-    run_at(bench, work, volumes, Scale::smoke())
+    cells: [
+        cell(
+            "growth_1mb_no_ifi",
+            StorageSpec {
+                data_size: Some(mib(1, "1MB")),
+                growth: Some(grow_mib(1, "1MB")),
+                ifi: Some(false),
+                log_size: Some(mib(1, "1MB")),
+                log_growth: Some(grow_mib(1, "1MB")),
+                recovery: Some(Recovery::Full),
+                ..StorageSpec::DEFAULT
+            }
+        ),
+        cell(
+            "four_files_presized",
+            StorageSpec {
+                data_files: 4,
+                data_size: Some(mib(8, "8MB")),
+                growth: Some(grow_mib(1, "1MB")),
+                ifi: Some(true),
+                log_size: Some(mib(8, "8MB")),
+                log_pregrow: Some(mib(2, "2MB")),
+                ..StorageSpec::DEFAULT
+            }
+        ),
+    ],
 }
 
-fn run_at(
-    bench: &'static BenchmarkSpec,
-    work: &Path,
-    volumes: Volumes,
-    scale: Scale,
-) -> BenchmarkResult {
-    let ctx = RunContext {
-        scale,
-        volumes,
-        work_dir: work.to_path_buf(),
-    };
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(async {
-            let mut backend = Backend::from_env().await.unwrap();
-            run_benchmark(bench, None, &ctx, &mut backend)
-                .await
-                .unwrap()
-        })
-}
-
-fn cell<'a>(result: &'a BenchmarkResult, name: &str) -> &'a dbbench_core::results::CellResult {
+fn cell_named<'a>(
+    result: &'a BenchmarkResult,
+    name: &str,
+) -> &'a dbbench_core::results::CellResult {
     result.cells.iter().find(|c| c.name == name).unwrap()
 }
 
 fn only_run<'a>(result: &'a BenchmarkResult, name: &str) -> &'a RunResult {
-    let cell = cell(result, name);
+    let cell = cell_named(result, name);
     assert_eq!(cell.status, CellStatus::Ok, "{name}");
     &cell.runs[0]
 }
 
 #[test]
 fn every_configuration_runs_measures_and_cleans_up() {
-    let base = scratch("runner-configurations");
-    let (work, a, b) = (base.join("work"), base.join("a"), base.join("b"));
-    std::fs::create_dir_all(&a).unwrap();
-    std::fs::create_dir_all(&b).unwrap();
-    let mut volumes = Volumes::default();
-    volumes.bind("a", &a);
-    volumes.bind("b", &b);
+    let base = scratch("runner-configurations-volumes");
+    let (a, b) = (base.join("a"), base.join("b"));
+    let mut volumes = volumes(&base, &["a", "b"]);
     volumes.bind("gone", base.join("gone"));
-    let result = run(&CONFIGURATIONS, &work, volumes);
+    let ctx = context("runner-configurations", Scale::smoke(), volumes);
+    let work = &ctx.work_dir;
+    let result = run(&CONFIGURATIONS, &ctx);
 
     for name in ["defaults", "growth_1mb_no_ifi", "four_files_two_volumes"] {
         let run = only_run(&result, name);
@@ -315,14 +255,14 @@ fn every_configuration_runs_measures_and_cleans_up() {
         [Some("a"), Some("b"), Some("a"), Some("b"), Some("b")]
     );
 
-    let CellStatus::Failed(full) = &cell(&result, "no_growth").status else {
+    let CellStatus::Failed(full) = &cell_named(&result, "no_growth").status else {
         panic!("a data file without growth must fill up");
     };
     assert!(
         full.contains("_data_1.mdf` is full") && full.contains("none"),
         "{full}"
     );
-    let CellStatus::Failed(missing) = &cell(&result, "missing_volume").status else {
+    let CellStatus::Failed(missing) = &cell_named(&result, "missing_volume").status else {
         panic!("a missing volume directory must fail the cell");
     };
     assert!(
@@ -336,7 +276,7 @@ fn every_configuration_runs_measures_and_cleans_up() {
         listing(&work.join("db"))
     );
     assert!(listing(&a).is_empty() && listing(&b).is_empty());
-    let json = dbbench_core::workdir::results_file(&work, "storage_runner.configurations");
+    let json = dbbench_core::workdir::results_file(work, "storage_runner.configurations");
     let written = BenchmarkResult::read(&json).unwrap();
     assert_eq!(
         written.cells[1].runs[0].files,
@@ -346,8 +286,8 @@ fn every_configuration_runs_measures_and_cleans_up() {
 
 #[test]
 fn full_recovery_keeps_more_log_than_simple() {
-    let work = scratch("runner-recovery");
-    let result = run(&RECOVERY, &work, Volumes::default());
+    let ctx = context("runner-recovery", Scale::smoke(), Volumes::default());
+    let result = run(&RECOVERY, &ctx);
     let simple = only_run(&result, "simple").log.clone().unwrap();
     let full = only_run(&result, "full").log.clone().unwrap();
     assert!(
@@ -358,15 +298,15 @@ fn full_recovery_keeps_more_log_than_simple() {
     );
     assert!(full.growths > simple.growths);
     assert!(full.segments_after > simple.segments_after);
-    assert!(listing(&work.join("db")).is_empty());
+    assert!(listing(&ctx.work_dir.join("db")).is_empty());
 }
 
 #[test]
 fn doubling_statistics_are_deterministic_and_snapshotted() {
-    let work = scratch("runner-doubling");
     // 16 000 rows doubled three times: about 5 MB of data, several 1 MB growths.
     let scale = Scale::parse("0.01").unwrap();
-    let result = run_at(&DOUBLING, &work, Volumes::default(), scale.clone());
+    let ctx = context("runner-doubling", scale, Volumes::default());
+    let result = run(&DOUBLING, &ctx);
     // Through dbbench's own snapshot assertion: counts exactly; timings are recorded but not
     // judged, since this test is about storage, not speed.
     let snapshots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
@@ -378,10 +318,10 @@ fn doubling_statistics_are_deterministic_and_snapshotted() {
         &result,
         &snapshots,
         "storage_runner__storage_doubling",
-        &work,
+        &ctx.work_dir,
         counts_only,
     );
-    let again = run_at(&DOUBLING, &work, Volumes::default(), scale);
+    let again = run(&DOUBLING, &ctx);
     let counts = |r: &BenchmarkResult| -> Vec<_> {
         r.cells
             .iter()
