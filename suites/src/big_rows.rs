@@ -4,7 +4,7 @@
 
 use dbbench_core::driver::{Load, LoadReport, Op, Work};
 use dbbench_core::units::PAGE;
-use dbbench_core::{Connection, Dialect, Result, Session};
+use dbbench_core::{Connection, Dialect, Result, Scale, Session};
 
 /// Bytes of the payload column of one row.
 pub const ROW_PAYLOAD_BYTES: u64 = 4100;
@@ -34,6 +34,17 @@ pub fn insert_row(dialect: Dialect) -> &'static str {
     }
 }
 
+/// Connections for a load whose article used `full` of them: all of them at `full` scale, at most
+/// 16 at the default scale and 4 at `smoke` (a 2-core machine gains nothing from more threads
+/// queuing for SQLite's single write lock, and the smaller tables would give each only a few rows).
+pub fn workers_at(scale: &Scale, full: u32) -> u32 {
+    match scale.name.as_str() {
+        "full" => full,
+        "smoke" => full.min(4),
+        _ => full.min(16),
+    }
+}
+
 /// Rows that make a table of `table_bytes`: one row per 8 KB page.
 pub fn rows_for(table_bytes: u64) -> u64 {
     table_bytes.div_ceil(PAGE).max(1)
@@ -58,6 +69,13 @@ pub async fn populate(db: &mut Session, workers: u32, rows: u64) -> Result<LoadR
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn workers_follow_the_scale() {
+        assert_eq!(workers_at(&Scale::full(), 128), 128);
+        assert_eq!(workers_at(&Scale::default_scale(), 128), 16);
+        assert_eq!(workers_at(&Scale::smoke(), 16), 4);
+    }
 
     #[test]
     fn one_row_per_page() {

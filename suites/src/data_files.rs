@@ -27,7 +27,7 @@
 //! **How to read the results.** Compare each file count with `data_files_1`; the verdict column
 //! says whether the difference is larger than the run-to-run noise.
 
-use crate::big_rows::{populate, rows_for};
+use crate::big_rows::{populate, rows_for, workers_at};
 use dbbench_core::{db_bench, Result, Session};
 
 /// Bytes inserted at `full` scale: 100 GB.
@@ -47,7 +47,7 @@ const FULL_INSERT_BYTES: u64 = 100 << 30;
     repeat = 5
 )]
 pub async fn equal_shares(db: &mut Session) -> Result<()> {
-    let workers = if db.scale().name == "smoke" { 4 } else { 16 };
+    let workers = workers_at(db.scale(), 16);
     let rows = rows_for(db.scale().count(FULL_INSERT_BYTES));
     populate(db, workers, rows).await?;
     Ok(())

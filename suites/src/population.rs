@@ -30,7 +30,7 @@
 //! the separation helped little once the log array was fast enough; the log growth count and
 //! final log size show how far the log outgrew its 250 MB.
 
-use crate::big_rows::{populate, rows_for};
+use crate::big_rows::{populate, rows_for, workers_at};
 use dbbench_core::{db_bench, Result, Session};
 
 /// Bytes of the table at `full` scale: 1 TB.
@@ -51,11 +51,7 @@ const FULL_TABLE_BYTES: u64 = 1 << 40;
 #[case(name = "same_volume")]
 #[case(name = "separate_volumes", data_on = "data", log_on = "log")]
 pub async fn population(db: &mut Session) -> Result<()> {
-    let workers = match db.scale().name.as_str() {
-        "full" => 128,
-        "smoke" => 4,
-        _ => 16,
-    };
+    let workers = workers_at(db.scale(), 128);
     let rows = rows_for(db.scale().count(FULL_TABLE_BYTES));
     populate(db, workers, rows).await?;
     Ok(())
