@@ -1,8 +1,8 @@
 //! Declares benchmarks the way a suite does, in nested modules, and inspects what
 //! `#[db_bench]` generated: the `BENCHMARK` static and the untouched function.
 //!
-//! The benchmarks are `#[ignore]`d, which the macro forwards to each cell's test, so that
-//! `cargo test` lists the generated tests without running the runtime.
+//! The generated cell tests also run, at smoke scale on the embedded engine: a benchmark declared
+//! in a nested module, with a matrix, cases and every run option, must work end to end.
 
 use dbbench_core::__private::{
     BackendKind, BenchmarkSpec, FixtureKind, Growth, Order, Recovery, Size, StorageSpec,
@@ -25,11 +25,11 @@ mod suites {
             log_growth = ["64MB", "10%"],
             repeat = 3,
             fixture = "credit",
+            scale_storage = true,
             baseline = "test_3__data_files_1__log_growth_64mb"
         )]
         #[case(name = "test_3", growth = "1024MB")]
         #[case(name = "test_4", log_pregrow = "4000MB", log_size = "32000MB")]
-        #[ignore = "inspected by expansion.rs, not run"]
         pub async fn double_charges(db: &mut Session) -> Result<()> {
             db.lap("start");
             Ok(())
@@ -48,7 +48,6 @@ mod suites {
             data_size = "1GB",
             scale_storage = true
         )]
-        #[ignore = "inspected by expansion.rs, not run"]
         pub(crate) async fn everything(_: &mut dbbench_core::Session) -> dbbench_core::Result<()> {
             Ok(())
         }
@@ -64,7 +63,6 @@ mod suites {
         #[case(name = "server", recovery = "bulk_logged", backends = "mssql")]
         #[case(name = "local", backends = ["embedded"])]
         #[case(name = "inherited", recovery = "full")]
-        #[ignore = "inspected by expansion.rs, not run"]
         pub async fn per_case(db: &mut Session) -> Result<()> {
             db.lap("start");
             Ok(())
@@ -82,7 +80,6 @@ mod suites {
             struct Option;
 
             #[db_bench]
-            #[ignore = "inspected by expansion.rs, not run"]
             pub async fn defaults(db: &mut Session) -> Result<()> {
                 let _ = db.cell();
                 Ok(())
@@ -176,7 +173,7 @@ fn the_benchmark_describes_itself() {
         Some("test_3__data_files_1__log_growth_64mb")
     );
     assert_eq!(bench.baseline_index(), 0);
-    assert!(!bench.run.scale_storage);
+    assert!(bench.run.scale_storage);
     assert_eq!(bench.run.smoke_divisor, 512);
     assert_eq!(bench.run.default_divisor, 16);
     assert!(bench.cells.iter().all(|cell| cell.backends.is_empty()));
