@@ -46,7 +46,7 @@ const FULL_TABLE_BYTES: u64 = 1 << 40;
     scale_storage = true,
     smoke_divisor = 65536,
     default_divisor = 1024,
-    repeat = 2
+    repeat = 3
 )]
 #[case(name = "same_volume")]
 #[case(name = "separate_volumes", data_on = "data", log_on = "log")]
