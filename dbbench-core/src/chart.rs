@@ -35,6 +35,26 @@ const LINES: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
+/// Draws the legend of `chart` in the charts' common style: a light box at `position`.
+fn draw_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+    font_size: u32,
+) -> Result<()>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.5))
+        .label_font((FONT, font_size))
+        .draw()
+        .map_err(draw_error)
+}
+
 fn draw_error(e: impl std::fmt::Display) -> Error {
     Error::msg(format!("cannot draw chart: {e}"))
 }
@@ -173,14 +193,7 @@ pub fn elapsed_chart(result: &BenchmarkResult) -> Result<String> {
             .map_err(draw_error)?
             .label("one measured run")
             .legend(|(x, y)| Circle::new((x + 7, y), 4, RUN_DOT.filled()));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.5))
-            .label_font((FONT, 14))
-            .draw()
-            .map_err(draw_error)?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 14)?;
         root.present().map_err(draw_error)?;
     }
     Ok(svg)
@@ -272,14 +285,7 @@ pub fn series_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>
                         PathElement::new([(x, y), (x + 18, y)], color.stroke_width(2))
                     });
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.9))
-                .border_style(BLACK.mix(0.5))
-                .label_font((FONT, 13))
-                .draw()
-                .map_err(draw_error)?;
+            draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 13)?;
         }
         root.present().map_err(draw_error)?;
     }
@@ -379,14 +385,7 @@ pub fn waits_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>>
                 )
             }))
             .map_err(draw_error)?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.5))
-            .label_font((FONT, 13))
-            .draw()
-            .map_err(draw_error)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight, 13)?;
         root.present().map_err(draw_error)?;
     }
     Ok(Some(svg))
