@@ -4,9 +4,9 @@
 //!
 //! `cargo run --release -p dbbench-core --example fixture_load [-- SCALE]`
 
-use dbbench_core::backend::embedded::EmbeddedBackend;
-use dbbench_core::backend::DatabasePlan;
-use dbbench_core::config::{FixtureKind, StorageSpec};
+use dbbench_core::__internals::config::{FixtureKind, StorageSpec};
+use dbbench_core::__internals::DatabasePlan;
+use dbbench_core::__internals::EmbeddedBackend;
 use dbbench_core::{Result, Scale};
 use std::time::Instant;
 

@@ -12,13 +12,12 @@
 //! Run with `cargo run --release -j2 -p dbbench-core --example storage_overhead`.
 //! `ROWS` (default 200000), `ROUNDS` (default 7) and `GROW_MB` (default 256) change the sizes.
 
-use dbbench_core::config::{Growth, Size, StorageSpec};
-use dbbench_core::connection::Dialect;
+use dbbench_core::__internals::config::{Growth, Size, StorageSpec};
+use dbbench_core::__internals::storage::Layout;
+use dbbench_core::__internals::Volumes;
 use dbbench_core::fixture::{credit_rows, credit_schema, doubling_insert};
-use dbbench_core::results::RunResult;
-use dbbench_core::storage::Layout;
 use dbbench_core::units::MIB;
-use dbbench_core::volume::Volumes;
+use dbbench_core::Dialect;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -117,8 +116,7 @@ fn layer_zero_fill(dir: &Path, mb: u64) -> f64 {
     // 100 KB of rows need a second extent: the first 64 KiB extent is full, the file grows once.
     conn.execute_batch("INSERT INTO t VALUES (zeroblob(100000))")
         .unwrap();
-    let mut run = RunResult::default();
-    layout.close_window(&mut run);
+    let run = layout.close_window();
     drop(conn);
     layout.remove().unwrap();
     let data = &run.files[0];
@@ -159,7 +157,7 @@ fn main() {
     let rows = env_number("ROWS", 200_000);
     let rounds = env_number("ROUNDS", 7) as usize;
     let grow_mb = env_number("GROW_MB", 256);
-    let dir = dbbench_core::workdir::work_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+    let dir = dbbench_core::__internals::paths::work_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
         .join("storage_overhead");
     std::fs::create_dir_all(&dir).unwrap();
     println!("work directory: {}", dir.display());

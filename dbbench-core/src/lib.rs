@@ -25,54 +25,67 @@
 
 #![warn(missing_docs)]
 
-pub mod backend;
-pub mod calendar;
-pub mod chart;
+// The layers, lowest first; each imports only the layers above it in this list
+// (`docs/architecture.md`; `tests/layers.rs` checks it).
+mod analysis;
 pub mod cli;
-pub mod comparator;
-pub mod compare;
-pub mod config;
-pub mod connection;
-pub mod driver;
-pub mod error;
-pub mod fixture;
-pub mod grid;
-pub mod host;
-mod lifecycle;
-pub mod notation;
-mod progress;
-pub mod ratio;
-pub mod report;
-pub mod results;
-pub mod runner;
-pub mod runs_csv;
-pub mod scale;
-pub mod selection;
-pub mod session;
-pub mod snapshot;
-pub mod spec;
-pub mod stats;
-pub mod storage;
-pub mod storage_plan;
-pub mod summary;
-pub mod table;
-mod test_entry;
-pub mod units;
-mod unwind;
-pub mod value;
-pub mod volume;
-pub mod workdir;
-
-#[cfg(test)]
-mod sample;
+mod engine;
+mod model;
+mod output;
+mod run;
+mod util;
 
 #[doc(hidden)]
 pub mod __private;
 
-pub use config::{BackendKind, Growth, Recovery, Size, StorageSpec};
-pub use connection::{Connection, Dialect};
 pub use dbbench_macros::db_bench;
-pub use error::{Error, Result};
-pub use scale::Scale;
-pub use session::Session;
-pub use value::{FromValue, Row, Value};
+pub use engine::connection::Connection;
+pub use model::config::{BackendKind, Growth, Recovery, Size, StorageSpec};
+pub use model::dialect::Dialect;
+pub use model::error::{Error, Result};
+pub use model::scale::Scale;
+pub use model::units;
+pub use model::value::{FromValue, Row, Value};
+pub use run::session::Session;
+pub use run::spec::BenchmarkSpec;
+
+/// The concurrent load driver: [`Session::load`] runs a [`Load`](driver::Load) of `C` workers,
+/// each with its own connection, and returns its [`LoadReport`](driver::LoadReport).
+pub mod driver {
+    pub use crate::model::load::{
+        ErrorCounts, ErrorKind, LatencyStats, LoadConfig, LoadStats, SaturationStats, WorkConfig,
+        WorkerStats,
+    };
+    pub use crate::run::driver::{Load, LoadReport, LoadRun, Op, Work};
+}
+
+/// The results a benchmark produced, as the results JSON holds them (`docs/results-schema.md`).
+pub mod results {
+    pub use crate::model::host::HostInfo;
+    pub use crate::model::results::*;
+}
+
+/// The `credit` fixture and the statements of the articles' workloads, in each dialect.
+pub mod fixture {
+    pub use crate::engine::fixture::*;
+}
+
+/// Internals that dbbench's own integration tests and examples reach; not part of the public
+/// API.
+#[doc(hidden)]
+pub mod __internals {
+    pub use crate::engine::embedded::storage;
+    pub use crate::engine::embedded::EmbeddedBackend;
+    pub use crate::engine::mssql;
+    pub use crate::engine::{Backend, Database, DatabasePlan};
+    pub use crate::model::config;
+    pub use crate::model::units;
+    pub use crate::model::volume::Volumes;
+    pub use crate::output::comparator::{TimingMode, Tolerance};
+    pub use crate::output::snapshot::{assert_snapshot_with, SnapshotView};
+    pub use crate::output::{json, publish, rewrite, summary};
+    pub use crate::run::context::{exclusive, RunContext};
+    pub use crate::run::runner::{database_name, run_benchmark};
+    pub use crate::run::spec::{BenchmarkSpec, BodyFn, BodyFuture, CellSpec};
+    pub use crate::util::paths;
+}

@@ -4,10 +4,10 @@
 
 mod support;
 
-use dbbench_core::config::{RunSpec, StorageSpec};
+use dbbench_core::__internals::config::{RunSpec, StorageSpec};
+use dbbench_core::__internals::BodyFuture;
 use dbbench_core::driver::{Load, Op, Work};
 use dbbench_core::results::CellStatus;
-use dbbench_core::spec::BodyFuture;
 use dbbench_core::{Connection, Session, Value};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;

@@ -4,11 +4,11 @@
 
 mod support;
 
-use dbbench_core::config::{RunSpec, StorageSpec};
+use dbbench_core::__internals::config::{RunSpec, StorageSpec};
+use dbbench_core::__internals::BodyFuture;
+use dbbench_core::__internals::SnapshotView;
 use dbbench_core::driver::{Load, Op, Work};
 use dbbench_core::results::CellStatus;
-use dbbench_core::snapshot::SnapshotView;
-use dbbench_core::spec::BodyFuture;
 use dbbench_core::{Connection, Session, Value};
 use support::{cell, context_from_env, run_embedded};
 

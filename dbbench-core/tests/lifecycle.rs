@@ -3,10 +3,10 @@
 
 mod support;
 
+use dbbench_core::__internals::RunContext;
+use dbbench_core::__internals::Volumes;
 use dbbench_core::__private::{BodyFuture, FixtureKind, RunSpec, StorageSpec};
 use dbbench_core::results::CellStatus;
-use dbbench_core::runner::RunContext;
-use dbbench_core::volume::Volumes;
 use dbbench_core::{Error, Scale, Session};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -144,8 +144,8 @@ fn runs_every_repetition_interleaved_and_tears_down() {
         "{:?}",
         leftovers(&ctx.work_dir)
     );
-    let json = dbbench_core::workdir::results_file(&ctx.work_dir, &DOUBLING.file_stem());
-    let read = dbbench_core::results::BenchmarkResult::read(&json).unwrap();
+    let json = dbbench_core::__internals::paths::results_file(&ctx.work_dir, &DOUBLING.file_stem());
+    let read = dbbench_core::__internals::json::read(&json).unwrap();
     assert_eq!(read, result);
 }
 
@@ -201,7 +201,7 @@ fn an_option_the_backend_cannot_honour_fails_the_cell_by_name() {
 #[test]
 fn refuses_a_directory_it_did_not_create() {
     let ctx = context("foreign");
-    let name = dbbench_core::runner::database_name(&FAILING, &FAILING.cells[0], 0);
+    let name = dbbench_core::__internals::database_name(&FAILING, &FAILING.cells[0], 0);
     let foreign = ctx.work_dir.join("db").join(&name);
     std::fs::create_dir_all(&foreign).unwrap();
     std::fs::write(foreign.join("precious.txt"), "keep me").unwrap();

@@ -10,13 +10,13 @@
 
 mod support;
 
-use dbbench_core::backend::mssql::{ConnectSettings, MssqlBackend};
-use dbbench_core::backend::Backend;
-use dbbench_core::config::{FixtureKind, Growth, Recovery, RunSpec, StorageSpec};
+use dbbench_core::__internals::config::{FixtureKind, Growth, Recovery, RunSpec, StorageSpec};
+use dbbench_core::__internals::mssql::{ConnectSettings, MssqlBackend};
+use dbbench_core::__internals::run_benchmark;
+use dbbench_core::__internals::Backend;
+use dbbench_core::__internals::BodyFuture;
+use dbbench_core::__internals::Volumes;
 use dbbench_core::results::{CellStatus, FileKind};
-use dbbench_core::runner::run_benchmark;
-use dbbench_core::spec::BodyFuture;
-use dbbench_core::volume::Volumes;
 use dbbench_core::{Error, Scale, Session};
 use std::io::Write;
 use support::{cell, context, double, grow_mib, mib};
@@ -75,7 +75,7 @@ fn say(line: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lifecycle_on_a_live_server() {
-    let Some(ado) = std::env::var(dbbench_core::backend::mssql::ENV)
+    let Some(ado) = std::env::var(dbbench_core::__internals::mssql::ENV)
         .ok()
         .filter(|v| !v.trim().is_empty())
     else {
@@ -98,7 +98,8 @@ async fn lifecycle_on_a_live_server() {
     let result = run_benchmark(&BENCH, None, &ctx, &mut backend)
         .await
         .unwrap();
-    say(&dbbench_core::summary::render(&result));
+    dbbench_core::__internals::publish(&result, &BENCH.file_stem(), &ctx.work_dir).unwrap();
+    say(&dbbench_core::__internals::summary::render(&result));
 
     let fixture_rows = Scale::smoke().credit_rows() as i64;
     for cell in &result.cells {
@@ -170,7 +171,7 @@ async fn lifecycle_on_a_live_server() {
     assert_eq!(left, 0, "databases left behind");
 
     // The password appears nowhere in the results.
-    let json = std::fs::read_to_string(dbbench_core::workdir::results_file(
+    let json = std::fs::read_to_string(dbbench_core::__internals::paths::results_file(
         &ctx.work_dir,
         &BENCH.file_stem(),
     ))

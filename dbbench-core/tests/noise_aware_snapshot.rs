@@ -3,7 +3,7 @@
 //! set per check without touching this process's environment) against `.snap` files in a
 //! temporary directory.
 
-use dbbench_core::host::HostInfo;
+use dbbench_core::results::HostInfo;
 use dbbench_core::results::{
     BackendInfo, BenchmarkResult, CellResult, CellStatus, FileKind, FileStats, Lap, RunInfo,
     RunResult, SCHEMA_VERSION,
@@ -121,8 +121,8 @@ impl Workspace {
             .path()
             .join("results")
             .join("suite.vlf.doubling.json");
-        result.write(&file).unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_dbbench-results"));
+        dbbench_core::__internals::json::write(result, &file).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_dbbench"));
         cmd.arg("snapshot")
             .arg(&file)
             .arg(self.snapshots())

@@ -4,10 +4,9 @@
 
 mod support;
 
-use dbbench_core::config::{Order, RunSpec, StorageSpec};
-use dbbench_core::results::BenchmarkResult;
-use dbbench_core::spec::BodyFuture;
-use dbbench_core::volume::Volumes;
+use dbbench_core::__internals::config::{Order, RunSpec, StorageSpec};
+use dbbench_core::__internals::BodyFuture;
+use dbbench_core::__internals::Volumes;
 use dbbench_core::{Recovery, Scale, Session};
 use support::{cell, context, run};
 
@@ -74,7 +73,8 @@ fn a_run_leaves_json_csv_charts_and_a_report_of_measured_values() {
     assert_eq!(order, [0, 2, 4, 6], "interleaved with the other cell");
     assert!(!result.run.build_profile.is_empty());
 
-    let json = BenchmarkResult::read(&dir.join(format!("results/{stem}.json"))).unwrap();
+    let json =
+        dbbench_core::__internals::json::read(&dir.join(format!("results/{stem}.json"))).unwrap();
     assert_eq!(json, result);
     let csv = std::fs::read_to_string(dir.join(format!("results/{stem}.csv"))).unwrap();
     assert_eq!(csv.lines().count(), 1 + 8);
@@ -85,7 +85,7 @@ fn a_run_leaves_json_csv_charts_and_a_report_of_measured_values() {
     );
     assert!(dir.join(format!("report/{stem}/elapsed.svg")).exists());
 
-    let summary = dbbench_core::summary::render(&result);
+    let summary = dbbench_core::__internals::summary::render(&result);
     let row = summary
         .lines()
         .find(|l| l.trim_start().starts_with("full"))
@@ -93,7 +93,7 @@ fn a_run_leaves_json_csv_charts_and_a_report_of_measured_values() {
     assert!(row.contains(" 3 "), "three measured runs: {row}");
     assert!(row.contains('['), "a ratio interval: {row}");
 
-    let index = dbbench_core::report::write_report(dir).unwrap();
+    let index = dbbench_core::__internals::rewrite(dir).unwrap();
     let html = std::fs::read_to_string(index).unwrap();
     assert!(html.contains("Inserting rows") && html.contains("<td class=\"l\">full</td>"));
 }

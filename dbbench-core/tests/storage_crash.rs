@@ -7,9 +7,9 @@
 
 mod support;
 
-use dbbench_core::config::StorageSpec;
-use dbbench_core::storage::Layout;
-use dbbench_core::volume::Volumes;
+use dbbench_core::__internals::config::StorageSpec;
+use dbbench_core::__internals::storage::Layout;
+use dbbench_core::__internals::Volumes;
 use std::io::BufRead;
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -7,11 +7,11 @@
 
 mod support;
 
-use dbbench_core::config::{FixtureKind, RunSpec, StorageSpec};
+use dbbench_core::__internals::config::{FixtureKind, RunSpec, StorageSpec};
+use dbbench_core::__internals::BodyFuture;
 use dbbench_core::results::CellStatus;
-use dbbench_core::scale::Scale;
-use dbbench_core::session::Session;
-use dbbench_core::spec::BodyFuture;
+use dbbench_core::Scale;
+use dbbench_core::Session;
 use support::*;
 
 fn full_disk(db: &mut Session) -> BodyFuture<'_> {

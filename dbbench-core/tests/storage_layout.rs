@@ -2,8 +2,8 @@
 
 mod support;
 
-use dbbench_core::config::StorageSpec;
-use dbbench_core::volume::Volumes;
+use dbbench_core::__internals::config::StorageSpec;
+use dbbench_core::__internals::Volumes;
 use support::*;
 
 #[test]
@@ -52,7 +52,7 @@ fn several_connections_write_at_once_in_every_configuration() {
         },
         StorageSpec {
             data_files: 2,
-            growth: Some(dbbench_core::config::Growth::Percent(10)),
+            growth: Some(dbbench_core::__internals::config::Growth::Percent(10)),
             log_on: Some("v"),
             ..StorageSpec::DEFAULT
         },
@@ -108,7 +108,7 @@ fn a_closed_database_reattaches_with_its_data() {
     let (_, log_size, segments) = first.log_usage();
     drop(first);
 
-    let again = dbbench_core::storage::Layout::attach(&dir.join("db.db")).unwrap();
+    let again = dbbench_core::__internals::storage::Layout::attach(&dir.join("db.db")).unwrap();
     assert_eq!(again.data_usage(), usage, "sizes and extents come back");
     assert_eq!(again.log_usage().1, log_size);
     assert_eq!(

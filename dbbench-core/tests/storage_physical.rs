@@ -3,16 +3,16 @@
 
 mod support;
 
-use dbbench_core::config::{Growth, StorageSpec};
-use dbbench_core::results::{FileKind, RunResult};
-use dbbench_core::storage::Layout;
+use dbbench_core::__internals::config::{Growth, StorageSpec};
+use dbbench_core::__internals::storage::Layout;
+use dbbench_core::__internals::Volumes;
+use dbbench_core::results::{Evidence, FileKind};
 use dbbench_core::units::{EXTENT, MIB};
-use dbbench_core::volume::Volumes;
 use std::os::unix::fs::MetadataExt;
 use support::*;
 
 /// Runs `rows` inserts inside a measured window and checkpoints them into the data files.
-fn measured(layout: &Layout, rows: u64) -> RunResult {
+fn measured(layout: &Layout, rows: u64) -> Evidence {
     let mut c = connect(layout);
     c.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, pad BLOB)")
         .unwrap();
@@ -23,9 +23,7 @@ fn measured(layout: &Layout, rows: u64) -> RunResult {
     c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
         .unwrap();
     assert_intact(&c);
-    let mut run = RunResult::default();
-    layout.close_window(&mut run);
-    run
+    layout.close_window()
 }
 
 fn growth_spec(ifi: bool) -> StorageSpec {

@@ -3,14 +3,14 @@
 
 mod support;
 
-use dbbench_core::config::{FixtureKind, Growth, Recovery, RunSpec, StorageSpec};
+use dbbench_core::__internals::config::{FixtureKind, Growth, Recovery, RunSpec, StorageSpec};
+use dbbench_core::__internals::BodyFuture;
+use dbbench_core::__internals::Volumes;
 use dbbench_core::results::{BenchmarkResult, CellStatus, FileKind, RunResult};
-use dbbench_core::scale::Scale;
-use dbbench_core::session::Session;
-use dbbench_core::spec::BodyFuture;
 use dbbench_core::units::MIB;
-use dbbench_core::volume::Volumes;
 use dbbench_core::Connection;
+use dbbench_core::Scale;
+use dbbench_core::Session;
 use support::*;
 
 /// Inserts `rows` rows of 200 bytes per transaction, `transactions` times, on `conn`.
@@ -276,8 +276,9 @@ fn every_configuration_runs_measures_and_cleans_up() {
         listing(&work.join("db"))
     );
     assert!(listing(&a).is_empty() && listing(&b).is_empty());
-    let json = dbbench_core::workdir::results_file(work, "storage_runner.configurations");
-    let written = BenchmarkResult::read(&json).unwrap();
+    let json =
+        dbbench_core::__internals::paths::results_file(work, "storage_runner.configurations");
+    let written = dbbench_core::__internals::json::read(&json).unwrap();
     assert_eq!(
         written.cells[1].runs[0].files,
         result.cells[1].runs[0].files
@@ -310,11 +311,11 @@ fn doubling_statistics_are_deterministic_and_snapshotted() {
     // Through dbbench's own snapshot assertion: counts exactly; timings are recorded but not
     // judged, since this test is about storage, not speed.
     let snapshots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
-    let counts_only = dbbench_core::comparator::Tolerance {
-        mode: dbbench_core::comparator::TimingMode::Ignore,
+    let counts_only = dbbench_core::__internals::Tolerance {
+        mode: dbbench_core::__internals::TimingMode::Ignore,
         ..Default::default()
     };
-    dbbench_core::snapshot::assert_snapshot_with(
+    dbbench_core::__internals::assert_snapshot_with(
         &result,
         &snapshots,
         "storage_runner__storage_doubling",

@@ -9,7 +9,7 @@ pub mod sample;
 pub mod vlf;
 
 /// Every benchmark of the suites, in the order the main job runs them.
-pub fn all() -> Vec<&'static dbbench_core::spec::BenchmarkSpec> {
+pub fn all() -> Vec<&'static dbbench_core::BenchmarkSpec> {
     vec![
         &vlf::doubling::BENCHMARK,
         &population::population::BENCHMARK,

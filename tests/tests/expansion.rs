@@ -261,6 +261,6 @@ fn the_functions_stay_plain_callable_functions() {
     is_body(vlf::per_case);
     is_body(vlf::deeper::defaults);
     // The body the runner calls is a different item that forwards to the function.
-    let body: dbbench_core::spec::BodyFn = vlf::double_charges::BENCHMARK.body;
+    let body: dbbench_core::__internals::BodyFn = vlf::double_charges::BENCHMARK.body;
     let _ = body;
 }

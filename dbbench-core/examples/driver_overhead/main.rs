@@ -32,13 +32,13 @@
 mod hand_loop;
 mod interval;
 
-use dbbench_core::backend::embedded::EmbeddedBackend;
-use dbbench_core::backend::Backend;
-use dbbench_core::config::{RunSpec, StorageSpec};
+use dbbench_core::__internals::config::{RunSpec, StorageSpec};
+use dbbench_core::__internals::Backend;
+use dbbench_core::__internals::EmbeddedBackend;
+use dbbench_core::__internals::{run_benchmark, RunContext};
+use dbbench_core::__internals::{BenchmarkSpec, BodyFuture, CellSpec};
 use dbbench_core::driver::{Load, Op, Work};
 use dbbench_core::results::CellStatus;
-use dbbench_core::runner::{run_benchmark, RunContext};
-use dbbench_core::spec::{BenchmarkSpec, BodyFuture, CellSpec};
 use dbbench_core::{Connection, Error, Result, Scale, Session, Value};
 use std::time::Duration;
 

@@ -5,14 +5,14 @@
 //! Each test file includes this module with `mod support;` and uses what it needs.
 #![allow(dead_code)]
 
-use dbbench_core::backend::embedded::EmbeddedBackend;
-use dbbench_core::backend::Backend;
-use dbbench_core::config::{Growth, Size, StorageSpec};
+use dbbench_core::__internals::config::{Growth, Size, StorageSpec};
+use dbbench_core::__internals::storage::Layout;
+use dbbench_core::__internals::Backend;
+use dbbench_core::__internals::EmbeddedBackend;
+use dbbench_core::__internals::Volumes;
+use dbbench_core::__internals::{exclusive, publish, run_benchmark, RunContext};
+use dbbench_core::__internals::{BenchmarkSpec, CellSpec};
 use dbbench_core::results::BenchmarkResult;
-use dbbench_core::runner::{exclusive, run_benchmark, RunContext};
-use dbbench_core::spec::{BenchmarkSpec, CellSpec};
-use dbbench_core::storage::Layout;
-use dbbench_core::volume::Volumes;
 use dbbench_core::{Scale, Session};
 use std::path::{Path, PathBuf};
 
@@ -67,7 +67,8 @@ pub fn volumes(base: &Path, names: &[&str]) -> Volumes {
 }
 
 /// Runs every cell of `bench` in `ctx` on the backend `DBBENCH_BACKEND` names (embedded by
-/// default), holding the process-wide benchmark lock, on a two-thread runtime.
+/// default), holding the process-wide benchmark lock, on a two-thread runtime, and publishes the
+/// results (JSON, CSV, report) as the harness does.
 pub fn run(bench: &'static BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
     try_run(bench, ctx).unwrap()
 }
@@ -79,7 +80,9 @@ pub fn try_run(
 ) -> dbbench_core::Result<BenchmarkResult> {
     exclusively(async {
         let mut backend = Backend::from_env().await?;
-        run_benchmark(bench, None, ctx, &mut backend).await
+        let result = run_benchmark(bench, None, ctx, &mut backend).await?;
+        publish(&result, &bench.file_stem(), &ctx.work_dir)?;
+        Ok(result)
     })
 }
 
@@ -87,7 +90,9 @@ pub fn try_run(
 pub fn run_embedded(bench: &'static BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
     exclusively(async {
         let mut backend = Backend::Embedded(EmbeddedBackend::new());
-        run_benchmark(bench, None, ctx, &mut backend).await
+        let result = run_benchmark(bench, None, ctx, &mut backend).await?;
+        publish(&result, &bench.file_stem(), &ctx.work_dir)?;
+        Ok::<_, dbbench_core::Error>(result)
     })
     .unwrap()
 }
@@ -143,7 +148,7 @@ macro_rules! benchmark {
         run: $run:expr,
         cells: [$($cell:expr),+ $(,)?] $(,)?
     ) => {
-        static $name: ::dbbench_core::spec::BenchmarkSpec = ::dbbench_core::spec::BenchmarkSpec {
+        static $name: ::dbbench_core::__internals::BenchmarkSpec = ::dbbench_core::__internals::BenchmarkSpec {
             name: stringify!($body),
             module_path: concat!(module_path!(), "::", stringify!($body)),
             manifest_dir: env!("CARGO_MANIFEST_DIR"),

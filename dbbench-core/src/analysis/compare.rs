@@ -1,0 +1,266 @@
+//! Comparing a run with a saved baseline run: for each cell present in both, the ratio of the
+//! current mean to the baseline's with its 95% interval and a verdict, the same method as the
+//! per-benchmark table ([`crate::analysis::ratio`]).
+//!
+//! Save a baseline by copying `target/dbbench/results/` (or one JSON file) elsewhere; compare
+//! with `dbbench compare <baseline> [<current>]` (the suite binary takes the same command).
+
+use crate::analysis::notation;
+use crate::analysis::ratio::Ratio;
+use crate::analysis::stats::Summary;
+use crate::analysis::table::elapsed_of;
+use crate::model::error::{Error, Result};
+use crate::model::results::BenchmarkResult;
+use crate::util::grid::{Align, Grid};
+use std::fmt::Write;
+
+/// One benchmark's current run against its baseline run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// The benchmark's path.
+    pub benchmark: String,
+    /// One row per cell name found in either run, current cells first.
+    pub rows: Vec<ComparisonRow>,
+    /// Differences between the two runs' environments that may explain a change.
+    pub environment_changes: Vec<String>,
+}
+
+/// A cell in both runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComparisonRow {
+    /// The cell's name.
+    pub cell: String,
+    /// Elapsed statistics in the baseline run, if the cell ran there.
+    pub baseline: Option<Summary>,
+    /// Elapsed statistics in the current run, if the cell ran there.
+    pub current: Option<Summary>,
+    /// `current / baseline` where both have measured runs.
+    pub ratio: Option<Ratio>,
+}
+
+/// Compares `current` with `baseline`, cell by cell.
+pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Comparison {
+    let mut names: Vec<&str> = current.cells.iter().map(|c| c.name.as_str()).collect();
+    for cell in &baseline.cells {
+        if !names.contains(&cell.name.as_str()) {
+            names.push(&cell.name);
+        }
+    }
+    let summary = |result: &BenchmarkResult, name: &str| {
+        result
+            .cells
+            .iter()
+            .find(|c| c.name == name)
+            .and_then(|c| Summary::of(&elapsed_of(c)))
+    };
+    let rows = names
+        .into_iter()
+        .map(|name| {
+            let (base, cur) = (summary(baseline, name), summary(current, name));
+            let ratio = match (&cur, &base) {
+                (Some(c), Some(b)) => Ratio::of(c, b),
+                _ => None,
+            };
+            ComparisonRow {
+                cell: name.to_string(),
+                baseline: base,
+                current: cur,
+                ratio,
+            }
+        })
+        .collect();
+    Comparison {
+        benchmark: current.benchmark.clone(),
+        rows,
+        environment_changes: environment_changes(current, baseline),
+    }
+}
+
+fn environment_changes(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Vec<String> {
+    let pairs = [
+        ("scale", &baseline.scale, &current.scale),
+        ("backend", &baseline.backend.kind, &current.backend.kind),
+        (
+            "server version",
+            &baseline.backend.version,
+            &current.backend.version,
+        ),
+        ("CPU", &baseline.host.cpu_model, &current.host.cpu_model),
+        ("kernel", &baseline.host.kernel, &current.host.kernel),
+        (
+            "file system",
+            &baseline.host.file_system,
+            &current.host.file_system,
+        ),
+        (
+            "dbbench version",
+            &baseline.dbbench_version,
+            &current.dbbench_version,
+        ),
+        (
+            "build profile",
+            &baseline.run.build_profile,
+            &current.run.build_profile,
+        ),
+    ];
+    let mut out: Vec<String> = pairs
+        .iter()
+        .filter(|(_, a, b)| a != b)
+        .map(|(what, a, b)| format!("{what}: `{a}` → `{b}`"))
+        .collect();
+    if baseline.host.git_commit != current.host.git_commit {
+        let show = |c: &Option<String>| c.clone().unwrap_or_else(|| "unknown".into());
+        out.push(format!(
+            "git commit: `{}` → `{}`",
+            show(&baseline.host.git_commit),
+            show(&current.host.git_commit)
+        ));
+    }
+    if baseline.backend.preconditions != current.backend.preconditions {
+        out.push("backend preconditions differ".into());
+    }
+    out
+}
+
+impl Comparison {
+    /// The comparison as text cells.
+    pub fn to_grid(&self) -> Grid {
+        let mut grid = Grid::default();
+        grid.column("cell", Align::Left);
+        grid.column("baseline (mean ± 95% CI)", Align::Right);
+        grid.column("current (mean ± 95% CI)", Align::Right);
+        grid.column("ratio current/baseline [95% CI]", Align::Right);
+        grid.column("verdict", Align::Left);
+        let show = |s: &Option<Summary>| {
+            s.as_ref()
+                .map(notation::mean_pm)
+                .unwrap_or_else(|| "–".into())
+        };
+        for row in &self.rows {
+            grid.row(vec![
+                row.cell.clone(),
+                show(&row.baseline),
+                show(&row.current),
+                row.ratio
+                    .as_ref()
+                    .map(notation::ratio)
+                    .unwrap_or_else(|| "–".into()),
+                match (&row.ratio, &row.baseline, &row.current) {
+                    (Some(r), _, _) => r.verdict.describe().to_string(),
+                    (None, None, Some(_)) => "new cell".into(),
+                    (None, Some(_), None) => "not in the current run".into(),
+                    _ => "–".into(),
+                },
+            ]);
+        }
+        grid
+    }
+
+    /// The comparison as text, with the environment changes under it.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "dbbench › {}: current run against baseline\n",
+            self.benchmark
+        );
+        out.push_str(&self.to_grid().to_text("  "));
+        for change in &self.environment_changes {
+            let _ = writeln!(out, "  environment changed: {change}");
+        }
+        out.push_str(
+            "  ratio below 1 is faster; interval: 95% log-ratio Welch t; a verdict needs the \
+             interval to exclude 1\n",
+        );
+        out
+    }
+}
+
+/// Compares every current benchmark with the baseline's benchmark of the same name (benchmarks
+/// missing from the baseline are skipped). Two single results are compared whatever their names,
+/// so a result can be compared with a renamed copy.
+pub fn compare_all(
+    current: &[BenchmarkResult],
+    baseline: &[BenchmarkResult],
+) -> Result<Vec<Comparison>> {
+    if let ([one], [other]) = (current, baseline) {
+        return Ok(vec![compare(one, other)]);
+    }
+    let out: Vec<Comparison> = current
+        .iter()
+        .filter_map(|c| {
+            let b = baseline.iter().find(|b| b.benchmark == c.benchmark)?;
+            Some(compare(c, b))
+        })
+        .collect();
+    if out.is_empty() {
+        let names = |set: &[BenchmarkResult]| {
+            set.iter()
+                .map(|r| r.benchmark.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(Error::Config(format!(
+            "no benchmark is in both: the current results hold {}, the baseline {}",
+            names(current),
+            names(baseline)
+        )));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::ratio::Verdict;
+
+    #[test]
+    fn a_doubled_cell_is_slower_and_an_unchanged_one_is_not() {
+        let baseline = crate::model::sample::vlf();
+        let mut current = baseline.clone();
+        for run in &mut current.cells[0].runs {
+            run.elapsed_s *= 2.0;
+        }
+        for (run, wobble) in current.cells[1]
+            .runs
+            .iter_mut()
+            .zip([1.01, 0.98, 1.0, 1.02])
+        {
+            run.elapsed_s *= wobble;
+        }
+        current.host.cpu_model = "Other CPU".into();
+        let c = compare(&current, &baseline);
+        let verdict = |i: usize| c.rows[i].ratio.as_ref().unwrap().verdict;
+        assert_eq!(verdict(0), Verdict::Slower);
+        assert!((c.rows[0].ratio.as_ref().unwrap().ratio - 2.0).abs() < 1e-9);
+        assert_eq!(verdict(1), Verdict::NoSignificantDifference);
+        assert_eq!(c.environment_changes, ["CPU: `Test CPU` → `Other CPU`"]);
+        insta::assert_snapshot!(c.render());
+    }
+
+    #[test]
+    fn cells_in_one_run_only_are_listed() {
+        let baseline = crate::model::sample::vlf();
+        let mut current = baseline.clone();
+        current.cells.remove(2);
+        current.cells[1].name = "test_5".into();
+        let text = compare(&current, &baseline).render();
+        assert!(text.contains("new cell"), "{text}");
+        assert!(text.contains("not in the current run"), "{text}");
+    }
+
+    #[test]
+    fn sets_compare_namesakes() {
+        let vlf = crate::model::sample::vlf();
+        let mut other = vlf.clone();
+        other.benchmark = "other::bench".into();
+        let all = compare_all(&[vlf.clone(), other.clone()], std::slice::from_ref(&vlf)).unwrap();
+        assert_eq!(all.len(), 1);
+        assert!(all[0]
+            .rows
+            .iter()
+            .all(|r| r.ratio.as_ref().unwrap().verdict == Verdict::NoSignificantDifference));
+        let mut third = vlf.clone();
+        third.benchmark = "third::bench".into();
+        let err = compare_all(&[other, third], &[vlf.clone(), vlf]).unwrap_err();
+        assert!(err.to_string().contains("no benchmark is in both"), "{err}");
+    }
+}

@@ -1,0 +1,11 @@
+//! Layer 5, **analysis**: what the numbers mean. Summary statistics and intervals, the ratio of
+//! two cells with its verdict, the results table model, and the comparison with a baseline.
+//!
+//! May import: `model`, `util`, `engine` (for an engine's profile, such as what its log segments
+//! are called), `run`.
+
+pub mod compare;
+pub mod notation;
+pub mod ratio;
+pub mod stats;
+pub mod table;

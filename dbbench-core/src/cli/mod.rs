@@ -1,0 +1,272 @@
+//! Layer 7, **cli**: the two front ends. The command line of a suite binary and of the `dbbench`
+//! binary (one set of commands, one argument convention), and the test harness entry that every
+//! generated `#[test]` calls ([`harness`]). Both run benchmarks through `run` and hand the
+//! results to the same `output` pipeline.
+//!
+//! A suite's `main` is one line: `dbbench_core::cli::main(&[&my_suite::my_bench::BENCHMARK])`.
+//!
+//! May import: every layer.
+
+pub(crate) mod harness;
+
+use crate::engine::Backend;
+use crate::model::error::{Error, Result};
+use crate::model::results::{BenchmarkResult, CellStatus};
+use crate::model::scale::Scale;
+use crate::output::snapshot;
+use crate::run::context::{exclusive, RunContext};
+use crate::run::runner::run_benchmark;
+use crate::run::spec::BenchmarkSpec;
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Runs dbbench benchmarks and works with their results.
+#[derive(Debug, Parser)]
+#[command(name = "dbbench", about, long_about = None)]
+struct Args {
+    /// The work dir (default: `DBBENCH_DIR`, else `target/dbbench` of the workspace).
+    #[arg(long, global = true)]
+    dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run benchmarks (all, or those whose path contains one of the filters); the default.
+    Run {
+        /// Substrings of `module::benchmark::cell` to select.
+        filters: Vec<String>,
+        /// `smoke`, `default`, `full` or a factor; overrides DBBENCH_SCALE.
+        #[arg(long)]
+        scale: Option<String>,
+    },
+    /// List the benchmarks and their cells.
+    List,
+    /// Rewrite the CSVs, charts and `report/index.html` from the results in the work dir.
+    Report,
+    /// Compare results with a saved baseline: ratio, interval and verdict per cell.
+    Compare {
+        /// The baseline: a results file or a directory of them.
+        baseline: PathBuf,
+        /// The current results: a file or directory (default: the work dir's `results/`).
+        current: Option<PathBuf>,
+    },
+    /// Check a results file against its insta snapshot with the noise-aware comparison (exit
+    /// status 1 and a pending `.snap.new` when it differs).
+    Snapshot {
+        /// The results JSON.
+        results: PathBuf,
+        /// The directory of the snapshots.
+        snapshot_dir: PathBuf,
+        /// The snapshot's name (default: `<benchmark>__<scale>[__<backend>]`).
+        name: Option<String>,
+    },
+}
+
+/// Parses the command line and runs it. The exit status is 0 on success, 1 when a cell failed or
+/// a snapshot differs, 2 when the command itself could not run (bad arguments, unreadable files).
+pub fn main(benchmarks: &[&'static BenchmarkSpec]) -> ExitCode {
+    let args = Args::parse();
+    match execute(benchmarks, args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("dbbench: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn execute(benchmarks: &[&'static BenchmarkSpec], args: Args) -> Result<bool> {
+    let work_dir = match &args.dir {
+        Some(dir) => dir.clone(),
+        None => default_work_dir(benchmarks)?,
+    };
+    match args.command.unwrap_or(Command::Run {
+        filters: Vec::new(),
+        scale: None,
+    }) {
+        Command::List => list(benchmarks),
+        Command::Run { filters, scale } => run(benchmarks, &filters, scale.as_deref(), work_dir),
+        Command::Report => {
+            let index = crate::output::rewrite(&work_dir)?;
+            println!("report: {}", index.display());
+            Ok(true)
+        }
+        Command::Compare { baseline, current } => {
+            let current = current.unwrap_or_else(|| crate::util::paths::results_dir(&work_dir));
+            let load = |path: &Path| -> Result<Vec<BenchmarkResult>> {
+                Ok(crate::output::json::read_all(path)?
+                    .into_iter()
+                    .map(|(_, r)| r)
+                    .collect())
+            };
+            let comparisons =
+                crate::analysis::compare::compare_all(&load(&current)?, &load(&baseline)?)?;
+            for comparison in comparisons {
+                println!("{}", comparison.render());
+            }
+            Ok(true)
+        }
+        Command::Snapshot {
+            results,
+            snapshot_dir,
+            name,
+        } => snapshot_command(&results, &snapshot_dir, name, &work_dir),
+    }
+}
+
+/// The work dir of the benchmarks' crate, or of the current directory's workspace.
+fn default_work_dir(benchmarks: &[&'static BenchmarkSpec]) -> Result<PathBuf> {
+    let manifest_dir = match benchmarks.first() {
+        Some(b) => PathBuf::from(b.manifest_dir),
+        None => std::env::current_dir()
+            .map_err(|e| Error::io("cannot read the current directory", ".", e))?,
+    };
+    Ok(crate::util::paths::work_dir(&manifest_dir))
+}
+
+fn no_benchmarks() -> Error {
+    Error::Config(
+        "this binary has no benchmarks; run a suite's binary instead \
+         (`cargo run --release -p dbbench-suites -- run`)"
+            .into(),
+    )
+}
+
+fn list(benchmarks: &[&'static BenchmarkSpec]) -> Result<bool> {
+    if benchmarks.is_empty() {
+        return Err(no_benchmarks());
+    }
+    for bench in benchmarks {
+        println!("{}  {}", bench.test_path(), bench.title);
+        for cell in bench.cells {
+            println!("    {}", cell.name);
+        }
+    }
+    Ok(true)
+}
+
+fn snapshot_command(
+    results: &Path,
+    snapshot_dir: &Path,
+    name: Option<String>,
+    work_dir: &Path,
+) -> Result<bool> {
+    let result = crate::output::json::read(results)?;
+    // A malformed tolerance is the user's to fix, not a snapshot difference.
+    let tolerance = crate::output::comparator::Tolerance::from_env()?;
+    let name = name.unwrap_or_else(|| {
+        snapshot::snapshot_name(
+            &result.benchmark.replace("::", "."),
+            &result.scale,
+            &result.backend.kind,
+        )
+    });
+    // insta resolves a relative snapshot path against the crate, not the shell.
+    let dir = std::path::absolute(snapshot_dir)
+        .map_err(|e| Error::io("cannot resolve the snapshot directory", snapshot_dir, e))?;
+    // insta reports a mismatch by panicking after it wrote the pending snapshot and its diff.
+    let outcome = quietly(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            snapshot::assert_snapshot_with(&result, &dir, &name, work_dir, tolerance)
+        }))
+    });
+    let path = dir.join(format!("{name}.snap"));
+    let check = match outcome {
+        Ok(()) => snapshot::SnapshotCheck::Matches(path),
+        Err(_) => snapshot::SnapshotCheck::Differs(path),
+    };
+    println!("{}", check.line());
+    Ok(matches!(check, snapshot::SnapshotCheck::Matches(_)))
+}
+
+/// Runs `f` with the panic hook silenced: insta reports a differing snapshot by printing its diff
+/// and then panicking, and the panic's own "thread panicked at" line would only repeat it. The
+/// command line runs on one thread, so no other panic is hidden meanwhile.
+fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let out = f();
+    std::panic::set_hook(hook);
+    out
+}
+
+fn selected_cells(bench: &BenchmarkSpec, filters: &[String]) -> Vec<&'static str> {
+    bench
+        .cells
+        .iter()
+        .filter(|c| {
+            let path = format!("{}::{}", bench.test_path(), c.name);
+            filters.is_empty() || filters.iter().any(|f| path.contains(f.as_str()))
+        })
+        .map(|c| c.name)
+        .collect()
+}
+
+/// Runs the selected benchmarks one after another; `Ok(false)` when some cell failed.
+fn run(
+    benchmarks: &[&'static BenchmarkSpec],
+    filters: &[String],
+    scale: Option<&str>,
+    work_dir: PathBuf,
+) -> Result<bool> {
+    let _guard = exclusive();
+    let Some(first) = benchmarks.first() else {
+        return Err(no_benchmarks());
+    };
+    // Settings errors are reported before anything runs.
+    crate::output::comparator::Tolerance::from_env()?;
+    let mut ctx = RunContext::from_env(first.manifest_dir, Scale::default_scale())?;
+    ctx.work_dir = work_dir;
+    if let Some(scale) = scale {
+        ctx.scale = Scale::parse(scale)?;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::msg(format!("cannot start the tokio runtime: {e}")))?;
+    runtime.block_on(async {
+        let mut backend = Backend::from_env().await?;
+        let mut all_ok = true;
+        println!(
+            "dbbench: {} benchmark(s) on the {} backend at scale {}; results in {}",
+            benchmarks.len(),
+            backend.kind().keyword(),
+            ctx.scale.name,
+            ctx.work_dir.display()
+        );
+        for bench in benchmarks {
+            let cells = selected_cells(bench, filters);
+            if cells.is_empty() {
+                continue;
+            }
+            let result = run_benchmark(bench, Some(&cells), &ctx, &mut backend).await?;
+            println!("{}", crate::output::summary::render(&result));
+            crate::output::publish(&result, &bench.file_stem(), &ctx.work_dir)?;
+            all_ok &= !result
+                .cells
+                .iter()
+                .any(|c| matches!(c.status, CellStatus::Failed(_)));
+            if cells.len() == bench.cells.len() {
+                let check = quietly(|| {
+                    snapshot::check(
+                        &result,
+                        &bench.file_stem(),
+                        bench.manifest_dir,
+                        &ctx.work_dir,
+                    )
+                });
+                println!("{}", check.line());
+            }
+        }
+        println!(
+            "report: {}",
+            crate::util::paths::report_index(&ctx.work_dir).display()
+        );
+        Ok(all_ok)
+    })
+}

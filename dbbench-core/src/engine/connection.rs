@@ -1,0 +1,77 @@
+//! A connection to the benchmark's database, whatever the backend.
+
+use crate::engine::embedded::EmbeddedConnection;
+use crate::engine::mssql::MssqlConnection;
+use crate::model::dialect::Dialect;
+use crate::model::error::{Error, Result};
+use crate::model::value::{FromValue, Row, Value};
+
+/// One connection to the database under test.
+///
+/// Methods are `async` so that one body runs unchanged on every backend; on the embedded engine
+/// they complete without yielding.
+pub enum Connection {
+    /// A connection of the embedded engine.
+    Embedded(EmbeddedConnection),
+    /// A connection to SQL Server.
+    Mssql(Box<MssqlConnection>),
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Connection({:?})", self.dialect())
+    }
+}
+
+impl Connection {
+    /// The dialect this connection speaks.
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            Connection::Embedded(_) => Dialect::Sqlite,
+            Connection::Mssql(_) => Dialect::TSql,
+        }
+    }
+
+    /// Runs one statement and returns the number of rows it changed.
+    pub async fn execute(&mut self, sql: &str) -> Result<u64> {
+        self.execute_with(sql, &[]).await
+    }
+
+    /// Runs one statement with parameters and returns the number of rows it changed.
+    pub async fn execute_with(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+        match self {
+            Connection::Embedded(c) => c.execute(sql, params),
+            Connection::Mssql(c) => c.execute(sql, params).await,
+        }
+    }
+
+    /// Runs several statements separated by `;` (no parameters, no results).
+    pub async fn batch(&mut self, sql: &str) -> Result<()> {
+        match self {
+            Connection::Embedded(c) => c.batch(sql),
+            Connection::Mssql(c) => c.batch(sql).await,
+        }
+    }
+
+    /// Runs a query and returns every row.
+    pub async fn query(&mut self, sql: &str) -> Result<Vec<Row>> {
+        self.query_with(sql, &[]).await
+    }
+
+    /// Runs a query with parameters and returns every row.
+    pub async fn query_with(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        match self {
+            Connection::Embedded(c) => c.query(sql, params),
+            Connection::Mssql(c) => c.query(sql, params).await,
+        }
+    }
+
+    /// Runs a query that returns one value and converts it.
+    pub async fn query_scalar<T: FromValue>(&mut self, sql: &str) -> Result<T> {
+        let rows = self.query(sql).await?;
+        let row = rows
+            .first()
+            .ok_or_else(|| Error::msg(format!("query returned no row: {sql}")))?;
+        row.get(0)
+    }
+}

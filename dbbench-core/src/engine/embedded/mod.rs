@@ -1,0 +1,375 @@
+//! The embedded engine: SQLite (bundled, in-process), one database directory per repetition under
+//! `target/dbbench/db/`, 8 KiB pages and write-ahead logging, stored through dbbench's storage
+//! layer ([`crate::engine::embedded::storage`], described in `docs/embedded-storage.md`).
+//!
+//! Every database, with default options too, is opened through the `dbbench` VFS: SQLite's database
+//! file is spread over data files in 64 KiB extents and its WAL lives in a pre-sized log file. How
+//! each storage option maps (default in parentheses):
+//!
+//! - `data_files` (1): physical data files (`NAME_data_1.mdf`, `NAME_data_2.ndf`, …); new extents
+//!   go to them in proportion to their free space (proportional fill).
+//! - `data_size` (one 64 KiB extent per file): initial size, `data_size / data_files` per file.
+//! - `growth` (64 MB): when every data file is full, one grows (round robin) by this many bytes or
+//!   percent; `none` fails the statement with "file … is full" ([`Error::FileFull`]).
+//! - `ifi` (true): `false` writes zeros over new data-file space and flushes before use; `true`
+//!   allocates it with `fallocate`.
+//! - `log_size` (8 MB), `log_pregrow`, `log_growth` (64 MB): the log file (`NAME_log.ldf`) is
+//!   created at `log_size` (in `log_pregrow` steps), always zero-initialised, grows by
+//!   `log_growth`, never shrinks; its growths and segments (the counterpart of VLFs, SQL Server
+//!   2014+'s rule) are reported in [`crate::model::evidence::LogStats`].
+//! - `recovery` (simple): `simple` checkpoints the WAL automatically (every 1000 pages) so log
+//!   space is reused; `full` turns automatic checkpoints off for the measured window, so the log
+//!   only grows; `bulk_logged` is refused.
+//! - `data_on`, `log_on`: named volumes (`DBBENCH_VOLUMES`); data files go round robin over the
+//!   `data_on` directories, the log to the `log_on` directory. A missing directory fails the cell
+//!   naming it; teardown removes every file wherever it is.
+//! - `maxdop`: `PRAGMA threads`.
+//! - `tempdb_files`, `tempdb_size`, `tempdb_growth`: refused (SQLite has no shared tempdb).
+//!
+//! Each measured window records per-file statistics for `data_1`… and `log` (reads, writes, bytes,
+//! stalls, flushes, growth events with bytes and durations, zero-fill bytes, sizes).
+
+mod connection;
+pub mod storage;
+
+pub use connection::EmbeddedConnection;
+
+use super::profile::{common_kind, DriverSql, Profile};
+use super::DatabasePlan;
+use crate::model::config::BackendKind;
+use crate::model::config::{FixtureKind, Recovery, StorageSpec};
+use crate::model::dialect::Dialect;
+use crate::model::error::{Error, Result};
+use crate::model::evidence::{BackendInfo, Evidence};
+use crate::model::load::{ErrorKind, Execution};
+use crate::model::scale::Scale;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The marker file that proves dbbench created a database directory.
+pub const OWNER_MARKER: &str = ".dbbench-owned";
+
+/// The embedded backend. It holds no state: each database is its own directory.
+#[derive(Debug, Default)]
+pub struct EmbeddedBackend {}
+
+impl EmbeddedBackend {
+    /// The embedded backend.
+    pub fn new() -> Self {
+        EmbeddedBackend {}
+    }
+
+    /// SQLite's version and the fixed settings every embedded database uses.
+    pub fn info(&self) -> BackendInfo {
+        let mut preconditions = std::collections::BTreeMap::new();
+        preconditions.insert("page_size".into(), "8192".into());
+        preconditions.insert("journal_mode".into(), "wal".into());
+        preconditions.insert("synchronous".into(), "full".into());
+        preconditions.insert(
+            "vfs".into(),
+            "dbbench (extent-mapped data files, log file)".into(),
+        );
+        BackendInfo {
+            kind: "embedded".into(),
+            version: format!("SQLite {}", rusqlite::version()),
+            preconditions,
+        }
+    }
+
+    /// Refuses options SQLite cannot honour.
+    pub fn check(&self, storage: &StorageSpec) -> Result<()> {
+        let unsupported = |option: &'static str, reason: &str| Error::Unsupported {
+            option,
+            backend: "embedded",
+            reason: reason.to_string(),
+        };
+        if storage.tempdb_files.is_some()
+            || storage.tempdb_size.is_some()
+            || storage.tempdb_growth.is_some()
+        {
+            return Err(unsupported(
+                "tempdb_files",
+                "SQLite has no shared tempdb (each connection has private temporary files); \
+                 restrict the benchmark or case with `backends = [\"mssql\"]`",
+            ));
+        }
+        if storage.recovery == Some(Recovery::BulkLogged) {
+            return Err(unsupported(
+                "recovery",
+                "SQLite has no minimally logged operations, so `bulk_logged` would silently behave \
+                 as `full`; use `full` or restrict the cell to `backends = [\"mssql\"]`",
+            ));
+        }
+        crate::engine::embedded::storage::check(storage)
+    }
+
+    /// Creates the database directory, its ownership marker and the empty database.
+    pub fn create(&mut self, plan: &DatabasePlan) -> Result<EmbeddedDatabase> {
+        let dir = crate::util::paths::database_dir(&plan.work_dir, &plan.name);
+        claim_directory(&dir)?;
+        let path = dir.join(format!("{}.db", plan.name));
+        let autocheckpoint = match plan.storage.recovery {
+            Some(Recovery::Full) | Some(Recovery::BulkLogged) => 0,
+            _ => 1000,
+        };
+        let layout = match crate::engine::embedded::storage::Layout::create(
+            &path,
+            &plan.storage,
+            &plan.volumes,
+        ) {
+            Ok(layout) => layout,
+            Err(e) => {
+                // The layout removed what it made; the directory is ours too.
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        Ok(EmbeddedDatabase {
+            dir,
+            path,
+            threads: plan.storage.maxdop.unwrap_or(0),
+            autocheckpoint,
+            window_open: AtomicBool::new(false),
+            layout: Some(layout),
+        })
+    }
+}
+
+/// Creates `dir` with an ownership marker; a leftover directory of an earlier dbbench run (marker
+/// present) is removed first, any other existing directory is refused.
+fn claim_directory(dir: &Path) -> Result<()> {
+    if dir.exists() {
+        if !dir.join(OWNER_MARKER).exists() {
+            return Err(Error::NotOwned(dir.display().to_string()));
+        }
+        std::fs::remove_dir_all(dir)
+            .map_err(|e| Error::io("cannot remove stale database", dir, e))?;
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::io("cannot create database directory", dir, e))?;
+    let marker = dir.join(OWNER_MARKER);
+    std::fs::write(
+        &marker,
+        format!("created by dbbench, pid {}\n", std::process::id()),
+    )
+    .map_err(|e| Error::io("cannot write ownership marker", &marker, e))
+}
+
+/// How long a connection keeps retrying a locked database before it reports busy.
+const BUSY_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The busy handler of every connection. SQLite's own (`busy_timeout`) sleeps up to 100 ms
+/// between tries, so with many concurrent writers queued on the WAL write lock the benchmark
+/// would measure those sleeps; this one polls every 100 µs to 1 ms, for up to [`BUSY_LIMIT`].
+fn poll_while_busy(attempt: i32) -> bool {
+    let pause_us = (100u64 << attempt.clamp(0, 4)).min(1000);
+    // After the first tries every pause is 1 ms, so the attempt count bounds the total wait.
+    if attempt as u128 > BUSY_LIMIT.as_millis() {
+        return false;
+    }
+    std::thread::sleep(std::time::Duration::from_micros(pause_us));
+    true
+}
+
+/// One embedded database: a directory that dbbench owns.
+pub struct EmbeddedDatabase {
+    dir: PathBuf,
+    path: PathBuf,
+    threads: u32,
+    autocheckpoint: u32,
+    window_open: AtomicBool,
+    layout: Option<crate::engine::embedded::storage::Layout>,
+}
+
+impl EmbeddedDatabase {
+    /// The main database file's path (the name SQLite opens).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Opens a connection with the benchmark's settings.
+    pub fn connect(&self) -> Result<EmbeddedConnection> {
+        let layout = self.layout()?;
+        let conn = layout.open()?;
+        let setup = || -> rusqlite::Result<()> {
+            conn.busy_handler(Some(poll_while_busy))?;
+            conn.execute_batch(&format!(
+                "PRAGMA page_size = 8192; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
+                 PRAGMA threads = {}; PRAGMA wal_autocheckpoint = {};",
+                self.threads,
+                if self.window_open.load(Ordering::SeqCst) {
+                    self.autocheckpoint
+                } else {
+                    1000
+                }
+            ))
+        };
+        setup().map_err(|e| layout.explain(e))?;
+        Ok(EmbeddedConnection::new(conn).with_storage(layout.errors()))
+    }
+
+    fn layout(&self) -> Result<&crate::engine::embedded::storage::Layout> {
+        self.layout
+            .as_ref()
+            .ok_or_else(|| Error::msg("the embedded database was already dropped"))
+    }
+
+    /// Loads `fixture` in one transaction with a prepared statement.
+    pub fn load_fixture(
+        &self,
+        conn: &mut EmbeddedConnection,
+        fixture: FixtureKind,
+        scale: &Scale,
+    ) -> Result<u64> {
+        match fixture {
+            FixtureKind::None => Ok(0),
+            FixtureKind::Credit => {
+                let rows = scale.credit_rows();
+                Self::load_credit(&mut conn.conn, rows).map_err(|e| conn.explain(e))?;
+                Ok(rows)
+            }
+        }
+    }
+
+    fn load_credit(c: &mut rusqlite::Connection, rows: u64) -> rusqlite::Result<()> {
+        c.execute_batch(crate::engine::fixture::credit_schema(
+            crate::model::dialect::Dialect::Sqlite,
+        ))?;
+        let tx = c.transaction()?;
+        {
+            let mut stmt = tx.prepare(
+                "INSERT INTO charge (member_no, provider_no, category_no, charge_dt, charge_amt, statement_no, charge_code) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?;
+            for row in crate::engine::fixture::credit_rows(rows) {
+                stmt.execute(rusqlite::params![
+                    row.member_no,
+                    row.provider_no,
+                    row.category_no,
+                    row.charge_dt,
+                    row.charge_amt,
+                    row.statement_no,
+                    row.charge_code
+                ])?;
+            }
+        }
+        tx.commit()
+    }
+
+    /// Checkpoints the fixture into the data files, applies the recovery model's checkpoint
+    /// policy and snapshots the storage statistics.
+    pub fn open_window(&self, conn: &mut EmbeddedConnection) -> Result<()> {
+        let prepare = |c: &rusqlite::Connection| -> rusqlite::Result<()> {
+            c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            c.execute_batch(&format!(
+                "PRAGMA wal_autocheckpoint = {};",
+                self.autocheckpoint
+            ))
+        };
+        prepare(&conn.conn).map_err(|e| conn.explain(e))?;
+        self.window_open.store(true, Ordering::SeqCst);
+        if let Some(layout) = &self.layout {
+            layout.open_window();
+        }
+        Ok(())
+    }
+
+    /// The window's file statistics and the database's page count.
+    pub fn close_window(&self, conn: &mut EmbeddedConnection) -> Result<Evidence> {
+        self.window_open.store(false, Ordering::SeqCst);
+        let pages: i64 = conn
+            .conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .map_err(|e| conn.explain(e))?;
+        let mut evidence = self
+            .layout
+            .as_ref()
+            .map(|layout| layout.close_window())
+            .unwrap_or_default();
+        evidence.counts.insert("data_pages".into(), pages);
+        Ok(evidence)
+    }
+
+    /// Removes the database directory and every file the storage layer placed elsewhere.
+    pub fn drop_database(mut self) -> Result<()> {
+        if let Some(layout) = self.layout.take() {
+            layout.remove()?;
+        }
+        if self.dir.join(OWNER_MARKER).exists() {
+            std::fs::remove_dir_all(&self.dir)
+                .map_err(|e| Error::io("cannot remove database directory", &self.dir, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// The embedded engine's profile: SQLite's SQL, workers on threads (its calls block), busy and
+/// locked databases retried, unbound volumes as directories under the work dir.
+pub static PROFILE: Profile = Profile {
+    kind: BackendKind::Embedded,
+    dialect: Dialect::Sqlite,
+    segments_label: "log segments",
+    execution: Execution::Threads,
+    driver_sql: DriverSql {
+        // Deferred, so read-only transactions do not serialise; a transaction that writes first
+        // takes the write lock at its first statement.
+        begin: "BEGIN",
+        commit: "COMMIT",
+        rollback: "ROLLBACK",
+        // A new connection otherwise reads the schema inside its first measured statement.
+        warm_up: "SELECT count(*) FROM sqlite_schema",
+    },
+    lock_timeout: |wait| format!("PRAGMA busy_timeout = {}", wait.as_millis()),
+    classify,
+    defaults_unbound_volumes: true,
+};
+
+/// Busy and locked (SQLite's lock wait ran out) are [`ErrorKind::Busy`].
+fn classify(error: &Error) -> ErrorKind {
+    match error {
+        Error::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+            if matches!(
+                e.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            ) =>
+        {
+            ErrorKind::Busy
+        }
+        other => common_kind(other).unwrap_or(ErrorKind::Other),
+    }
+}
+
+#[cfg(test)]
+mod profile_tests {
+    use super::*;
+
+    fn sqlite(code: i32) -> Error {
+        Error::Sqlite(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(code),
+            None,
+        ))
+    }
+
+    #[test]
+    fn busy_and_locked_are_retried_full_is_not() {
+        let kind = PROFILE.classify;
+        assert_eq!(kind(&sqlite(rusqlite::ffi::SQLITE_BUSY)), ErrorKind::Busy);
+        assert_eq!(kind(&sqlite(rusqlite::ffi::SQLITE_LOCKED)), ErrorKind::Busy);
+        // SQLITE_BUSY_SNAPSHOT is an extended busy code.
+        assert_eq!(kind(&sqlite(517)), ErrorKind::Busy);
+        assert_eq!(kind(&sqlite(rusqlite::ffi::SQLITE_FULL)), ErrorKind::Other);
+        let timeout = Error::Timeout(std::time::Duration::from_secs(1));
+        assert_eq!(kind(&timeout), ErrorKind::Timeout);
+        assert_eq!(kind(&Error::msg("x")), ErrorKind::Other);
+    }
+
+    #[test]
+    fn driver_statements() {
+        assert_eq!(
+            (PROFILE.driver_sql.begin, PROFILE.driver_sql.commit),
+            ("BEGIN", "COMMIT")
+        );
+        let wait = std::time::Duration::from_millis(250);
+        assert_eq!((PROFILE.lock_timeout)(wait), "PRAGMA busy_timeout = 250");
+    }
+}

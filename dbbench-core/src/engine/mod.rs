@@ -1,0 +1,182 @@
+//! Layer 3, **engine**: where a benchmark's database lives. The embedded engine (SQLite with
+//! dbbench's storage layer) is the default; SQL Server is chosen with `DBBENCH_BACKEND=mssql`.
+//! Each engine is one folder; this file is the one place that matches on the backends (with
+//! [`connection`] for the statements of a connection), and [`profile`] gives the layers above
+//! everything else they may know about an engine.
+//!
+//! Engines create, measure and drop databases and return their evidence for a window
+//! ([`Evidence`]); they never see results or outputs.
+//!
+//! Dispatch is by enum rather than trait object: the methods are `async`, and the set of backends
+//! is closed.
+//!
+//! May import: `model`, `util`.
+
+pub mod connection;
+pub mod embedded;
+pub mod fixture;
+pub mod mssql;
+pub mod profile;
+
+use crate::engine::connection::Connection;
+use crate::model::config::{BackendKind, FixtureKind, StorageSpec};
+use crate::model::error::{Error, Result};
+use crate::model::evidence::{BackendInfo, Evidence};
+use crate::model::scale::Scale;
+use crate::model::volume::Volumes;
+use profile::Profile;
+use std::path::PathBuf;
+
+/// What to create: one database for one repetition of one cell.
+#[derive(Debug, Clone)]
+pub struct DatabasePlan {
+    /// The database's name: always starts with [`OWNED_PREFIX`].
+    pub name: String,
+    /// The storage configuration with sizes already scaled.
+    pub storage: StorageSpec,
+    /// Where named volumes are.
+    pub volumes: Volumes,
+    /// dbbench's working directory (`target/dbbench`).
+    pub work_dir: PathBuf,
+    /// The data scale.
+    pub scale: Scale,
+}
+
+/// Every database dbbench creates has a name that starts with this.
+pub const OWNED_PREFIX: &str = "dbbench_";
+
+/// A backend chosen for this process.
+pub enum Backend {
+    /// SQLite in-process.
+    Embedded(embedded::EmbeddedBackend),
+    /// Microsoft SQL Server over TDS.
+    Mssql(Box<mssql::MssqlBackend>),
+}
+
+impl Backend {
+    /// The backend named by `DBBENCH_BACKEND` (default: `embedded`).
+    pub async fn from_env() -> Result<Backend> {
+        match BackendKind::from_env()? {
+            BackendKind::Embedded => Ok(Backend::Embedded(embedded::EmbeddedBackend::new())),
+            BackendKind::Mssql => Ok(Backend::Mssql(Box::new(
+                mssql::MssqlBackend::from_env().await?,
+            ))),
+        }
+    }
+
+    /// What the layers above may know about this backend.
+    pub fn profile(&self) -> &'static Profile {
+        profile(self.kind())
+    }
+
+    /// Which backend this is.
+    pub fn kind(&self) -> BackendKind {
+        match self {
+            Backend::Embedded(_) => BackendKind::Embedded,
+            Backend::Mssql(_) => BackendKind::Mssql,
+        }
+    }
+
+    /// Engine version and preconditions.
+    pub async fn info(&mut self) -> Result<BackendInfo> {
+        match self {
+            Backend::Embedded(b) => Ok(b.info()),
+            Backend::Mssql(b) => Ok(b.info()),
+        }
+    }
+
+    /// Fails with [`Error::Unsupported`] for an option this backend cannot honour.
+    pub fn check(&self, storage: &StorageSpec) -> Result<()> {
+        match self {
+            Backend::Embedded(b) => b.check(storage),
+            Backend::Mssql(b) => b.check(storage),
+        }
+    }
+
+    /// Creates the database in the configuration of `plan`; the fixture is not loaded yet.
+    pub async fn create(&mut self, plan: &DatabasePlan) -> Result<Database> {
+        match self {
+            Backend::Embedded(b) => b.create(plan).map(|d| Database::Embedded(Box::new(d))),
+            Backend::Mssql(b) => b.create(plan).await.map(|d| Database::Mssql(Box::new(d))),
+        }
+    }
+}
+
+/// The profile of the backend `kind`.
+pub fn profile(kind: BackendKind) -> &'static Profile {
+    match kind {
+        BackendKind::Embedded => &embedded::PROFILE,
+        BackendKind::Mssql => &mssql::PROFILE,
+    }
+}
+
+/// A database that dbbench created and will drop.
+pub enum Database {
+    /// An embedded database.
+    Embedded(Box<embedded::EmbeddedDatabase>),
+    /// A SQL Server database.
+    Mssql(Box<mssql::MssqlDatabase>),
+}
+
+impl Database {
+    /// What the layers above may know about this database's engine.
+    pub fn profile(&self) -> &'static Profile {
+        match self {
+            Database::Embedded(_) => &embedded::PROFILE,
+            Database::Mssql(_) => &mssql::PROFILE,
+        }
+    }
+
+    /// Opens another connection to this database.
+    pub async fn connect(&self) -> Result<Connection> {
+        match self {
+            Database::Embedded(d) => d.connect().map(Connection::Embedded),
+            Database::Mssql(d) => d.connect().await.map(|c| Connection::Mssql(Box::new(c))),
+        }
+    }
+
+    /// Loads the fixture through `conn`; returns the number of rows loaded.
+    pub async fn load_fixture(
+        &self,
+        conn: &mut Connection,
+        fixture: FixtureKind,
+        scale: &Scale,
+    ) -> Result<u64> {
+        match (self, conn) {
+            (Database::Embedded(d), Connection::Embedded(c)) => d.load_fixture(c, fixture, scale),
+            (Database::Mssql(d), Connection::Mssql(c)) => d.load_fixture(c, fixture, scale).await,
+            _ => Err(mismatched()),
+        }
+    }
+
+    /// Opens the measured window: snapshots every statistic the backend keeps.
+    pub async fn open_window(&self, conn: &mut Connection) -> Result<()> {
+        match (self, conn) {
+            (Database::Embedded(d), Connection::Embedded(c)) => d.open_window(c),
+            (Database::Mssql(d), Connection::Mssql(c)) => d.open_window(c).await,
+            _ => Err(mismatched()),
+        }
+    }
+
+    /// Closes the measured window and returns what the engine measured in it.
+    pub async fn close_window(&self, conn: &mut Connection) -> Result<Evidence> {
+        match (self, conn) {
+            (Database::Embedded(d), Connection::Embedded(c)) => d.close_window(c),
+            (Database::Mssql(d), Connection::Mssql(c)) => d.close_window(c).await,
+            _ => Err(mismatched()),
+        }
+    }
+
+    /// Drops the database and removes every file it made.
+    pub async fn drop_database(self) -> Result<()> {
+        match self {
+            Database::Embedded(d) => (*d).drop_database(),
+            Database::Mssql(d) => (*d).drop_database().await,
+        }
+    }
+}
+
+/// The error for a connection of one backend handed to a database of another.
+fn mismatched() -> Error {
+    Error::msg("a connection of one backend was used with a database of another")
+}

@@ -1,0 +1,483 @@
+//! How dbbench reaches SQL Server: the ADO connection string in `DBBENCH_MSSQL`, its timeouts, and
+//! the TCP + TLS + login sequence, with the password kept out of every message.
+//!
+//! tiberius reads the standard keys (`server`, `user id`, `password`, `database`, `encrypt`,
+//! `TrustServerCertificate`, …). dbbench reads two more that tiberius ignores: `Connect Timeout`
+//! (seconds for TCP connect plus handshake, default 15) and `Command Timeout` (seconds a single
+//! server response may take; default none, because growing a file or creating a large database
+//! legitimately takes minutes and tiberius's own default of 30 s would cut it off).
+
+use super::connection::MssqlConnection;
+use super::errors;
+use crate::model::error::{Error, Result};
+use std::time::Duration;
+use tokio_util::compat::TokioAsyncWriteCompatExt;
+
+/// The environment variable holding the ADO connection string.
+pub const ENV: &str = "DBBENCH_MSSQL";
+
+/// Shown instead of a password.
+pub const REDACTED: &str = "***";
+
+/// Keys whose values are secrets.
+const SECRET_KEYS: [&str; 2] = ["password", "pwd"];
+
+/// One `key=value` pair of a connection string, with where its value sits in the text.
+#[derive(Debug, Clone, PartialEq)]
+struct Pair {
+    key: String,
+    value: String,
+    span: std::ops::Range<usize>,
+}
+
+/// Splits an ADO.NET connection string into pairs. Values may be quoted with `'…'`, `"…"`
+/// (doubling the quote embeds it) or `{…}`, as tiberius accepts them. An unterminated quote makes
+/// the rest of the string that key's value, so a malformed password is still found and hidden.
+fn pairs(text: &str) -> Vec<Pair> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let Some(eq) = text[i..].find('=').map(|p| p + i) else {
+            break;
+        };
+        // A `;` before the `=` means an entry without a value: skip it.
+        if let Some(semi) = text[i..eq].find(';') {
+            i += semi + 1;
+            continue;
+        }
+        let key = text[i..eq].trim().to_ascii_lowercase();
+        let mut start = eq + 1;
+        while start < bytes.len() && bytes[start] == b' ' {
+            start += 1;
+        }
+        let (value, end, next) = match bytes.get(start) {
+            Some(&q @ (b'\'' | b'"')) => quoted(text, start, q),
+            Some(b'{') => match text[start + 1..].find('}') {
+                Some(close) => {
+                    let close = start + 1 + close;
+                    (text[start + 1..close].to_string(), close + 1, close + 1)
+                }
+                None => (text[start + 1..].to_string(), text.len(), text.len()),
+            },
+            _ => {
+                let end = text[start..].find(';').map_or(text.len(), |p| p + start);
+                (text[start..end].trim_end().to_string(), end, end)
+            }
+        };
+        out.push(Pair {
+            key,
+            value,
+            span: start..end,
+        });
+        i = text[next..].find(';').map_or(text.len(), |p| next + p + 1);
+    }
+    out
+}
+
+/// Reads a value quoted with `q` starting at `start`; returns (value, end of value, resume index).
+fn quoted(text: &str, start: usize, q: u8) -> (String, usize, usize) {
+    let bytes = text.as_bytes();
+    let mut value = String::new();
+    let mut j = start + 1;
+    while j < bytes.len() {
+        if bytes[j] == q {
+            if bytes.get(j + 1) == Some(&q) {
+                value.push(q as char);
+                j += 2;
+                continue;
+            }
+            return (value, j + 1, j + 1);
+        }
+        let ch = text[j..].chars().next().unwrap_or('\u{fffd}');
+        value.push(ch);
+        j += ch.len_utf8();
+    }
+    (value, text.len(), text.len())
+}
+
+/// `text` with the value of every password key replaced by `***`.
+pub fn redact_connection_string(text: &str) -> String {
+    let mut spans: Vec<std::ops::Range<usize>> = pairs(text)
+        .into_iter()
+        .filter(|p| SECRET_KEYS.contains(&p.key.as_str()))
+        .map(|p| p.span)
+        .collect();
+    spans.sort_by_key(|s| std::cmp::Reverse(s.start));
+    let mut out = text.to_string();
+    for span in spans {
+        out.replace_range(span, REDACTED);
+    }
+    out
+}
+
+/// Connection settings for one SQL Server, read once per process.
+#[derive(Clone)]
+pub struct ConnectSettings {
+    ado: String,
+    secrets: Vec<String>,
+    server: String,
+    connect_timeout: Duration,
+    command_timeout: Option<Duration>,
+}
+
+impl std::fmt::Debug for ConnectSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectSettings")
+            .field("connection_string", &self.redacted())
+            .field("connect_timeout", &self.connect_timeout)
+            .field("command_timeout", &self.command_timeout)
+            .finish()
+    }
+}
+
+impl ConnectSettings {
+    /// The settings from `DBBENCH_MSSQL`; a missing or empty variable is a configuration error
+    /// that says what to set.
+    pub fn from_env() -> Result<ConnectSettings> {
+        ConnectSettings::from_value(std::env::var(ENV).ok())
+    }
+
+    /// The settings from the value of `DBBENCH_MSSQL` (`None` when unset).
+    pub fn from_value(value: Option<String>) -> Result<ConnectSettings> {
+        match value {
+            Some(text) if !text.trim().is_empty() => ConnectSettings::parse(&text),
+            _ => Err(Error::Config(format!(
+                "the mssql backend needs {ENV} set to an ADO connection string, e.g. \
+                 {ENV}=\"server=tcp:localhost,1433;user id=sa;password=…;TrustServerCertificate=true\""
+            ))),
+        }
+    }
+
+    /// Parses and validates an ADO connection string.
+    pub fn parse(ado: &str) -> Result<ConnectSettings> {
+        let pairs = pairs(ado);
+        let get = |names: &[&str]| {
+            pairs
+                .iter()
+                .rev()
+                .find(|p| names.contains(&p.key.as_str()))
+                .map(|p| p.value.clone())
+        };
+        let secrets: Vec<String> = pairs
+            .iter()
+            .filter(|p| SECRET_KEYS.contains(&p.key.as_str()) && !p.value.is_empty())
+            .map(|p| p.value.clone())
+            .collect();
+        let seconds = |names: &[&str], what: &str| -> Result<Option<u64>> {
+            match get(names) {
+                None => Ok(None),
+                Some(v) => v.trim().parse::<u64>().map(Some).map_err(|_| {
+                    Error::Config(format!(
+                        "{ENV}: `{what}` must be a whole number of seconds; found `{v}`"
+                    ))
+                }),
+            }
+        };
+        let connect_timeout = seconds(
+            &["connect timeout", "connection timeout", "timeout"],
+            "Connect Timeout",
+        )?
+        .unwrap_or(15);
+        let command_timeout = seconds(&["command timeout"], "Command Timeout")?
+            .filter(|s| *s > 0)
+            .map(Duration::from_secs);
+        let server = get(&["server", "data source", "address", "addr"]).unwrap_or_default();
+        let settings = ConnectSettings {
+            ado: ado.to_string(),
+            secrets,
+            server: server.trim_start_matches("tcp:").to_string(),
+            connect_timeout: Duration::from_secs(connect_timeout.max(1)),
+            command_timeout,
+        };
+        if settings.server.contains('\\') && !settings.server.contains(',') {
+            return Err(Error::Config(format!(
+                "{ENV}: named instance `{}` needs an explicit port (`server=tcp:host,port`): \
+                 dbbench does not query the SQL Browser service",
+                settings.server
+            )));
+        }
+        // Validate now so a typo fails before any benchmark starts.
+        settings.config(None)?;
+        Ok(settings)
+    }
+
+    /// The connection string with the password replaced by `***`.
+    pub fn redacted(&self) -> String {
+        redact_connection_string(&self.ado)
+    }
+
+    /// `host,port` as written in the connection string, for messages.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// How long TCP connect plus TLS and login may take.
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// How long one server response may take, if bounded.
+    pub fn command_timeout(&self) -> Option<Duration> {
+        self.command_timeout
+    }
+
+    /// `text` with every occurrence of the password replaced by `***`: applied to every message
+    /// that may quote the connection string or a driver error.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for secret in &self.secrets {
+            out = out.replace(secret.as_str(), REDACTED);
+        }
+        out
+    }
+
+    /// The tiberius configuration, connected to `database` (the login's default when `None`).
+    fn config(&self, database: Option<&str>) -> Result<tiberius::Config> {
+        let mut config = tiberius::Config::from_ado_string(&self.ado).map_err(|e| {
+            Error::Config(format!(
+                "{ENV} is not a valid ADO connection string: {} (connection string, password hidden: {})",
+                self.scrub(&e.to_string()),
+                self.redacted()
+            ))
+        })?;
+        if let Some(database) = database {
+            config.database(database);
+        }
+        config.application_name("dbbench");
+        config.handshake_timeout(Some(self.connect_timeout));
+        config.command_timeout(self.command_timeout);
+        Ok(config)
+    }
+
+    /// Opens a connection to `database` (or the login's default database).
+    pub async fn connect(&self, database: Option<&str>) -> Result<MssqlConnection> {
+        let config = self.config(database)?;
+        match self.connect_once(config.clone()).await {
+            Err(Routed(host, port)) => {
+                // Azure SQL gateways redirect the client to the node that serves the database.
+                let mut config = config;
+                config.host(&host);
+                config.port(port);
+                self.connect_once(config)
+                    .await
+                    .map_err(|_| self.unreachable(&format!("{host}:{port}"), "redirected twice"))
+            }
+            Ok(conn) => Ok(conn),
+            Err(Failed(e)) => Err(e),
+        }
+    }
+
+    async fn connect_once(
+        &self,
+        config: tiberius::Config,
+    ) -> std::result::Result<MssqlConnection, Attempt> {
+        let addr = config.get_addr();
+        let limit = self.connect_timeout;
+        let tcp = match tokio::time::timeout(limit, tokio::net::TcpStream::connect(&addr)).await {
+            Err(_) => {
+                return Err(Failed(self.unreachable(
+                    &addr,
+                    &format!(
+                        "no TCP connection within {} s (Connect Timeout)",
+                        limit.as_secs()
+                    ),
+                )))
+            }
+            Ok(Err(e)) => return Err(Failed(self.unreachable(&addr, &e.to_string()))),
+            Ok(Ok(tcp)) => tcp,
+        };
+        let _ = tcp.set_nodelay(true);
+        // tiberius bounds the handshake itself; the outer bound also covers a stalled TLS
+        // library, so a connect never hangs.
+        let login = tiberius::Client::connect(config, tcp.compat_write());
+        let stalled = || {
+            Failed(self.unreachable(
+                &addr,
+                &format!(
+                    "the TLS handshake and login did not finish within {} s (Connect Timeout)",
+                    limit.as_secs()
+                ),
+            ))
+        };
+        match tokio::time::timeout(limit + Duration::from_secs(1), login).await {
+            Err(_) => Err(stalled()),
+            Ok(Err(tiberius::error::Error::Io {
+                kind: std::io::ErrorKind::TimedOut,
+                ..
+            })) => Err(stalled()),
+            Ok(Ok(client)) => Ok(MssqlConnection::new(client, self.clone())),
+            Ok(Err(tiberius::error::Error::Routing { host, port })) => Err(Routed(host, port)),
+            Ok(Err(e)) => Err(Failed(errors::map(
+                self,
+                e,
+                &format!("logging in to SQL Server at {addr}"),
+            ))),
+        }
+    }
+
+    fn unreachable(&self, addr: &str, why: &str) -> Error {
+        Error::Config(self.scrub(&format!(
+            "cannot reach SQL Server at {addr} ({ENV}): {why}; check that the server runs, \
+             that the host and port are right and that no firewall blocks the port"
+        )))
+    }
+}
+
+/// The outcome of one connection attempt that did not produce a connection.
+enum Attempt {
+    Routed(String, u16),
+    Failed(Error),
+}
+use Attempt::{Failed, Routed};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PASSWORD: &str = "S3cr;et=pa''ss";
+
+    #[test]
+    fn splits_quoted_and_plain_values() {
+        let p = pairs("server=tcp:h,1433; User Id = sa ;password='a;b=''c';Encrypt={x;y}");
+        let got: Vec<(&str, &str)> = p
+            .iter()
+            .map(|p| (p.key.as_str(), p.value.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("server", "tcp:h,1433"),
+                ("user id", "sa"),
+                ("password", "a;b='c"),
+                ("encrypt", "x;y")
+            ]
+        );
+    }
+
+    #[test]
+    fn redacts_every_password_form() {
+        for text in [
+            "server=h;user=sa;password=plain;database=x",
+            "server=h;PWD=\"plain\";database=x",
+            "server=h;Password={plain};database=x",
+            "server=h;password='pl''ain",
+        ] {
+            let red = redact_connection_string(text);
+            assert!(!red.contains("plain") && !red.contains("pl'ain"), "{red}");
+            assert!(red.contains(REDACTED), "{red}");
+        }
+        assert_eq!(
+            redact_connection_string("server=h;password=x;database=d"),
+            "server=h;password=***;database=d"
+        );
+    }
+
+    #[test]
+    fn settings_never_show_the_password() {
+        let ado = format!(
+            "server=tcp:localhost,1433;user id=sa;password=\"{}\";TrustServerCertificate=true;Command Timeout=0",
+            PASSWORD.replace('"', "\"\"")
+        );
+        let settings = ConnectSettings::parse(&ado).unwrap();
+        let secret = "S3cr;et=pa''ss";
+        assert!(!format!("{settings:?}").contains(secret));
+        assert!(!settings.redacted().contains(secret));
+        assert_eq!(
+            settings.scrub(&format!("login failed for {secret}")),
+            "login failed for ***"
+        );
+        assert_eq!(settings.command_timeout(), None);
+        assert_eq!(settings.connect_timeout(), Duration::from_secs(15));
+        assert_eq!(settings.server(), "localhost,1433");
+    }
+
+    #[test]
+    fn reads_timeouts_and_rejects_bad_ones() {
+        let s = ConnectSettings::parse(
+            "server=tcp:h,1433;user=sa;password=p;Connect Timeout=3;Command Timeout=600",
+        )
+        .unwrap();
+        assert_eq!(s.connect_timeout(), Duration::from_secs(3));
+        assert_eq!(s.command_timeout(), Some(Duration::from_secs(600)));
+        let err = ConnectSettings::parse("server=h;password=hunter2;Connect Timeout=soon")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("Connect Timeout") && !err.contains("hunter2"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_missing_variable_says_what_to_set() {
+        for value in [None, Some("  ".to_string())] {
+            let err = ConnectSettings::from_value(value).unwrap_err().to_string();
+            assert!(
+                err.starts_with("configuration error: the mssql backend needs DBBENCH_MSSQL"),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn refuses_named_instance_without_port() {
+        let err = ConnectSettings::parse("server=tcp:host\\SQL2022;user=sa;password=p")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("explicit port"), "{err}");
+    }
+
+    #[test]
+    fn a_malformed_string_is_reported_without_its_password() {
+        let err = ConnectSettings::parse("server=h;user=sa;password='hunter2")
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("hunter2"), "{err}");
+        assert!(err.contains("not a valid ADO connection string"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_answers_the_handshake_times_out() {
+        // A listener that accepts the TCP connection and then says nothing, like a stalled
+        // server: the connect must end after Connect Timeout instead of hanging.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let silent = tokio::spawn(async move {
+            let (socket, _) = listener.accept().await.unwrap();
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            drop(socket);
+        });
+        let settings = ConnectSettings::parse(&format!(
+            "server=tcp:127.0.0.1,{port};user=sa;password=hunter2;Connect Timeout=1"
+        ))
+        .unwrap();
+        let started = std::time::Instant::now();
+        let err = settings.connect(None).await.unwrap_err().to_string();
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(err.contains("did not finish within 1 s"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+        silent.abort();
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_server_fails_fast_with_a_clear_error() {
+        // Port 1 on loopback: nothing listens there, so the connect is refused at once.
+        let settings = ConnectSettings::parse(
+            "server=tcp:127.0.0.1,1;user=sa;password=hunter2;Connect Timeout=2",
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let err = settings.connect(None).await.unwrap_err().to_string();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(
+            err.contains("cannot reach SQL Server at 127.0.0.1:1"),
+            "{err}"
+        );
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+}

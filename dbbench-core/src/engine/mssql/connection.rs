@@ -1,0 +1,267 @@
+//! A TDS connection to SQL Server (tiberius over tokio) and the conversion of its values to
+//! dbbench's backend-neutral [`Value`]s.
+
+use super::connect::ConnectSettings;
+use super::errors;
+use crate::model::error::Result;
+use crate::model::value::{Row, Value};
+use std::borrow::Cow;
+use std::sync::Arc;
+use tiberius::ColumnData;
+use tokio_util::compat::Compat;
+
+/// The tiberius client type dbbench uses.
+pub type TdsClient = tiberius::Client<Compat<tokio::net::TcpStream>>;
+
+/// One connection to SQL Server.
+pub struct MssqlConnection {
+    client: TdsClient,
+    settings: ConnectSettings,
+}
+
+impl std::fmt::Debug for MssqlConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MssqlConnection({})", self.settings.server())
+    }
+}
+
+impl MssqlConnection {
+    pub(crate) fn new(client: TdsClient, settings: ConnectSettings) -> Self {
+        MssqlConnection { client, settings }
+    }
+
+    /// The tiberius client, for code that needs SQL Server directly (bulk loads, TVPs).
+    pub fn raw(&mut self) -> &mut TdsClient {
+        &mut self.client
+    }
+
+    /// The settings this connection was opened with.
+    pub fn settings(&self) -> &ConnectSettings {
+        &self.settings
+    }
+
+    /// Runs one statement with `@P1`… parameters; returns the rows it changed.
+    pub(crate) async fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+        let data: Vec<ColumnData<'_>> = params.iter().map(to_column_data).collect();
+        let refs: Vec<&dyn tiberius::ToSql> =
+            data.iter().map(|d| d as &dyn tiberius::ToSql).collect();
+        match self.client.execute(sql, &refs).await {
+            Ok(result) => Ok(result.total()),
+            Err(e) => Err(fail(&self.settings, e, sql)),
+        }
+    }
+
+    /// Runs a batch of statements (DDL, DBCC, several statements): every result is drained so
+    /// that a server error anywhere in the batch is reported.
+    pub(crate) async fn batch(&mut self, sql: &str) -> Result<()> {
+        self.query_all(sql).await.map(|_| ())
+    }
+
+    /// Runs a batch and returns every result set it produced.
+    pub(crate) async fn query_all(&mut self, sql: &str) -> Result<Vec<Vec<Row>>> {
+        let settings = &self.settings;
+        let stream = match self.client.simple_query(sql).await {
+            Ok(stream) => stream,
+            Err(e) => return Err(fail(settings, e, sql)),
+        };
+        match stream.into_results().await {
+            Ok(sets) => Ok(sets.into_iter().map(convert_rows).collect()),
+            Err(e) => Err(fail(settings, e, sql)),
+        }
+    }
+
+    /// Runs a query with `@P1`… parameters and returns the rows of its first result set.
+    pub(crate) async fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        if params.is_empty() {
+            return Ok(self
+                .query_all(sql)
+                .await?
+                .into_iter()
+                .next()
+                .unwrap_or_default());
+        }
+        let data: Vec<ColumnData<'_>> = params.iter().map(to_column_data).collect();
+        let refs: Vec<&dyn tiberius::ToSql> =
+            data.iter().map(|d| d as &dyn tiberius::ToSql).collect();
+        let settings = &self.settings;
+        let stream = match self.client.query(sql, &refs).await {
+            Ok(stream) => stream,
+            Err(e) => return Err(fail(settings, e, sql)),
+        };
+        match stream.into_first_result().await {
+            Ok(rows) => Ok(convert_rows(rows)),
+            Err(e) => Err(fail(settings, e, sql)),
+        }
+    }
+}
+
+/// Maps a driver error raised while running `sql`.
+fn fail(settings: &ConnectSettings, error: tiberius::error::Error, sql: &str) -> crate::Error {
+    errors::map(settings, error, &format!("running `{}`", headline(sql)))
+}
+
+/// The first line of `sql`, shortened, to say which statement failed.
+pub fn headline(sql: &str) -> String {
+    let line = sql.trim().lines().next().unwrap_or("").trim();
+    if line.chars().count() > 80 {
+        format!("{}…", line.chars().take(80).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}
+
+fn to_column_data(value: &Value) -> ColumnData<'_> {
+    match value {
+        Value::Null => ColumnData::String(None),
+        Value::Int(v) => ColumnData::I64(Some(*v)),
+        Value::Float(v) => ColumnData::F64(Some(*v)),
+        Value::Text(v) => ColumnData::String(Some(Cow::Borrowed(v.as_str()))),
+        Value::Blob(v) => ColumnData::Binary(Some(Cow::Borrowed(v.as_slice()))),
+    }
+}
+
+fn convert_rows(rows: Vec<tiberius::Row>) -> Vec<Row> {
+    let Some(first) = rows.first() else {
+        return Vec::new();
+    };
+    let columns: Arc<[String]> = first
+        .columns()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    rows.into_iter()
+        .map(|row| {
+            let values = row.into_iter().map(|d| to_value(&d)).collect();
+            Row::new(columns.clone(), values)
+        })
+        .collect()
+}
+
+/// A tiberius cell as a dbbench [`Value`]. Dates and times become ISO text; decimals become
+/// integers when they have no fraction and floats otherwise.
+pub fn to_value(data: &ColumnData<'_>) -> Value {
+    use tiberius::time::{Date, Time};
+    fn int(v: Option<impl Into<i64>>) -> Value {
+        v.map_or(Value::Null, |v| Value::Int(v.into()))
+    }
+    fn text(v: Option<String>) -> Value {
+        v.map_or(Value::Null, Value::Text)
+    }
+    let time_text = |t: Time| {
+        let nanos = t.increments() as u128 * 10u128.pow(9u32.saturating_sub(t.scale() as u32));
+        clock((nanos / 1_000_000) as u64)
+    };
+    let date_text = |d: Date| civil_date(d.days() as i64 - DAYS_0001_TO_1970);
+    match data {
+        ColumnData::U8(v) => int(*v),
+        ColumnData::I16(v) => int(*v),
+        ColumnData::I32(v) => int(*v),
+        ColumnData::I64(v) => int(*v),
+        ColumnData::F32(v) => v.map_or(Value::Null, |v| Value::Float(v as f64)),
+        ColumnData::F64(v) => v.map_or(Value::Null, Value::Float),
+        ColumnData::Bit(v) => v.map_or(Value::Null, |b| Value::Int(b as i64)),
+        ColumnData::String(v) => text(v.as_ref().map(|s| s.to_string())),
+        ColumnData::Guid(v) => text(v.map(|g| g.to_string())),
+        ColumnData::Binary(v) => v.as_ref().map_or(Value::Null, |b| Value::Blob(b.to_vec())),
+        ColumnData::Numeric(v) => v.map_or(Value::Null, |n| {
+            if n.scale() == 0 {
+                i64::try_from(n.value()).map_or(Value::Float(n.value() as f64), Value::Int)
+            } else {
+                Value::Float(n.value() as f64 / 10f64.powi(n.scale() as i32))
+            }
+        }),
+        ColumnData::Xml(v) => text(v.as_ref().map(|x| x.to_string())),
+        ColumnData::DateTime(v) => text(v.map(|dt| {
+            let ms = (dt.seconds_fragments() as u64 * 1000).div_ceil(300);
+            format!(
+                "{} {}",
+                civil_date(dt.days() as i64 - DAYS_1900_TO_1970),
+                clock(ms)
+            )
+        })),
+        ColumnData::SmallDateTime(v) => text(v.map(|dt| {
+            format!(
+                "{} {}",
+                civil_date(dt.days() as i64 - DAYS_1900_TO_1970),
+                clock(dt.seconds_fragments() as u64 * 60_000)
+            )
+        })),
+        ColumnData::Time(v) => text(v.map(time_text)),
+        ColumnData::Date(v) => text(v.map(date_text)),
+        ColumnData::DateTime2(v) => {
+            text(v.map(|dt| format!("{} {}", date_text(dt.date()), time_text(dt.time()))))
+        }
+        ColumnData::DateTimeOffset(v) => text(v.map(|dto| {
+            let dt = dto.datetime2();
+            let off = dto.offset();
+            format!(
+                "{} {} {}{:02}:{:02}",
+                date_text(dt.date()),
+                time_text(dt.time()),
+                if off < 0 { '-' } else { '+' },
+                off.unsigned_abs() / 60,
+                off.unsigned_abs() % 60
+            )
+        })),
+    }
+}
+
+pub use crate::util::calendar::{civil_date, DAYS_0001_TO_1970, DAYS_1900_TO_1970};
+
+/// `hh:mm:ss.fff` of `ms` milliseconds after midnight.
+fn clock(ms: u64) -> String {
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        ms / 3_600_000,
+        (ms / 60_000) % 60,
+        (ms / 1000) % 60,
+        ms % 1000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tiberius::time::{Date, DateTime, DateTime2, Time};
+
+    #[test]
+    fn converts_numbers_text_and_nulls() {
+        assert_eq!(to_value(&ColumnData::I32(Some(7))), Value::Int(7));
+        assert_eq!(to_value(&ColumnData::I64(None)), Value::Null);
+        assert_eq!(to_value(&ColumnData::Bit(Some(true))), Value::Int(1));
+        assert_eq!(
+            to_value(&ColumnData::String(Some("Y".into()))),
+            Value::Text("Y".into())
+        );
+        let n = tiberius::numeric::Numeric::new_with_scale(12345, 2);
+        assert_eq!(
+            to_value(&ColumnData::Numeric(Some(n))),
+            Value::Float(123.45)
+        );
+        let whole = tiberius::numeric::Numeric::new_with_scale(42, 0);
+        assert_eq!(to_value(&ColumnData::Numeric(Some(whole))), Value::Int(42));
+    }
+
+    #[test]
+    fn formats_dates_like_sql_server() {
+        // 1999-07-20 is 36 359 days after 1900-01-01; 12:00:00 is 43 200 s * 300 fragments.
+        let dt = DateTime::new(36_359, 43_200 * 300);
+        assert_eq!(
+            to_value(&ColumnData::DateTime(Some(dt))),
+            Value::Text("1999-07-20 12:00:00.000".into())
+        );
+        let d2 = DateTime2::new(Date::new(730_000), Time::new(1_234_567, 3));
+        assert_eq!(
+            to_value(&ColumnData::DateTime2(Some(d2))),
+            Value::Text("1999-09-04 00:20:34.567".into())
+        );
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(-DAYS_1900_TO_1970), "1900-01-01");
+    }
+
+    #[test]
+    fn headlines_are_short() {
+        assert_eq!(headline("\n  SELECT 1\nFROM x"), "SELECT 1");
+        assert!(headline(&"x".repeat(200)).ends_with('…'));
+    }
+}

@@ -1,0 +1,202 @@
+//! Executing the creation script of one repetition's database: deciding the IFI action, planning
+//! tempdb, running every [`Step`] in order and keeping what the cleanup of a failed creation needs.
+
+use super::instance::{self, InstanceChanges};
+use super::provision::{self, PlannedFile, Provision};
+use super::script::{self, Step};
+use super::{ifi, MssqlBackend, MssqlConnection};
+use crate::engine::DatabasePlan;
+use crate::model::config::StorageSpec;
+use crate::model::error::{Error, Result};
+use ifi::IfiAction;
+use std::collections::BTreeMap;
+
+/// Creates `plan`'s database on the server; returns its provisioning and `database_id`. What
+/// happened so far stays in `build`, so a failed creation can be cleaned up.
+pub(super) async fn build(
+    backend: &MssqlBackend,
+    admin: &mut MssqlConnection,
+    plan: &DatabasePlan,
+    build: &mut Build,
+) -> Result<(Provision, i64)> {
+    let storage = &plan.storage;
+    let disable_ifi = ifi_action(admin, storage).await? == IfiAction::DisableWithTraceFlag;
+    let mut inputs = script::Inputs {
+        disable_ifi,
+        ..script::Inputs::default()
+    };
+    if touches_tempdb(storage) {
+        let rows = admin.query(instance::TEMPDB_FILES_SQL, &[]).await?;
+        inputs.tempdb =
+            instance::tempdb_plan(storage, &tempdb_files(&rows)?, backend.facts.platform)?;
+    }
+    if disable_ifi {
+        for flag in ifi::TF_LOG_ZEROING {
+            let rows = admin.query(&ifi::trace_status_sql(flag), &[]).await?;
+            if !ifi::is_on_globally(&rows)? {
+                inputs.probe_flags.push(flag);
+            }
+        }
+    }
+    let marker = format!(
+        "created by dbbench {} (pid {})",
+        env!("CARGO_PKG_VERSION"),
+        std::process::id()
+    );
+    let provision = provision::plan(
+        storage,
+        &provision::Target {
+            name: &plan.name,
+            volumes: &plan.volumes,
+            defaults: &backend.facts.dirs,
+            platform: backend.facts.platform,
+            marker: &marker,
+        },
+    )?;
+    let mut probe = InstanceChanges::new(backend.settings.clone());
+    let mut outcome = Ok(());
+    for step in script::steps(&plan.name, &provision, &inputs) {
+        outcome = run_step(admin, &step, &provision, build, &mut probe).await;
+        if outcome.is_err() {
+            break;
+        }
+    }
+    // The zero-fill logging flags never outlive CREATE DATABASE, even after a failure.
+    let ended = probe.restore(admin).await;
+    outcome?;
+    ended?;
+    let rows = admin.query(&provision::exists_sql(&plan.name), &[]).await?;
+    let database_id: i64 = rows
+        .first()
+        .ok_or_else(|| Error::msg("DB_ID returned no row"))?
+        .get(0)?;
+    Ok((provision, database_id))
+}
+
+/// How to reach the cell's IFI state, read fresh (a restart hook may have changed it).
+async fn ifi_action(admin: &mut MssqlConnection, storage: &StorageSpec) -> Result<IfiAction> {
+    if storage.ifi.is_none() {
+        return Ok(IfiAction::Nothing);
+    }
+    let state = match admin.query(ifi::STATE_SQL, &[]).await {
+        Ok(rows) => ifi::IfiState::from_rows(&rows),
+        Err(e) => ifi::IfiState::Unknown(e.to_string()),
+    };
+    let tf1806 = match admin
+        .query(&ifi::trace_status_sql(ifi::TF_NO_IFI), &[])
+        .await
+    {
+        Ok(rows) => ifi::is_on_globally(&rows)?,
+        Err(_) => false,
+    };
+    ifi::decide(storage.ifi, &state, tf1806)
+}
+
+/// Executes one step of the creation script.
+async fn run_step(
+    admin: &mut MssqlConnection,
+    step: &Step,
+    provision: &Provision,
+    build: &mut Build,
+    probe: &mut InstanceChanges,
+) -> Result<()> {
+    let ifi_error = |reason: String| Error::Unsupported {
+        option: "ifi",
+        backend: "mssql",
+        reason,
+    };
+    match step {
+        Step::Instance(change) => build.changes.apply(admin, change).await,
+        Step::Probe(change) => probe.apply(admin, change).await,
+        Step::EndProbe => probe.restore(admin).await,
+        Step::Run(sql) => admin.batch(sql).await,
+        Step::Create(sql) => {
+            admin.batch(sql).await?;
+            build.created = true;
+            Ok(())
+        }
+        Step::ConfirmTraceFlag(flag) => {
+            let rows = admin.query(&ifi::trace_status_sql(*flag), &[]).await?;
+            if !ifi::is_on_globally(&rows)? {
+                return Err(ifi_error(format!(
+                    "DBCC TRACEON({flag}, -1) was accepted, but DBCC TRACESTATUS does not show \
+                     the flag on globally"
+                )));
+            }
+            build.counts.insert(format!("trace_flag_{flag}_applied"), 1);
+            Ok(())
+        }
+        Step::VerifyZeroing(sql) => {
+            let checked = match admin.query(sql, &[]).await {
+                Ok(rows) => ifi::unzeroed_files(&rows, &data_paths(&provision.files)),
+                Err(e) => Err(e),
+            };
+            match checked {
+                Ok(unzeroed) if unzeroed.is_empty() => {
+                    build.counts.insert("ifi_zeroing_verified".into(), 1);
+                    Ok(())
+                }
+                Ok(unzeroed) => Err(ifi_error(format!(
+                    "trace flag 1806 is on, yet SQL Server did not zero-fill {}: IFI cannot be \
+                     turned off at runtime on this build; remove the service account's \
+                     \"Perform volume maintenance tasks\" right and restart the service",
+                    unzeroed.join(", ")
+                ))),
+                // Reading the error log needs securityadmin; the run goes on, marked unverified.
+                Err(e) => {
+                    build
+                        .unavailable
+                        .insert("ifi_verification".into(), e.to_string());
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+/// Whether the spec changes tempdb (an instance-level change).
+pub(super) fn touches_tempdb(storage: &StorageSpec) -> bool {
+    storage.tempdb_files.is_some()
+        || storage.tempdb_size.is_some()
+        || storage.tempdb_growth.is_some()
+}
+
+/// State collected while a database is built, kept for cleanup on failure.
+pub(super) struct Build {
+    pub(super) changes: InstanceChanges,
+    pub(super) created: bool,
+    pub(super) counts: BTreeMap<String, i64>,
+    pub(super) unavailable: BTreeMap<String, String>,
+}
+
+/// The data files' paths on the server.
+fn data_paths(files: &[PlannedFile]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|f| f.kind == crate::model::evidence::FileKind::Data)
+        .map(|f| f.physical.clone())
+        .collect()
+}
+
+/// Volume names by logical file name.
+pub(super) fn volumes_by_file(files: &[PlannedFile]) -> BTreeMap<String, String> {
+    files
+        .iter()
+        .filter_map(|f| f.volume.clone().map(|v| (f.logical.clone(), v)))
+        .collect()
+}
+
+/// tempdb's data files from the rows of [`instance::TEMPDB_FILES_SQL`].
+fn tempdb_files(rows: &[crate::model::value::Row]) -> Result<Vec<instance::TempdbFile>> {
+    rows.iter()
+        .map(|r| {
+            Ok(instance::TempdbFile {
+                name: r.get_named::<String>("name")?.trim().to_string(),
+                physical: r.get_named::<String>("physical_name")?.trim().to_string(),
+                size_pages: r.get_named("size_pages")?,
+                growth: r.get_named("growth")?,
+                is_percent: r.get_named::<i64>("is_percent_growth")? == 1,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,175 @@
+//! A database dbbench created on the server: ownership (the `dbbench_owner` marker checked before
+//! any drop), connections, the fixture, the measured window and the drop that also undoes the
+//! repetition's instance changes.
+
+use super::evidence::{self, Window, WindowContext};
+use super::instance::InstanceChanges;
+use super::provision::{self, PlannedFile};
+use super::{fixture, hooks, ConnectSettings, MssqlConnection};
+use crate::model::config::FixtureKind;
+use crate::model::error::{Error, Result};
+use crate::model::evidence::Evidence;
+use crate::model::scale::Scale;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// Makes room for a database named `name`: a leftover of an earlier dbbench run (marker present)
+/// is dropped; any other database of that name is refused.
+pub(super) async fn claim(admin: &mut MssqlConnection, name: &str) -> Result<()> {
+    let rows = admin.query(&provision::exists_sql(name), &[]).await?;
+    let exists = rows
+        .first()
+        .map(|r| r.get::<Option<i64>>(0))
+        .transpose()?
+        .flatten()
+        .is_some();
+    if exists {
+        drop_owned(admin, name, true).await?;
+    }
+    Ok(())
+}
+
+/// Drops database `name`; with `require_marker` only after finding its ownership marker (false
+/// only for a database this process has just created and perhaps could not mark).
+pub(super) async fn drop_owned(
+    admin: &mut MssqlConnection,
+    name: &str,
+    require_marker: bool,
+) -> Result<()> {
+    if require_marker {
+        let marker = admin
+            .query(&provision::marker_sql(name), &[])
+            .await
+            .map_err(|e| Error::msg(format!("{} ({e})", Error::NotOwned(name.to_string()))))?;
+        if marker.is_empty() {
+            return Err(Error::NotOwned(name.to_string()));
+        }
+    }
+    let session = evidence::growth_events::session_name(name);
+    admin
+        .batch(&evidence::growth_events::drop_sql(&session))
+        .await?;
+    for statement in provision::drop_sql(name) {
+        admin.batch(&statement).await?;
+    }
+    Ok(())
+}
+
+/// A database dbbench created on the server, dropped after the repetition.
+pub struct MssqlDatabase {
+    pub(super) name: String,
+    pub(super) database_id: i64,
+    pub(super) settings: ConnectSettings,
+    pub(super) files: Vec<PlannedFile>,
+    pub(super) volumes: BTreeMap<String, String>,
+    pub(super) before_window: Vec<String>,
+    pub(super) cold_cache: bool,
+    pub(super) changes: InstanceChanges,
+    pub(super) window: Mutex<Option<Window>>,
+    pub(super) counts: BTreeMap<String, i64>,
+    pub(super) unavailable: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for MssqlDatabase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MssqlDatabase")
+            .field("name", &self.name)
+            .field("files", &self.files)
+            .field("instance_changes", &self.changes)
+            .finish()
+    }
+}
+
+impl MssqlDatabase {
+    /// The database's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The files as created.
+    pub fn files(&self) -> &[PlannedFile] {
+        &self.files
+    }
+
+    /// Opens another connection to this database.
+    pub async fn connect(&self) -> Result<MssqlConnection> {
+        self.settings.connect(Some(&self.name)).await
+    }
+
+    /// Loads `fixture` through `conn`; returns the rows loaded.
+    pub async fn load_fixture(
+        &self,
+        conn: &mut MssqlConnection,
+        fixture: FixtureKind,
+        scale: &Scale,
+    ) -> Result<u64> {
+        match fixture {
+            FixtureKind::None => Ok(0),
+            FixtureKind::Credit => fixture::load_credit(conn, scale.credit_rows()).await,
+        }
+    }
+
+    fn context(&self) -> WindowContext<'_> {
+        WindowContext {
+            db: &self.name,
+            database_id: self.database_id,
+            volumes: &self.volumes,
+            settings: &self.settings,
+        }
+    }
+
+    /// Makes FULL recovery real (full backup), empties the cache when asked, and snapshots the
+    /// server's statistics.
+    pub async fn open_window(&self, conn: &mut MssqlConnection) -> Result<()> {
+        for statement in &self.before_window {
+            conn.batch(statement).await?;
+        }
+        if self.cold_cache {
+            conn.batch(hooks::COLD_CACHE_SQL).await?;
+        }
+        let window = Window::open(conn, &self.context()).await;
+        *self.window.lock().unwrap_or_else(|p| p.into_inner()) = Some(window);
+        Ok(())
+    }
+
+    /// The window's evidence.
+    pub async fn close_window(&self, conn: &mut MssqlConnection) -> Result<Evidence> {
+        let window = self
+            .window
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .ok_or_else(|| Error::msg("close_window without open_window"))?;
+        let mut evidence = Evidence::default();
+        window.close(conn, &self.context(), &mut evidence).await;
+        evidence
+            .counts
+            .extend(self.counts.iter().map(|(k, v)| (k.clone(), *v)));
+        let changes = self.changes.applied().len();
+        if changes > 0 {
+            // Trace flags and tempdb files held during this run, all undone at the drop.
+            evidence
+                .counts
+                .insert("instance_changes_applied".into(), changes as i64);
+        }
+        evidence
+            .unavailable
+            .extend(self.unavailable.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Ok(evidence)
+    }
+
+    /// Drops the database (after checking its marker) and undoes the instance changes; both are
+    /// attempted whatever the other's outcome.
+    pub async fn drop_database(mut self) -> Result<()> {
+        // A window the body never closed still samples counters: stop it before the drop.
+        drop(self.window.lock().unwrap_or_else(|p| p.into_inner()).take());
+        let mut admin = self.settings.connect(Some("master")).await?;
+        let dropped = drop_owned(&mut admin, &self.name, true).await;
+        let restored = self.changes.restore(&mut admin).await;
+        match (dropped, restored) {
+            (Ok(()), Ok(())) => Ok(()),
+            (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+            (Err(d), Err(r)) => Err(Error::msg(format!("{d}; {r}"))),
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! Turning tiberius errors into errors a user can act on: the server's number and message, what
+//! dbbench was doing, and one sentence on what to do about it (the permission to grant, the
+//! feature this server lacks, the disk that is full). The password never appears.
+
+use super::connect::ConnectSettings;
+use crate::model::error::Error;
+
+/// What kind of problem a server error number stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    /// The login was refused.
+    Login,
+    /// A permission is missing.
+    Permission,
+    /// This version, edition or SQL-Server-compatible server lacks the feature.
+    Unsupported,
+    /// A disk, filegroup or the log is full.
+    DiskFull,
+    /// A file could not be created where dbbench asked.
+    FilePlacement,
+    /// Anything else.
+    Other,
+}
+
+/// The category of server error `code`, using `message` where one number covers several causes.
+pub fn category(code: u32, message: &str) -> Category {
+    match code {
+        18452 | 18456 | 18470 | 18486 | 18487 | 18488 | 4060 => Category::Login,
+        229 | 230 | 262 | 297 | 300 | 916 | 2571 | 8189 | 15247 | 15151 | 25623 | 1088 | 3110 => {
+            Category::Permission
+        }
+        40508 | 40510 | 40511 | 40512 | 40514 | 40517 | 40527 | 40529 | 1844 | 195 | 2526 | 534
+        | 5058 | 15009 | 25706 | 25704 => Category::Unsupported,
+        // "Invalid object name": on a system view it means this server does not have it.
+        208 if message.contains("sys.") => Category::Unsupported,
+        // "Incorrect syntax" near a newer keyword: the statement predates this server.
+        102 | 156 if message.contains("SCOPED") || message.contains("MAXDOP") => {
+            Category::Unsupported
+        }
+        1101 | 1105 | 9002 | 1133 => Category::DiskFull,
+        5149 | 3202 if message.contains("112") || message.contains("space") => Category::DiskFull,
+        5123 | 5133 | 5170 | 5105 | 5110 => Category::FilePlacement,
+        _ => Category::Other,
+    }
+}
+
+/// The permission a denial message names: `CREATE DATABASE` from "CREATE DATABASE permission
+/// denied…", `VIEW SERVER STATE` from "VIEW SERVER STATE permission was denied…", `sysadmin` for
+/// DBCC commands.
+pub fn permission_named(message: &str) -> Option<String> {
+    if let Some(pos) = message.find("to run DBCC ") {
+        let command: String = message[pos + "to run ".len()..]
+            .chars()
+            .take_while(|c| *c != '.' && *c != '\'')
+            .collect();
+        return Some(format!(
+            "membership in sysadmin (to run {})",
+            command.trim()
+        ));
+    }
+    let pos = message.find(" permission")?;
+    let before = message[..pos].trim_start_matches("The ").trim();
+    // Denials start with the permission; keep the trailing upper-case words only.
+    let words: Vec<&str> = before
+        .split_whitespace()
+        .rev()
+        .take_while(|w| w.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+        .collect();
+    (!words.is_empty()).then(|| words.into_iter().rev().collect::<Vec<_>>().join(" "))
+}
+
+/// One sentence on what to do about server error `code`.
+pub fn advice(code: u32, message: &str) -> String {
+    match category(code, message) {
+        Category::Login => {
+            "the login was refused: check the user id and password in DBBENCH_MSSQL \
+             (the password is not shown here), that SQL Server authentication is enabled, and that \
+             the login may connect to the database named in the connection string"
+                .to_string()
+        }
+        Category::Permission => format!(
+            "the login lacks {}: grant it, or run dbbench with a login in the sysadmin role \
+             (docs/sql-server.md lists what each option needs)",
+            permission_named(message)
+                .map(|p| format!("the {p} permission"))
+                .unwrap_or_else(|| "the permission named above".to_string())
+        ),
+        Category::Unsupported => "this server's version or edition does not support the \
+             statement; options that need it cannot run here, and metrics that need it are \
+             recorded as unavailable"
+            .to_string(),
+        Category::DiskFull => "the disk, filegroup or log on the server is full: free space on \
+             the server's volume, choose smaller sizes, or allow growth"
+            .to_string(),
+        Category::FilePlacement => "SQL Server could not create a file at that path: \
+             DBBENCH_VOLUMES must name directories on the SERVER that exist and that the SQL \
+             Server service account may write, and no file of an earlier run may remain there"
+            .to_string(),
+        Category::Other => match code {
+            1803 => "the primary data file must be at least as large as the model database's; \
+                 raise data_size (per file)"
+                .to_string(),
+            1801 => "a database of that name already exists".to_string(),
+            1205 => "the statement was chosen as a deadlock victim".to_string(),
+            _ => String::new(),
+        },
+    }
+}
+
+/// Maps a tiberius error raised while doing `action` to a dbbench error, scrubbing the password.
+pub fn map(settings: &ConnectSettings, error: tiberius::error::Error, action: &str) -> Error {
+    use tiberius::error::Error as T;
+    match error {
+        T::Server(token) => server(
+            settings,
+            token.code(),
+            &format!(
+                "{} (severity {}, state {})",
+                token.message(),
+                token.class(),
+                token.state()
+            ),
+            action,
+        ),
+        T::Io {
+            kind: std::io::ErrorKind::TimedOut,
+            message,
+        } => Error::Other(settings.scrub(&format!(
+            "{action}: the server did not answer within the command timeout \
+                 (`Command Timeout` in DBBENCH_MSSQL): {message}"
+        ))),
+        T::Tls(message) => Error::Config(settings.scrub(&format!(
+            "{action}: TLS failed: {message}; for a self-signed server certificate add \
+             `TrustServerCertificate=true` to DBBENCH_MSSQL, or `encrypt=false` where the server \
+             allows it"
+        ))),
+        other => Error::Other(settings.scrub(&format!("{action}: {other}"))),
+    }
+}
+
+/// `Error::Server` for server error `code` with `message`, the action and the advice.
+pub fn server(settings: &ConnectSettings, code: u32, message: &str, action: &str) -> Error {
+    let advice = advice(code, message);
+    let text = if advice.is_empty() {
+        format!("{action}: {message}")
+    } else {
+        format!("{action}: {message} — {advice}")
+    };
+    Error::Server {
+        code,
+        message: settings.scrub(&text),
+    }
+}
+
+/// The server error number inside `error`, if it is one.
+pub fn code_of(error: &Error) -> Option<u32> {
+    match error {
+        Error::Server { code, .. } => Some(*code),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> ConnectSettings {
+        ConnectSettings::parse("server=tcp:h,1433;user id=bench;password=Hunter2!").unwrap()
+    }
+
+    #[test]
+    fn names_the_missing_permission() {
+        assert_eq!(
+            permission_named("CREATE DATABASE permission denied in database 'master'.").as_deref(),
+            Some("CREATE DATABASE")
+        );
+        assert_eq!(
+            permission_named(
+                "VIEW SERVER STATE permission was denied on object 'server', database 'master'."
+            )
+            .as_deref(),
+            Some("VIEW SERVER STATE")
+        );
+        assert_eq!(
+            permission_named("The SELECT permission was denied on the object 'x'.").as_deref(),
+            Some("SELECT")
+        );
+        assert_eq!(
+            permission_named("User 'bench' does not have permission to run DBCC TRACEON.")
+                .as_deref(),
+            Some("membership in sysadmin (to run DBCC TRACEON)")
+        );
+    }
+
+    #[test]
+    fn classifies_the_errors_users_meet() {
+        assert_eq!(
+            category(18456, "Login failed for user 'bench'."),
+            Category::Login
+        );
+        assert_eq!(
+            category(262, "CREATE DATABASE permission denied"),
+            Category::Permission
+        );
+        assert_eq!(
+            category(9002, "The transaction log for database 'x' is full"),
+            Category::DiskFull
+        );
+        assert_eq!(
+            category(1105, "Could not allocate space"),
+            Category::DiskFull
+        );
+        assert_eq!(
+            category(208, "Invalid object name 'sys.dm_db_log_info'."),
+            Category::Unsupported
+        );
+        assert_eq!(
+            category(208, "Invalid object name 'dbo.charge'."),
+            Category::Other
+        );
+        assert_eq!(
+            category(40508, "USE statement is not supported"),
+            Category::Unsupported
+        );
+        assert_eq!(
+            category(5123, "CREATE FILE encountered operating system error 3"),
+            Category::FilePlacement
+        );
+    }
+
+    #[test]
+    fn server_errors_carry_number_message_and_advice_without_the_password() {
+        let s = settings();
+        let err = server(
+            &s,
+            18456,
+            "Login failed for user 'bench'. Hunter2! (severity 14, state 1)",
+            "logging in to SQL Server at h:1433",
+        );
+        match &err {
+            Error::Server { code, message } => {
+                assert_eq!(*code, 18456);
+                assert!(
+                    message.contains("Login failed for user 'bench'"),
+                    "{message}"
+                );
+                assert!(
+                    message.contains("check the user id and password"),
+                    "{message}"
+                );
+                assert!(!message.contains("Hunter2!"), "{message}");
+            }
+            other => panic!("expected a server error, got {other:?}"),
+        }
+        let text = server(
+            &s,
+            300,
+            "VIEW SERVER STATE permission was denied on object 'server'.",
+            "reading waits",
+        )
+        .to_string();
+        assert!(
+            text.starts_with("SQL Server error 300: reading waits: VIEW SERVER STATE"),
+            "{text}"
+        );
+        assert!(
+            text.contains("lacks the VIEW SERVER STATE permission"),
+            "{text}"
+        );
+        assert_eq!(code_of(&server(&s, 1105, "full", "x")), Some(1105));
+    }
+
+    #[test]
+    fn driver_errors_are_scrubbed() {
+        let s = settings();
+        let err = map(
+            &s,
+            tiberius::error::Error::Tls("certificate for Hunter2! rejected".into()),
+            "connecting",
+        )
+        .to_string();
+        assert!(
+            err.contains("TrustServerCertificate=true") && !err.contains("Hunter2!"),
+            "{err}"
+        );
+        let timeout = map(
+            &s,
+            tiberius::error::Error::Io {
+                kind: std::io::ErrorKind::TimedOut,
+                message: "deadline".into(),
+            },
+            "growing the log",
+        )
+        .to_string();
+        assert!(timeout.contains("Command Timeout"), "{timeout}");
+    }
+}

@@ -1,0 +1,271 @@
+//! The server's own evidence for the measured window: what is snapshotted when the window opens,
+//! and how the differences become [`Evidence`] fields when it closes.
+//!
+//! Each metric stands alone: one the server cannot provide (an older version without a view, a
+//! missing permission, a SQL-Server-compatible server) is recorded in `Evidence::unavailable`
+//! with the server's error, and the run goes on.
+
+pub mod counters;
+pub mod file_stats;
+pub mod growth_events;
+pub mod vlf;
+pub mod waits;
+
+use super::connect::ConnectSettings;
+use super::MssqlConnection;
+use crate::model::evidence::{Evidence, LogStats};
+use file_stats::{DbFile, FileIo};
+use growth_events::DurationUnit;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A metric's value, or why the server could not provide it.
+type Outcome<T> = std::result::Result<T, String>;
+
+/// What the window needs to know about the database.
+pub struct WindowContext<'a> {
+    /// The database name.
+    pub db: &'a str,
+    /// Its `database_id`, for the Extended Events filter.
+    pub database_id: i64,
+    /// Volume names by logical file name.
+    pub volumes: &'a BTreeMap<String, String>,
+    /// For the counter sampler's own connection.
+    pub settings: &'a ConnectSettings,
+}
+
+/// The snapshots taken when the window opened.
+pub struct Window {
+    files: Outcome<Vec<DbFile>>,
+    io: Outcome<BTreeMap<i64, FileIo>>,
+    vlf: Outcome<vlf::VlfCount>,
+    waits: Outcome<waits::WaitSnapshot>,
+    /// `Ok(unit)` once the session runs; the unit is `None` when the server does not name it.
+    xe: Outcome<Outcome<DurationUnit>>,
+    sampler: Outcome<counters::Sampler>,
+}
+
+async fn rows(conn: &mut MssqlConnection, sql: &str) -> Outcome<Vec<crate::model::value::Row>> {
+    conn.query(sql, &[]).await.map_err(|e| e.to_string())
+}
+
+async fn files(conn: &mut MssqlConnection) -> Outcome<Vec<DbFile>> {
+    file_stats::files_from_rows(&rows(conn, file_stats::FILES_SQL).await?)
+        .map_err(|e| e.to_string())
+}
+
+async fn io(conn: &mut MssqlConnection) -> Outcome<BTreeMap<i64, FileIo>> {
+    file_stats::io_from_rows(&rows(conn, file_stats::IO_SQL).await?).map_err(|e| e.to_string())
+}
+
+async fn wait_snapshot(conn: &mut MssqlConnection) -> Outcome<waits::WaitSnapshot> {
+    waits::snapshot_from_rows(&rows(conn, waits::SNAPSHOT_SQL).await?).map_err(|e| e.to_string())
+}
+
+async fn start_growth_session(
+    conn: &mut MssqlConnection,
+    ctx: &WindowContext<'_>,
+) -> Outcome<Outcome<DurationUnit>> {
+    let session = growth_events::session_name(ctx.db);
+    // A session left by a crashed run of the same database name would make CREATE fail.
+    conn.batch(&growth_events::drop_sql(&session))
+        .await
+        .map_err(|e| e.to_string())?;
+    conn.batch(&growth_events::create_sql(&session, ctx.database_id))
+        .await
+        .map_err(|e| e.to_string())?;
+    let unit = match rows(conn, growth_events::DURATION_UNIT_SQL).await {
+        Ok(r) => match r.first().map(|row| row.get::<String>(0)) {
+            Some(Ok(text)) => DurationUnit::from_description(&text).ok_or(format!(
+                "the description of database_file_size_change.duration names no unit: {text:?}"
+            )),
+            Some(Err(e)) => Err(e.to_string()),
+            None => Err("sys.dm_xe_object_columns does not describe the duration field".into()),
+        },
+        Err(e) => Err(e),
+    };
+    Ok(unit)
+}
+
+impl Window {
+    /// Starts the growth session and the counter sampler, then snapshots files, I/O, VLFs and
+    /// waits (waits last, closest to the body's start).
+    pub async fn open(conn: &mut MssqlConnection, ctx: &WindowContext<'_>) -> Window {
+        let xe = start_growth_session(conn, ctx).await;
+        let sampler = match ctx.settings.connect(Some(ctx.db)).await {
+            Ok(sampler_conn) => Ok(counters::Sampler::start(sampler_conn, ctx.db)),
+            Err(e) => Err(format!("cannot open the sampling connection: {e}")),
+        };
+        Window {
+            files: files(conn).await,
+            io: io(conn).await,
+            vlf: vlf::read(conn).await.map_err(|e| e.to_string()),
+            waits: wait_snapshot(conn).await,
+            xe,
+            sampler,
+        }
+    }
+
+    /// Takes the closing snapshots and writes the window's evidence into `run`.
+    pub async fn close(
+        self,
+        conn: &mut MssqlConnection,
+        ctx: &WindowContext<'_>,
+        evidence: &mut Evidence,
+    ) {
+        let samples = match self.sampler {
+            Ok(sampler) => sampler.finish().await,
+            Err(e) => Err(e),
+        };
+        let waits_after = wait_snapshot(conn).await;
+        let io_after = io(conn).await;
+        let files_after = files(conn).await;
+        let vlf_after = vlf::read(conn).await.map_err(|e| e.to_string());
+        let growth = match self.xe {
+            Ok(unit) => read_growth(conn, ctx, unit.clone(), evidence).await,
+            Err(e) => Err(e),
+        };
+        let unavailable = &mut evidence.unavailable;
+        let mut missing = |metric: &str, why: String| {
+            unavailable.insert(metric.to_string(), why);
+        };
+
+        match (&self.waits, &waits_after) {
+            (Ok(before), Ok(after)) => {
+                evidence.waits = waits::top_waits(&waits::window_delta(before, after));
+            }
+            (Err(e), _) | (_, Err(e)) => missing("waits", e.clone()),
+        }
+
+        let log_growths = match &samples {
+            Ok(samples) => {
+                evidence.series.extend(counters::series(samples));
+                counters::increase(samples, "Log Growths")
+            }
+            Err(e) => {
+                missing("counters", e.clone());
+                None
+            }
+        };
+
+        let io_pair = match (&self.io, &io_after) {
+            (Ok(b), Ok(a)) => Some((b, a)),
+            (Err(e), _) | (_, Err(e)) => {
+                missing("file_io", e.clone());
+                None
+            }
+        };
+        let growth_by_file = match &growth {
+            Ok(g) => Some(g),
+            Err(e) => {
+                missing("growth_events", e.clone());
+                None
+            }
+        };
+        match (&self.files, &files_after) {
+            (Ok(before), Ok(after)) => {
+                evidence.files = file_stats::file_stats(&file_stats::WindowFiles {
+                    before,
+                    after,
+                    io: io_pair,
+                    growth: growth_by_file,
+                    volumes: ctx.volumes,
+                });
+                missing(
+                    "flushes",
+                    "SQL Server does not report flushes per file".into(),
+                );
+                missing(
+                    "zero_fill_bytes",
+                    "SQL Server does not report zero-filled bytes per file".into(),
+                );
+            }
+            (Err(e), _) | (_, Err(e)) => missing("files", e.clone()),
+        }
+
+        match (&self.vlf, &vlf_after, &self.files, &files_after) {
+            (Ok(vb), Ok(va), Ok(fb), Ok(fa)) => {
+                let log_size = |files: &[DbFile]| {
+                    files
+                        .iter()
+                        .filter(|f| f.kind == crate::model::evidence::FileKind::Log)
+                        .map(|f| f.size_bytes)
+                        .sum::<u64>()
+                };
+                let xe_log_growths = evidence
+                    .files
+                    .iter()
+                    .filter(|f| f.kind == crate::model::evidence::FileKind::Log)
+                    .map(|f| f.growth_events)
+                    .sum::<u64>();
+                let growths = match (log_growths, &growth) {
+                    (Some(n), _) => n.max(0) as u64,
+                    (None, Ok(_)) => xe_log_growths,
+                    (None, Err(_)) => {
+                        missing(
+                            "log_growths",
+                            "neither the Log Growths counter nor growth events were available"
+                                .into(),
+                        );
+                        0
+                    }
+                };
+                evidence.log = Some(LogStats {
+                    growths,
+                    segments_before: vb.total,
+                    segments_after: va.total,
+                    size_before_bytes: log_size(fb),
+                    size_after_bytes: log_size(fa),
+                });
+            }
+            (Err(e), ..) | (_, Err(e), ..) => missing("vlf", e.clone()),
+            _ => missing("vlf", "file sizes were unavailable".into()),
+        }
+    }
+}
+
+/// Waits for the session's dispatch latency, reads the ring buffer, drops the session and sums
+/// the growths per file.
+async fn read_growth(
+    conn: &mut MssqlConnection,
+    ctx: &WindowContext<'_>,
+    unit: Outcome<DurationUnit>,
+    evidence: &mut Evidence,
+) -> Outcome<BTreeMap<i64, growth_events::FileGrowth>> {
+    let session = growth_events::session_name(ctx.db);
+    // Events reach the ring buffer within MAX_DISPATCH_LATENCY (1 s); wait it out, outside the
+    // measured time, so the last growths of the window are not lost.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let read = rows(conn, &growth_events::read_sql(&session)).await;
+    let dropped = conn.batch(&growth_events::drop_sql(&session)).await;
+    let xml = match read?.first().map(|r| r.get::<String>(0)) {
+        Some(Ok(xml)) => xml,
+        Some(Err(e)) => return Err(e.to_string()),
+        None => {
+            return Err(format!(
+                "the Extended Events session {session} was not running"
+            ))
+        }
+    };
+    if let Err(e) = dropped {
+        evidence
+            .unavailable
+            .insert("growth_session_cleanup".into(), e.to_string());
+    }
+    let buffer = growth_events::parse_ring_buffer(&xml).map_err(|e| e.to_string())?;
+    if buffer.lost > 0 {
+        evidence.unavailable.insert(
+            "growth_events_complete".into(),
+            format!(
+                "the ring buffer lost {} of {} events; per-file growth counts are a lower bound",
+                buffer.lost, buffer.processed
+            ),
+        );
+    }
+    if let Err(why) = &unit {
+        evidence
+            .unavailable
+            .insert("growth_durations".into(), why.clone());
+    }
+    Ok(growth_events::per_file(&buffer.events, unit.ok()))
+}

@@ -1,0 +1,369 @@
+//! Wait statistics of the measured window: the difference of two snapshots of
+//! `sys.dm_os_wait_stats` (clearing them would reset the whole instance), benign waits filtered,
+//! and the top waits with percent and running percent computed exactly as the VLF article's query:
+//! percentages rounded to two decimals, summed in descending order, and rows kept while
+//! `running_pct - pct <= 99`.
+
+use crate::model::error::Result;
+use crate::model::evidence::WaitStat;
+use crate::model::value::Row;
+use std::collections::BTreeMap;
+
+/// The snapshot query. Zero rows are left out: a wait type missing from a snapshot counts as 0.
+pub const SNAPSHOT_SQL: &str = "SELECT CAST(wait_type AS nvarchar(60)) AS wait_type, \
+     waiting_tasks_count, wait_time_ms, signal_wait_time_ms \
+     FROM sys.dm_os_wait_stats WHERE wait_time_ms > 0 OR waiting_tasks_count > 0;";
+
+/// Waits that accumulate on an idle server and say nothing about a workload: Paul Randal's list
+/// from "Wait statistics, or please tell me where it hurts" (sqlskills.com, as maintained in Glenn
+/// Berry's diagnostic queries), which contains every wait the VLF article's query filters.
+///
+/// Two entries of that list are deliberately kept visible: `PREEMPTIVE_OS_FILEOPS` and
+/// `PREEMPTIVE_OS_WRITEFILE`. They are file growth and zeroing, the very thing storage experiments
+/// measure, and the article's Table 1 and 2 list `PREEMPTIVE_OS_FILEOPS` among the top waits.
+pub const BENIGN_WAITS: &[&str] = &[
+    "BROKER_EVENTHANDLER",
+    "BROKER_RECEIVE_WAITFOR",
+    "BROKER_TASK_STOP",
+    "BROKER_TO_FLUSH",
+    "BROKER_TRANSMITTER",
+    "CHECKPOINT_QUEUE",
+    "CHKPT",
+    "CLR_AUTO_EVENT",
+    "CLR_MANUAL_EVENT",
+    "CLR_SEMAPHORE",
+    "CXCONSUMER",
+    "DBMIRROR_DBM_EVENT",
+    "DBMIRROR_EVENTS_QUEUE",
+    "DBMIRROR_WORKER_QUEUE",
+    "DBMIRRORING_CMD",
+    "DIRTY_PAGE_POLL",
+    "DISPATCHER_QUEUE_SEMAPHORE",
+    "EXECSYNC",
+    "FSAGENT",
+    "FT_IFTS_SCHEDULER_IDLE_WAIT",
+    "FT_IFTSHC_MUTEX",
+    "HADR_CLUSAPI_CALL",
+    "HADR_FILESTREAM_IOMGR_IOCOMPLETION",
+    "HADR_LOGCAPTURE_WAIT",
+    "HADR_NOTIFICATION_DEQUEUE",
+    "HADR_TIMER_TASK",
+    "HADR_WORK_QUEUE",
+    "KSOURCE_WAKEUP",
+    "LAZYWRITER_SLEEP",
+    "LOGMGR_QUEUE",
+    "MEMORY_ALLOCATION_EXT",
+    "ONDEMAND_TASK_QUEUE",
+    "PARALLEL_REDO_DRAIN_WORKER",
+    "PARALLEL_REDO_LOG_CACHE",
+    "PARALLEL_REDO_TRAN_LIST",
+    "PARALLEL_REDO_WORKER_SYNC",
+    "PARALLEL_REDO_WORKER_WAIT_WORK",
+    "PREEMPTIVE_HADR_LEASE_MECHANISM",
+    "PREEMPTIVE_SP_SERVER_DIAGNOSTICS",
+    "PREEMPTIVE_OS_LIBRARYOPS",
+    "PREEMPTIVE_OS_COMOPS",
+    "PREEMPTIVE_OS_CRYPTOPS",
+    "PREEMPTIVE_OS_PIPEOPS",
+    "PREEMPTIVE_OS_AUTHENTICATIONOPS",
+    "PREEMPTIVE_OS_GENERICOPS",
+    "PREEMPTIVE_OS_VERIFYTRUST",
+    "PREEMPTIVE_OS_DEVICEOPS",
+    "PREEMPTIVE_OS_QUERYREGISTRY",
+    "PREEMPTIVE_XE_CALLBACKEXECUTE",
+    "PREEMPTIVE_XE_DISPATCHER",
+    "PREEMPTIVE_XE_GETTARGETSTATE",
+    "PREEMPTIVE_XE_SESSIONCOMMIT",
+    "PREEMPTIVE_XE_TARGETINIT",
+    "PREEMPTIVE_XE_TARGETFINALIZE",
+    "PWAIT_ALL_COMPONENTS_INITIALIZED",
+    "PWAIT_DIRECTLOGCONSUMER_GETNEXT",
+    "QDS_PERSIST_TASK_MAIN_LOOP_SLEEP",
+    "QDS_ASYNC_QUEUE",
+    "QDS_CLEANUP_STALE_QUERIES_TASK_MAIN_LOOP_SLEEP",
+    "REQUEST_FOR_DEADLOCK_SEARCH",
+    "RESOURCE_QUEUE",
+    "SERVER_IDLE_CHECK",
+    "SLEEP_BPOOL_FLUSH",
+    "SLEEP_DBSTARTUP",
+    "SLEEP_DCOMSTARTUP",
+    "SLEEP_MASTERDBREADY",
+    "SLEEP_MASTERMDREADY",
+    "SLEEP_MASTERUPGRADED",
+    "SLEEP_MSDBSTARTUP",
+    "SLEEP_SYSTEMTASK",
+    "SLEEP_TASK",
+    "SLEEP_TEMPDBSTARTUP",
+    "SNI_HTTP_ACCEPT",
+    "SP_SERVER_DIAGNOSTICS_SLEEP",
+    "SQLTRACE_BUFFER_FLUSH",
+    "SQLTRACE_INCREMENTAL_FLUSH_SLEEP",
+    "SQLTRACE_WAIT_ENTRIES",
+    "WAIT_FOR_RESULTS",
+    "WAITFOR",
+    "WAITFOR_TASKSHUTDOWN",
+    "WAIT_XTP_HOST_WAIT",
+    "WAIT_XTP_OFFLINE_CKPT_NEW_LOG",
+    "WAIT_XTP_CKPT_CLOSE",
+    "WAIT_XTP_RECOVERY",
+    "XE_BUFFERMGR_ALLPROCESSED_EVENT",
+    "XE_DISPATCHER_JOIN",
+    "XE_DISPATCHER_WAIT",
+    "XE_LIVE_TARGET_TVF",
+    "XE_TIMER_EVENT",
+];
+
+/// One wait type's cumulative counters in a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WaitCounters {
+    /// `waiting_tasks_count`.
+    pub tasks: u64,
+    /// `wait_time_ms`.
+    pub wait_ms: u64,
+    /// `signal_wait_time_ms`.
+    pub signal_ms: u64,
+}
+
+/// A snapshot: counters by wait type.
+pub type WaitSnapshot = BTreeMap<String, WaitCounters>;
+
+/// Reads the rows of [`SNAPSHOT_SQL`].
+pub fn snapshot_from_rows(rows: &[Row]) -> Result<WaitSnapshot> {
+    let mut out = BTreeMap::new();
+    for row in rows {
+        out.insert(
+            row.get_named::<String>("wait_type")?.trim().to_string(),
+            WaitCounters {
+                tasks: row.get_named("waiting_tasks_count")?,
+                wait_ms: row.get_named("wait_time_ms")?,
+                signal_ms: row.get_named("signal_wait_time_ms")?,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// `after - before` per wait type, benign waits removed. Counters never go backwards unless
+/// someone cleared them during the window; then the type's `after` value is the best estimate.
+pub fn window_delta(before: &WaitSnapshot, after: &WaitSnapshot) -> WaitSnapshot {
+    after
+        .iter()
+        .filter(|(wait, _)| !BENIGN_WAITS.contains(&wait.as_str()))
+        .map(|(wait, a)| {
+            let b = before.get(wait).copied().unwrap_or_default();
+            let delta = if a.wait_ms < b.wait_ms || a.tasks < b.tasks {
+                *a
+            } else {
+                WaitCounters {
+                    tasks: a.tasks - b.tasks,
+                    wait_ms: a.wait_ms - b.wait_ms,
+                    signal_ms: a.signal_ms.saturating_sub(b.signal_ms),
+                }
+            };
+            (wait.clone(), delta)
+        })
+        .filter(|(_, d)| d.wait_ms > 0)
+        .collect()
+}
+
+/// Rounds half away from zero to two decimals, as `CAST(… AS decimal(12,2))` does.
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// The top waits of `delta`, as the article's query tabulates them.
+pub fn top_waits(delta: &WaitSnapshot) -> Vec<WaitStat> {
+    let total: u64 = delta.values().map(|c| c.wait_ms).sum();
+    if total == 0 {
+        return Vec::new();
+    }
+    let mut rows: Vec<(&String, &WaitCounters)> = delta.iter().collect();
+    // The article orders by pct; ties in pct keep wait time, then name, for a stable result.
+    rows.sort_by(|a, b| b.1.wait_ms.cmp(&a.1.wait_ms).then(a.0.cmp(b.0)));
+    let mut running_hundredths: i64 = 0;
+    let mut out = Vec::new();
+    for (wait, counters) in rows {
+        let pct = round2(100.0 * counters.wait_ms as f64 / total as f64);
+        // Sum in hundredths so the running total is exact, like SQL Server's decimal sum.
+        let pct_hundredths = (pct * 100.0).round() as i64;
+        running_hundredths += pct_hundredths;
+        if running_hundredths - pct_hundredths > 99 * 100 {
+            break;
+        }
+        out.push(WaitStat {
+            wait_type: wait.clone(),
+            wait_time_s: round2(counters.wait_ms as f64 / 1000.0),
+            waiting_tasks: counters.tasks,
+            pct,
+            running_pct: running_hundredths as f64 / 100.0,
+        });
+    }
+    out
+}
+
+/// The waits as the article's tables show them: wait type, percent, running percent.
+pub fn render_table(waits: &[WaitStat]) -> String {
+    let mut out = format!(
+        "{:<40} {:>8} {:>16}\n",
+        "Wait Type", "Percent", "Running Percent"
+    );
+    for w in waits {
+        out.push_str(&format!(
+            "{:<40} {:>8.2} {:>16.2}\n",
+            w.wait_type, w.pct, w.running_pct
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::value::Value;
+    use std::sync::Arc;
+
+    /// The waits the VLF article's query filters, verbatim from Listing 2.
+    const ARTICLE_FILTER: [&str; 27] = [
+        "CLR_SEMAPHORE",
+        "LAZYWRITER_SLEEP",
+        "RESOURCE_QUEUE",
+        "SLEEP_TASK",
+        "SLEEP_SYSTEMTASK",
+        "SQLTRACE_BUFFER_FLUSH",
+        "WAITFOR",
+        "LOGMGR_QUEUE",
+        "CHECKPOINT_QUEUE",
+        "REQUEST_FOR_DEADLOCK_SEARCH",
+        "XE_TIMER_EVENT",
+        "BROKER_TO_FLUSH",
+        "BROKER_TASK_STOP",
+        "CLR_MANUAL_EVENT",
+        "CLR_AUTO_EVENT",
+        "DISPATCHER_QUEUE_SEMAPHORE",
+        "FT_IFTS_SCHEDULER_IDLE_WAIT",
+        "XE_DISPATCHER_WAIT",
+        "XE_DISPATCHER_JOIN",
+        "SQLTRACE_INCREMENTAL_FLUSH_SLEEP",
+        "ONDEMAND_TASK_QUEUE",
+        "BROKER_EVENTHANDLER",
+        "SLEEP_BPOOL_FLUSH",
+        "SLEEP_DBSTARTUP",
+        "DIRTY_PAGE_POLL",
+        "HADR_FILESTREAM_IOMGR_IOCOMPLETION",
+        "SP_SERVER_DIAGNOSTICS_SLEEP",
+    ];
+
+    fn snapshot_rows(waits: &[(&str, i64, i64)]) -> Vec<Row> {
+        let columns: Arc<[String]> = [
+            "wait_type",
+            "waiting_tasks_count",
+            "wait_time_ms",
+            "signal_wait_time_ms",
+        ]
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+        waits
+            .iter()
+            .map(|(w, tasks, ms)| {
+                Row::new(
+                    columns.clone(),
+                    vec![
+                        Value::Text(format!("{w}   ")),
+                        Value::Int(*tasks),
+                        Value::Int(*ms),
+                        Value::Int(ms / 10),
+                    ],
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_filter_covers_the_article_and_keeps_growth_waits() {
+        for wait in ARTICLE_FILTER {
+            assert!(BENIGN_WAITS.contains(&wait), "{wait} must be filtered");
+        }
+        for wait in [
+            "PREEMPTIVE_OS_FILEOPS",
+            "PREEMPTIVE_OS_WRITEFILE",
+            "PREEMPTIVE_OS_WRITEFILEGATHER",
+            "PREEMPTIVE_OS_FLUSHFILEBUFFERS",
+            "WRITELOG",
+            "CXPACKET",
+        ] {
+            assert!(!BENIGN_WAITS.contains(&wait), "{wait} must stay visible");
+        }
+    }
+
+    /// Recorded-style snapshots whose window delta has the proportions of the article's Table 1:
+    /// the computed table must match it row for row, benign waits and the tail excluded.
+    #[test]
+    fn reproduces_table_1_of_the_article() {
+        let before = snapshot_from_rows(&snapshot_rows(&[
+            ("CXPACKET", 1_000, 50_000),
+            ("LAZYWRITER_SLEEP", 9_000, 9_000_000),
+            ("WRITELOG", 100, 1_000),
+            ("SOS_SCHEDULER_YIELD", 10, 10),
+        ]))
+        .unwrap();
+        let after = snapshot_from_rows(&snapshot_rows(&[
+            ("CXPACKET", 91_000, 50_000 + 722_200),
+            ("PREEMPTIVE_OS_FLUSHFILEBUFFERS", 5_000, 130_100),
+            ("PREEMPTIVE_OS_WRITEFILEGATHER", 4_000, 65_200),
+            ("WRITELOG", 30_100, 1_000 + 21_300),
+            ("PREEMPTIVE_OS_FILEOPS", 800, 13_900),
+            ("PAGEIOLATCH_EX", 700, 9_700),
+            ("ASYNC_IO_COMPLETION", 10, 8_200),
+            ("WRITE_COMPLETION", 300, 7_100),
+            ("IO_COMPLETION", 600, 6_700),
+            ("LATCH_SH", 400, 6_200),
+            ("SOS_SCHEDULER_YIELD", 5_010, 10 + 5_000),
+            ("PAGELATCH_EX", 90, 4_400),
+            ("LAZYWRITER_SLEEP", 10_000, 9_000_000 + 1_100_000),
+            ("XE_TIMER_EVENT", 40, 1_200_000),
+        ]))
+        .unwrap();
+        let waits = top_waits(&window_delta(&before, &after));
+        let table: Vec<(&str, f64, f64)> = waits
+            .iter()
+            .map(|w| (w.wait_type.as_str(), w.pct, w.running_pct))
+            .collect();
+        assert_eq!(
+            table,
+            vec![
+                ("CXPACKET", 72.22, 72.22),
+                ("PREEMPTIVE_OS_FLUSHFILEBUFFERS", 13.01, 85.23),
+                ("PREEMPTIVE_OS_WRITEFILEGATHER", 6.52, 91.75),
+                ("WRITELOG", 2.13, 93.88),
+                ("PREEMPTIVE_OS_FILEOPS", 1.39, 95.27),
+                ("PAGEIOLATCH_EX", 0.97, 96.24),
+                ("ASYNC_IO_COMPLETION", 0.82, 97.06),
+                ("WRITE_COMPLETION", 0.71, 97.77),
+                ("IO_COMPLETION", 0.67, 98.44),
+                ("LATCH_SH", 0.62, 99.06),
+            ]
+        );
+        assert_eq!(waits[0].waiting_tasks, 90_000);
+        assert_eq!(waits[0].wait_time_s, 722.2);
+        insta::assert_snapshot!(render_table(&waits));
+    }
+
+    #[test]
+    fn cleared_counters_and_empty_windows() {
+        let before = snapshot_from_rows(&snapshot_rows(&[("WRITELOG", 100, 5_000)])).unwrap();
+        let after = snapshot_from_rows(&snapshot_rows(&[("WRITELOG", 3, 40)])).unwrap();
+        let delta = window_delta(&before, &after);
+        assert_eq!(
+            delta["WRITELOG"].wait_ms, 40,
+            "a clear during the window keeps `after`"
+        );
+        assert!(top_waits(&WaitSnapshot::new()).is_empty());
+        assert!(top_waits(&window_delta(&before, &before)).is_empty());
+    }
+
+    #[test]
+    fn snapshot_query() {
+        insta::assert_snapshot!(SNAPSHOT_SQL);
+    }
+}

@@ -1,0 +1,150 @@
+//! Optional steps around each repetition: a restart hook for users who restart the service
+//! before every run, as the VLF article does (`DBBENCH_MSSQL_RESTART="docker restart mssql"`),
+//! followed by waiting until the server accepts logins again; and a cold buffer cache
+//! (`DBBENCH_MSSQL_COLD_CACHE=1`).
+
+use super::connect::ConnectSettings;
+use crate::model::error::{Error, Result};
+use std::time::{Duration, Instant};
+
+/// The restart hook's environment variable: a shell command.
+pub const RESTART_ENV: &str = "DBBENCH_MSSQL_RESTART";
+
+/// Seconds to wait for logins after the restart hook (default 120).
+pub const RESTART_TIMEOUT_ENV: &str = "DBBENCH_MSSQL_RESTART_TIMEOUT_S";
+
+/// The cold-cache switch.
+pub const COLD_CACHE_ENV: &str = "DBBENCH_MSSQL_COLD_CACHE";
+
+/// Writes dirty pages and empties the buffer pool, run in the benchmark database just before
+/// the window opens. DROPCLEANBUFFERS needs sysadmin.
+pub const COLD_CACHE_SQL: &str = "CHECKPOINT; DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS;";
+
+/// Per-repetition options read from the environment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hooks {
+    /// The restart command, if any.
+    pub restart: Option<String>,
+    /// How long to wait for logins after it.
+    pub restart_timeout: Duration,
+    /// Whether to empty the buffer pool before each window.
+    pub cold_cache: bool,
+}
+
+impl Hooks {
+    /// The hooks from the environment.
+    pub fn from_env() -> Result<Hooks> {
+        let restart = std::env::var(RESTART_ENV)
+            .ok()
+            .filter(|c| !c.trim().is_empty());
+        let restart_timeout = match std::env::var(RESTART_TIMEOUT_ENV) {
+            Ok(v) if !v.trim().is_empty() => v.trim().parse::<u64>().map_err(|_| {
+                Error::Config(format!(
+                    "{RESTART_TIMEOUT_ENV} must be whole seconds; found `{v}`"
+                ))
+            })?,
+            _ => 120,
+        };
+        Ok(Hooks {
+            restart,
+            restart_timeout: Duration::from_secs(restart_timeout),
+            cold_cache: std::env::var(COLD_CACHE_ENV).is_ok_and(|v| v.trim() == "1"),
+        })
+    }
+
+    /// Runs the restart command (if set) and waits until a login to master succeeds.
+    pub async fn restart(&self, settings: &ConnectSettings) -> Result<()> {
+        let Some(command) = self.restart.clone() else {
+            return Ok(());
+        };
+        let output = tokio::task::spawn_blocking(move || shell(&command).output())
+            .await
+            .map_err(|e| Error::msg(format!("the restart hook's thread failed: {e}")))?
+            .map_err(|e| Error::Config(format!("{RESTART_ENV}: cannot run the command: {e}")))?;
+        if !output.status.success() {
+            return Err(Error::Config(settings.scrub(&format!(
+                "{RESTART_ENV} failed ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            ))));
+        }
+        wait_for_login(settings, self.restart_timeout).await
+    }
+}
+
+fn shell(command: &str) -> std::process::Command {
+    let mut cmd = if cfg!(windows) {
+        let mut c = std::process::Command::new("cmd");
+        c.arg("/C");
+        c
+    } else {
+        let mut c = std::process::Command::new("sh");
+        c.arg("-c");
+        c
+    };
+    cmd.arg(command);
+    cmd
+}
+
+/// Tries to log in to master once a second until it works or `limit` has passed; the last
+/// error is returned when it never works.
+pub async fn wait_for_login(settings: &ConnectSettings, limit: Duration) -> Result<()> {
+    let started = Instant::now();
+    loop {
+        let error = match settings.connect(Some("master")).await {
+            Ok(mut conn) => match conn.query("SELECT 1 AS ready;", &[]).await {
+                Ok(_) => return Ok(()),
+                Err(e) => e,
+            },
+            Err(e) => e,
+        };
+        if started.elapsed() >= limit {
+            return Err(Error::msg(format!(
+                "SQL Server did not accept logins within {} s after {RESTART_ENV}: {error}",
+                limit.as_secs()
+            )));
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_failing_restart_hook_is_reported() {
+        let hooks = Hooks {
+            restart: Some("echo no docker here >&2; exit 3".into()),
+            restart_timeout: Duration::from_secs(1),
+            cold_cache: false,
+        };
+        let settings = ConnectSettings::parse("server=tcp:127.0.0.1,1;user=sa;password=p").unwrap();
+        let err = hooks.restart(&settings).await.unwrap_err().to_string();
+        assert!(
+            err.contains("DBBENCH_MSSQL_RESTART failed") && err.contains("no docker here"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn waiting_for_logins_gives_up_with_the_last_error() {
+        let settings =
+            ConnectSettings::parse("server=tcp:127.0.0.1,1;user=sa;password=p;Connect Timeout=1")
+                .unwrap();
+        let err = wait_for_login(&settings, Duration::from_millis(10))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("did not accept logins") && err.contains("cannot reach"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn no_hook_by_default() {
+        let hooks = Hooks::default();
+        assert!(hooks.restart.is_none() && !hooks.cold_cache);
+    }
+}

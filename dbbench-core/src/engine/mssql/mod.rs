@@ -1,0 +1,275 @@
+//! The SQL Server backend: the same benchmarks against a real server over TDS (tiberius on
+//! tokio), provisioned exactly as the attribute declares, with the server's own evidence for the
+//! measured window.
+//!
+//! One database per repetition: created from the cell's [`StorageSpec`](crate::StorageSpec),
+//! marked as dbbench's own with an extended property, loaded, measured and dropped (a snapshot
+//! revert would rebuild the log at 0.5 MB and spoil log experiments). Instance-level changes
+//! (trace flag 1806 for `ifi = false`, tempdb files) are recorded with their undo and reverted
+//! after the repetition, also after an error or a panic.
+
+mod connect;
+mod connection;
+mod creation;
+mod database;
+pub mod errors;
+pub mod evidence;
+pub mod fixture;
+pub mod hooks;
+pub mod ifi;
+pub mod instance;
+pub mod provision;
+pub mod script;
+pub mod server;
+pub mod tsql;
+
+pub use connect::{redact_connection_string, ConnectSettings, ENV};
+pub use connection::{MssqlConnection, TdsClient};
+pub use database::MssqlDatabase;
+pub use hooks::Hooks;
+pub use server::ServerFacts;
+
+use super::profile::{common_kind, DriverSql, Profile};
+use super::DatabasePlan;
+use crate::model::config::BackendKind;
+use crate::model::config::StorageSpec;
+use crate::model::dialect::Dialect;
+use crate::model::error::{Error, Result};
+use crate::model::evidence::BackendInfo;
+use crate::model::load::{ErrorKind, Execution};
+use creation::{touches_tempdb, volumes_by_file, Build};
+use database::{claim, drop_owned};
+use instance::InstanceChanges;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// The SQL Server backend: connection settings and what is known about the server.
+#[derive(Debug)]
+pub struct MssqlBackend {
+    settings: ConnectSettings,
+    facts: ServerFacts,
+    hooks: Hooks,
+    allow_instance_changes: bool,
+}
+
+impl MssqlBackend {
+    /// The backend for the server in `DBBENCH_MSSQL`, with hooks and permissions from the
+    /// environment.
+    pub async fn from_env() -> Result<MssqlBackend> {
+        let settings = ConnectSettings::from_env()?;
+        MssqlBackend::connect(settings, Hooks::from_env()?, instance::allowed_by_env()).await
+    }
+
+    /// Connects to master and reads the server's facts.
+    pub async fn connect(
+        settings: ConnectSettings,
+        hooks: Hooks,
+        allow_instance_changes: bool,
+    ) -> Result<MssqlBackend> {
+        let mut conn = settings.connect(Some("master")).await?;
+        let facts = ServerFacts::read(&mut conn).await?;
+        Ok(MssqlBackend {
+            settings,
+            facts,
+            hooks,
+            allow_instance_changes,
+        })
+    }
+
+    /// What dbbench learned about the server.
+    pub fn facts(&self) -> &ServerFacts {
+        &self.facts
+    }
+
+    /// The connection settings (their `Debug` hides the password).
+    pub fn settings(&self) -> &ConnectSettings {
+        &self.settings
+    }
+
+    /// Version, edition and every precondition the results depend on.
+    pub fn info(&self) -> BackendInfo {
+        let mut preconditions = self.facts.preconditions.clone();
+        let mut put = |k: &str, v: String| {
+            preconditions.insert(k.to_string(), v);
+        };
+        put("server", self.settings.server().to_string());
+        put(
+            "connect_timeout_s",
+            self.settings.connect_timeout().as_secs().to_string(),
+        );
+        put(
+            "command_timeout_s",
+            self.settings
+                .command_timeout()
+                .map_or("none".to_string(), |t| t.as_secs().to_string()),
+        );
+        put("cold_cache", on_off(self.hooks.cold_cache));
+        put(
+            "restart_hook",
+            if self.hooks.restart.is_some() {
+                "set"
+            } else {
+                "not set"
+            }
+            .into(),
+        );
+        put(
+            "instance_changes_allowed",
+            on_off(self.allow_instance_changes),
+        );
+        put(
+            "wait_filter",
+            "Paul Randal's benign waits, PREEMPTIVE_OS_FILEOPS/WRITEFILE kept".into(),
+        );
+        BackendInfo {
+            kind: "mssql".into(),
+            version: self.facts.version.clone(),
+            preconditions,
+        }
+    }
+
+    /// Refuses options this server cannot honour before anything is created.
+    pub fn check(&self, storage: &StorageSpec) -> Result<()> {
+        provision::validate(storage)?;
+        if touches_tempdb(storage) && !self.allow_instance_changes {
+            return Err(Error::Unsupported {
+                option: "tempdb_files",
+                backend: "mssql",
+                reason: format!(
+                    "tempdb belongs to the whole instance; set {}=1 to let dbbench add tempdb \
+                     files for each repetition and remove them afterwards",
+                    instance::ALLOW_ENV
+                ),
+            });
+        }
+        if storage.maxdop.is_some() && self.facts.major != 0 && self.facts.major < 13 {
+            return Err(Error::Unsupported {
+                option: "maxdop",
+                backend: "mssql",
+                reason: format!(
+                    "MAXDOP per database (ALTER DATABASE SCOPED CONFIGURATION) needs SQL Server \
+                     2016 or later; this server is {}",
+                    self.facts.product_version
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Creates the database of `plan`: restart hook, ownership claim, instance changes,
+    /// `CREATE DATABASE` and its configuration. On failure everything done so far is undone.
+    pub async fn create(&mut self, plan: &DatabasePlan) -> Result<MssqlDatabase> {
+        self.hooks.restart(&self.settings).await?;
+        let mut admin = self.settings.connect(Some("master")).await?;
+        claim(&mut admin, &plan.name).await?;
+        let mut build = Build {
+            changes: InstanceChanges::new(self.settings.clone()),
+            created: false,
+            counts: BTreeMap::new(),
+            unavailable: BTreeMap::new(),
+        };
+        match creation::build(self, &mut admin, plan, &mut build).await {
+            Ok((provision, database_id)) => Ok(MssqlDatabase {
+                name: plan.name.clone(),
+                database_id,
+                settings: self.settings.clone(),
+                volumes: volumes_by_file(&provision.files),
+                files: provision.files,
+                before_window: provision.before_window,
+                cold_cache: self.hooks.cold_cache,
+                changes: build.changes,
+                window: Mutex::new(None),
+                counts: build.counts,
+                unavailable: build.unavailable,
+            }),
+            Err(e) => {
+                let mut problems = Vec::new();
+                if build.created {
+                    if let Err(d) = drop_owned(&mut admin, &plan.name, false).await {
+                        problems.push(format!("dropping the half-made database: {d}"));
+                    }
+                }
+                if let Err(r) = build.changes.restore(&mut admin).await {
+                    problems.push(r.to_string());
+                }
+                if problems.is_empty() {
+                    Err(e)
+                } else {
+                    Err(Error::msg(format!(
+                        "{e}\n(cleanup: {})",
+                        problems.join("; ")
+                    )))
+                }
+            }
+        }
+    }
+}
+
+fn on_off(on: bool) -> String {
+    if on { "on" } else { "off" }.to_string()
+}
+
+/// SQL Server's profile: T-SQL, workers as tasks on one thread (they wait on sockets), deadlock
+/// victims retried, lock timeouts counted, volumes only where `DBBENCH_VOLUMES` binds them (the
+/// server's disks are not this machine's).
+pub static PROFILE: Profile = Profile {
+    kind: BackendKind::Mssql,
+    dialect: Dialect::TSql,
+    segments_label: "VLFs",
+    execution: Execution::Tasks,
+    driver_sql: DriverSql {
+        begin: "BEGIN TRANSACTION",
+        commit: "COMMIT TRANSACTION",
+        rollback: "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION",
+        warm_up: "SELECT 1",
+    },
+    lock_timeout: |wait| format!("SET LOCK_TIMEOUT {}", wait.as_millis()),
+    classify,
+    defaults_unbound_volumes: false,
+};
+
+/// SQL Server: "Transaction was deadlocked … and has been chosen as the deadlock victim."
+const DEADLOCK: u32 = 1205;
+/// SQL Server: "Lock request time out period exceeded."
+const LOCK_TIMEOUT: u32 = 1222;
+
+/// Error 1205 is a deadlock (retried), 1222 a lock timeout.
+fn classify(error: &Error) -> ErrorKind {
+    match error {
+        Error::Server { code, .. } if *code == DEADLOCK => ErrorKind::Deadlock,
+        Error::Server { code, .. } if *code == LOCK_TIMEOUT => ErrorKind::Timeout,
+        other => common_kind(other).unwrap_or(ErrorKind::Other),
+    }
+}
+
+#[cfg(test)]
+mod profile_tests {
+    use super::*;
+
+    fn server(code: u32) -> Error {
+        Error::Server {
+            code,
+            message: "m".into(),
+        }
+    }
+
+    #[test]
+    fn deadlocks_are_retried_lock_timeouts_counted() {
+        let kind = PROFILE.classify;
+        assert_eq!(kind(&server(1205)), ErrorKind::Deadlock);
+        assert_eq!(kind(&server(1222)), ErrorKind::Timeout);
+        assert_eq!(kind(&server(2627)), ErrorKind::Other);
+        let timeout = Error::Timeout(std::time::Duration::from_secs(1));
+        assert_eq!(kind(&timeout), ErrorKind::Timeout);
+    }
+
+    #[test]
+    fn driver_statements() {
+        assert!(PROFILE
+            .driver_sql
+            .rollback
+            .starts_with("IF @@TRANCOUNT > 0"));
+        let wait = std::time::Duration::from_millis(250);
+        assert_eq!((PROFILE.lock_timeout)(wait), "SET LOCK_TIMEOUT 250");
+    }
+}

@@ -1,0 +1,494 @@
+//! The T-SQL that creates a benchmark database in the configuration a cell declares. Everything
+//! here is a pure function of the storage spec, the resolved directories and the server's
+//! platform, so every statement is reviewed as an insta snapshot before it runs on anyone's server.
+//!
+//! The database gets `data_files` equal data files of `data_size / data_files` each (rounded up to
+//! whole 64 KiB extents) with the same growth, so proportional fill spreads writes evenly; the log
+//! gets `log_size` and `log_growth`. With `log_pregrow`, the log is created at one step and grown
+//! by `MODIFY FILE` in equal steps up to `log_size`, as the VLF article pre-grows in 4000 MB steps,
+//! so its VLF count follows the step size rather than the final size.
+
+use super::tsql::{filegrowth, ident, kb, literal};
+use crate::model::config::{Growth, Recovery, StorageSpec};
+use crate::model::error::{Error, Result};
+use crate::model::evidence::FileKind;
+use crate::model::units::EXTENT;
+use crate::model::volume::Volumes;
+
+/// The name of the extended property that marks a database as created by dbbench.
+pub const OWNER_PROPERTY: &str = "dbbench_owner";
+
+/// The operating system SQL Server runs on, which decides path syntax and the null device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// Windows: `D:\data\x.mdf`, backups to `NUL`.
+    Windows,
+    /// Linux (including containers): `/var/opt/mssql/data/x.mdf`, backups to `/dev/null`.
+    Linux,
+}
+
+impl Platform {
+    /// From `sys.dm_os_host_info.host_platform` when the server has it, else from the shape of a
+    /// server path.
+    pub fn detect(host_platform: Option<&str>, sample_path: &str) -> Platform {
+        match host_platform.map(str::trim) {
+            Some(p) if p.eq_ignore_ascii_case("linux") => Platform::Linux,
+            Some(p) if p.eq_ignore_ascii_case("windows") => Platform::Windows,
+            _ if sample_path.starts_with('/') => Platform::Linux,
+            _ => Platform::Windows,
+        }
+    }
+
+    /// The path separator.
+    pub fn separator(&self) -> char {
+        match self {
+            Platform::Windows => '\\',
+            Platform::Linux => '/',
+        }
+    }
+
+    /// Where a backup that only starts the log chain is written.
+    pub fn null_device(&self) -> &'static str {
+        match self {
+            Platform::Windows => "NUL",
+            Platform::Linux => "/dev/null",
+        }
+    }
+}
+
+/// The server's default directories for new data and log files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerDirs {
+    /// `InstanceDefaultDataPath`.
+    pub data: String,
+    /// `InstanceDefaultLogPath`.
+    pub log: String,
+}
+
+/// One file of the database as it will be created.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedFile {
+    /// Logical name (`data_1`, `log`).
+    pub logical: String,
+    /// Path on the server.
+    pub physical: String,
+    /// Data or log.
+    pub kind: FileKind,
+    /// The volume name it was placed on, if any.
+    pub volume: Option<String>,
+}
+
+/// Every statement that creates and configures one database, in execution order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Provision {
+    /// The files, data files first.
+    pub files: Vec<PlannedFile>,
+    /// `CREATE DATABASE` and the ownership marker.
+    pub create: Vec<String>,
+    /// Log pre-growth, recovery model and MAXDOP, run right after creation.
+    pub configure: Vec<String>,
+    /// Run after the fixture is loaded and before the window opens: the full backup that makes
+    /// FULL recovery real (until the first full backup the log truncates as in SIMPLE).
+    pub before_window: Vec<String>,
+}
+
+/// What [`plan`] needs besides the storage spec.
+#[derive(Debug, Clone)]
+pub struct Target<'a> {
+    /// The database name.
+    pub name: &'a str,
+    /// Named volumes (`DBBENCH_VOLUMES`), bound to directories on the server.
+    pub volumes: &'a Volumes,
+    /// The server's default directories.
+    pub defaults: &'a ServerDirs,
+    /// The server's platform.
+    pub platform: Platform,
+    /// The value of the ownership marker.
+    pub marker: &'a str,
+}
+
+/// Refuses specs that cannot be provisioned on any SQL Server.
+pub fn validate(spec: &StorageSpec) -> Result<()> {
+    if spec.data_files == 0 {
+        return Err(Error::Config("data_files must be at least 1".into()));
+    }
+    if spec.log_pregrow.is_some() && spec.log_size.is_none() {
+        return Err(Error::Config(
+            "log_pregrow needs log_size: the log is grown in log_pregrow steps up to log_size"
+                .into(),
+        ));
+    }
+    if spec.log_pregrow.is_some_and(|s| s.bytes == 0) {
+        return Err(Error::Config("log_pregrow must be larger than 0".into()));
+    }
+    Ok(())
+}
+
+/// The statements that create `target.name` in the configuration `spec`.
+pub fn plan(spec: &StorageSpec, target: &Target<'_>) -> Result<Provision> {
+    validate(spec)?;
+    let db = ident(target.name);
+    let files = place_files(spec, target)?;
+    let per_file = spec
+        .data_size
+        .map(|s| (s.bytes / spec.data_files as u64).div_ceil(EXTENT).max(1) * EXTENT);
+    let log_steps = log_sizes(spec);
+
+    let spec_of = |file: &PlannedFile, size: Option<u64>, growth: Option<Growth>| {
+        let mut parts = vec![
+            format!("NAME = {}", literal(&file.logical)),
+            format!("FILENAME = {}", literal(&file.physical)),
+        ];
+        if let Some(size) = size {
+            parts.push(format!("SIZE = {}", kb(size)));
+        }
+        if let Some(growth) = growth {
+            parts.push(format!("FILEGROWTH = {}", filegrowth(&growth)));
+        }
+        format!("({})", parts.join(", "))
+    };
+    let data: Vec<String> = files
+        .iter()
+        .filter(|f| f.kind == FileKind::Data)
+        .map(|f| format!("    {}", spec_of(f, per_file, spec.growth)))
+        .collect();
+    let log_file = files
+        .iter()
+        .find(|f| f.kind == FileKind::Log)
+        .expect("place_files always plans a log");
+    let create_db = format!(
+        "CREATE DATABASE {db}\nON PRIMARY\n{}\nLOG ON\n    {};",
+        data.join(",\n"),
+        spec_of(log_file, log_steps.first().copied(), spec.log_growth)
+    );
+    let marker = format!(
+        "EXEC {db}.sys.sp_addextendedproperty @name = {}, @value = {};",
+        literal(OWNER_PROPERTY),
+        literal(target.marker)
+    );
+
+    let mut configure: Vec<String> = log_steps
+        .iter()
+        .skip(1)
+        .map(|size| {
+            format!(
+                "ALTER DATABASE {db} MODIFY FILE (NAME = {}, SIZE = {});",
+                literal(&log_file.logical),
+                kb(*size)
+            )
+        })
+        .collect();
+    let mut before_window = Vec::new();
+    if let Some(recovery) = spec.recovery {
+        let model = match recovery {
+            Recovery::Simple => "SIMPLE",
+            Recovery::Full => "FULL",
+            Recovery::BulkLogged => "BULK_LOGGED",
+        };
+        configure.push(format!(
+            "ALTER DATABASE {db} SET RECOVERY {model} WITH NO_WAIT;"
+        ));
+        if recovery != Recovery::Simple {
+            before_window.push(format!(
+                "BACKUP DATABASE {db} TO DISK = {};",
+                literal(target.platform.null_device())
+            ));
+        }
+    }
+    if let Some(maxdop) = spec.maxdop {
+        // sp_executesql of the database runs in its context, so the admin connection stays in
+        // master and can drop the database later.
+        let inner = format!("ALTER DATABASE SCOPED CONFIGURATION SET MAXDOP = {maxdop};");
+        configure.push(format!("EXEC {db}.sys.sp_executesql {};", literal(&inner)));
+    }
+    Ok(Provision {
+        files,
+        create: vec![create_db, marker],
+        configure,
+        before_window,
+    })
+}
+
+/// The log's size at creation followed by each pre-growth target, in bytes; empty when the spec
+/// leaves the log size to the server.
+pub fn log_sizes(spec: &StorageSpec) -> Vec<u64> {
+    let Some(total) = spec.log_size.map(|s| s.bytes) else {
+        return Vec::new();
+    };
+    let Some(step) = spec
+        .log_pregrow
+        .map(|s| s.bytes)
+        .filter(|s| *s > 0 && *s < total)
+    else {
+        return vec![total];
+    };
+    let mut sizes: Vec<u64> = (1..).map(|k| k * step).take_while(|s| *s < total).collect();
+    sizes.push(total);
+    sizes
+}
+
+/// Logical and physical names of every file: data files round robin over `data_on`, the log on
+/// `log_on`, the server's default directories otherwise.
+fn place_files(spec: &StorageSpec, target: &Target<'_>) -> Result<Vec<PlannedFile>> {
+    let dir_of = |volume: Option<&str>, default: &str| -> Result<String> {
+        match volume {
+            Some(v) => Ok(target.volumes.resolve(v)?.to_string_lossy().into_owned()),
+            None => Ok(default.to_string()),
+        }
+    };
+    let mut files = Vec::new();
+    for i in 0..spec.data_files as usize {
+        let volume = (!spec.data_on.is_empty()).then(|| spec.data_on[i % spec.data_on.len()]);
+        let ext = if i == 0 { "mdf" } else { "ndf" };
+        let file = format!("{}_data_{}.{ext}", target.name, i + 1);
+        files.push(PlannedFile {
+            logical: format!("data_{}", i + 1),
+            physical: join(
+                &dir_of(volume, &target.defaults.data)?,
+                &file,
+                target.platform,
+            ),
+            kind: FileKind::Data,
+            volume: volume.map(str::to_string),
+        });
+    }
+    files.push(PlannedFile {
+        logical: "log".into(),
+        physical: join(
+            &dir_of(spec.log_on, &target.defaults.log)?,
+            &format!("{}_log.ldf", target.name),
+            target.platform,
+        ),
+        kind: FileKind::Log,
+        volume: spec.log_on.map(str::to_string),
+    });
+    Ok(files)
+}
+
+/// `dir` and `file` joined with the server's separator.
+pub fn join(dir: &str, file: &str, platform: Platform) -> String {
+    if dir.ends_with('\\') || dir.ends_with('/') {
+        format!("{dir}{file}")
+    } else {
+        format!("{dir}{}{file}", platform.separator())
+    }
+}
+
+/// `SELECT` of the database's id, NULL when it does not exist.
+pub fn exists_sql(name: &str) -> String {
+    format!(
+        "SELECT CAST(DB_ID({}) AS int) AS database_id;",
+        literal(name)
+    )
+}
+
+/// `SELECT` of the ownership marker of an existing database (no row when it has none).
+pub fn marker_sql(name: &str) -> String {
+    format!(
+        "SELECT CAST(value AS nvarchar(4000)) AS marker FROM {}.sys.extended_properties \
+         WHERE class = 0 AND name = {};",
+        ident(name),
+        literal(OWNER_PROPERTY)
+    )
+}
+
+/// The statements that drop a database dbbench owns (after its marker was checked).
+pub fn drop_sql(name: &str) -> Vec<String> {
+    let db = ident(name);
+    vec![
+        format!("ALTER DATABASE {db} SET SINGLE_USER WITH ROLLBACK IMMEDIATE;"),
+        format!("DROP DATABASE {db};"),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::config::Size;
+
+    const MB: u64 = 1024 * 1024;
+
+    fn dirs() -> ServerDirs {
+        ServerDirs {
+            data: "C:\\Program Files\\Microsoft SQL Server\\MSSQL16.MSSQLSERVER\\MSSQL\\DATA\\"
+                .into(),
+            log: "C:\\Program Files\\Microsoft SQL Server\\MSSQL16.MSSQLSERVER\\MSSQL\\DATA\\"
+                .into(),
+        }
+    }
+
+    fn render(spec: &StorageSpec, volumes: &Volumes, platform: Platform) -> String {
+        let defaults = match platform {
+            Platform::Windows => dirs(),
+            Platform::Linux => ServerDirs {
+                data: "/var/opt/mssql/data/".into(),
+                log: "/var/opt/mssql/data/".into(),
+            },
+        };
+        let target = Target {
+            name: "dbbench_vlf_doubling_test_1_r0_4242",
+            volumes,
+            defaults: &defaults,
+            platform,
+            marker: "created by dbbench 0.1.0",
+        };
+        let p = plan(spec, &target).unwrap();
+        let mut out = String::new();
+        for (phase, statements) in [
+            ("create", &p.create),
+            ("configure", &p.configure),
+            ("before_window", &p.before_window),
+        ] {
+            out.push_str(&format!("-- {phase}\n"));
+            for s in statements {
+                out.push_str(s);
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    fn fixed(bytes: u64, text: &'static str) -> Growth {
+        Growth::Fixed(Size::new(bytes, text))
+    }
+
+    #[test]
+    fn one_file_default_sizes() {
+        insta::assert_snapshot!(render(
+            &StorageSpec::DEFAULT,
+            &Volumes::default(),
+            Platform::Linux
+        ));
+    }
+
+    #[test]
+    fn one_file_fixed_growth_full_recovery() {
+        // Test 1 of the VLF article: 1000 MB data, 400 MB log, 1 MB growth, FULL recovery.
+        let spec = StorageSpec {
+            data_size: Some(Size::new(1000 * MB, "1000MB")),
+            growth: Some(fixed(MB, "1MB")),
+            log_size: Some(Size::new(400 * MB, "400MB")),
+            log_growth: Some(fixed(MB, "1MB")),
+            recovery: Some(Recovery::Full),
+            ..StorageSpec::DEFAULT
+        };
+        insta::assert_snapshot!(render(&spec, &Volumes::default(), Platform::Windows));
+    }
+
+    #[test]
+    fn sixteen_files_percent_growth() {
+        let spec = StorageSpec {
+            data_files: 16,
+            data_size: Some(Size::new(1000 * MB, "1000MB")),
+            growth: Some(Growth::Percent(10)),
+            log_growth: Some(Growth::Percent(10)),
+            recovery: Some(Recovery::Simple),
+            ..StorageSpec::DEFAULT
+        };
+        insta::assert_snapshot!(render(&spec, &Volumes::default(), Platform::Linux));
+    }
+
+    #[test]
+    fn pregrown_log_on_separate_volumes_with_maxdop() {
+        // Test 4/5 of the VLF article: log pre-grown to 32000 MB in 4000 MB steps, 1024 MB growth,
+        // the log on its own (faster) volume, MAXDOP 4.
+        let spec = StorageSpec {
+            data_files: 2,
+            data_size: Some(Size::new(1000 * MB, "1000MB")),
+            growth: Some(fixed(1024 * MB, "1024MB")),
+            log_size: Some(Size::new(32000 * MB, "32000MB")),
+            log_growth: Some(fixed(1024 * MB, "1024MB")),
+            log_pregrow: Some(Size::new(4000 * MB, "4000MB")),
+            recovery: Some(Recovery::Full),
+            maxdop: Some(4),
+            data_on: &["data"],
+            log_on: Some("fastlog"),
+            ..StorageSpec::DEFAULT
+        };
+        let volumes = Volumes::parse("data=C:\\SQLData,fastlog=L:\\SQLLogs\\").unwrap();
+        insta::assert_snapshot!(render(&spec, &volumes, Platform::Windows));
+    }
+
+    #[test]
+    fn no_growth_and_quoted_paths() {
+        let spec = StorageSpec {
+            data_size: Some(Size::new(64 * MB, "64MB")),
+            growth: Some(Growth::None),
+            data_on: &["odd"],
+            ..StorageSpec::DEFAULT
+        };
+        let volumes = Volumes::parse("odd=/srv/o'brien").unwrap();
+        let sql = render(&spec, &volumes, Platform::Linux);
+        assert!(
+            sql.contains(
+                "FILENAME = N'/srv/o''brien/dbbench_vlf_doubling_test_1_r0_4242_data_1.mdf'"
+            ),
+            "{sql}"
+        );
+        assert!(sql.contains("FILEGROWTH = 0"), "{sql}");
+    }
+
+    #[test]
+    fn log_steps_end_exactly_at_log_size() {
+        let spec = StorageSpec {
+            log_size: Some(Size::new(10 * MB, "10MB")),
+            log_pregrow: Some(Size::new(4 * MB, "4MB")),
+            ..StorageSpec::DEFAULT
+        };
+        assert_eq!(log_sizes(&spec), vec![4 * MB, 8 * MB, 10 * MB]);
+        let bigger_step = StorageSpec {
+            log_pregrow: Some(Size::new(20 * MB, "20MB")),
+            ..spec
+        };
+        assert_eq!(log_sizes(&bigger_step), vec![10 * MB]);
+    }
+
+    #[test]
+    fn refuses_unbound_volumes_and_pregrow_without_size() {
+        let spec = StorageSpec {
+            log_on: Some("fast"),
+            ..StorageSpec::DEFAULT
+        };
+        let defaults = dirs();
+        let target = Target {
+            name: "dbbench_x",
+            volumes: &Volumes::default(),
+            defaults: &defaults,
+            platform: Platform::Windows,
+            marker: "m",
+        };
+        let err = plan(&spec, &target).unwrap_err().to_string();
+        assert!(err.contains("DBBENCH_VOLUMES"), "{err}");
+        let pregrow = StorageSpec {
+            log_pregrow: Some(Size::new(MB, "1MB")),
+            ..StorageSpec::DEFAULT
+        };
+        assert!(validate(&pregrow)
+            .unwrap_err()
+            .to_string()
+            .contains("log_size"));
+    }
+
+    #[test]
+    fn ownership_and_drop_statements() {
+        insta::assert_snapshot!(format!(
+            "{}\n{}\n{}",
+            exists_sql("dbbench_a"),
+            marker_sql("dbbench_a"),
+            drop_sql("dbbench_a").join("\n")
+        ));
+    }
+
+    #[test]
+    fn detects_the_platform() {
+        assert_eq!(Platform::detect(Some("Linux"), "C:\\x"), Platform::Linux);
+        assert_eq!(
+            Platform::detect(None, "/var/opt/mssql/data/"),
+            Platform::Linux
+        );
+        assert_eq!(Platform::detect(None, "D:\\data"), Platform::Windows);
+        assert_eq!(Platform::Linux.null_device(), "/dev/null");
+        assert_eq!(join("/a", "b", Platform::Linux), "/a/b");
+        assert_eq!(join("C:\\a\\", "b", Platform::Windows), "C:\\a\\b");
+    }
+}

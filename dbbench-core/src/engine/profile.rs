@@ -1,0 +1,51 @@
+//! What the layers above may know about an engine, in one value per engine: its dialect, what its
+//! log segments are called, how a concurrent load's workers run on it, the statements the driver
+//! sends, which errors a transaction is retried for, and whether unbound volume names get a
+//! directory of their own. Upper layers read the profile instead of testing backend names.
+
+use crate::model::config::BackendKind;
+use crate::model::dialect::Dialect;
+use crate::model::error::Error;
+use crate::model::load::{ErrorKind, Execution};
+use std::time::Duration;
+
+/// The facts of one engine.
+#[derive(Debug)]
+pub struct Profile {
+    /// Which backend.
+    pub kind: BackendKind,
+    /// The SQL it speaks.
+    pub dialect: Dialect,
+    /// What its log segments are called in tables (`VLFs` on SQL Server).
+    pub segments_label: &'static str,
+    /// How the workers of a concurrent load run.
+    pub execution: Execution,
+    /// The statements the driver itself sends.
+    pub driver_sql: DriverSql,
+    /// The statement that makes a connection wait at most this long for a lock.
+    pub lock_timeout: fn(Duration) -> String,
+    /// The kind of a failed attempt, which decides whether its transaction is retried.
+    pub classify: fn(&Error) -> ErrorKind,
+    /// Volume names not bound in `DBBENCH_VOLUMES` get a directory under the work dir (an
+    /// in-process engine on this machine's disk); otherwise they are an error of the cell.
+    pub defaults_unbound_volumes: bool,
+}
+
+/// Transaction control and warm-up in one dialect.
+#[derive(Debug, Clone, Copy)]
+pub struct DriverSql {
+    /// Starts a transaction.
+    pub begin: &'static str,
+    /// Commits it.
+    pub commit: &'static str,
+    /// Rolls back whatever is open; harmless when the server already rolled back.
+    pub rollback: &'static str,
+    /// Runs once per connection before the measured start, so that work a new connection does
+    /// lazily (reading the schema) is not measured.
+    pub warm_up: &'static str,
+}
+
+/// The kind of errors every engine shares: a dbbench timeout.
+pub fn common_kind(error: &Error) -> Option<ErrorKind> {
+    matches!(error, Error::Timeout(_)).then_some(ErrorKind::Timeout)
+}

@@ -1,0 +1,21 @@
+//! Layer 1, **model**: the data dbbench works with and its serde, and nothing else. The declared
+//! configuration (storage and run options), values, units, scale, volumes, the SQL dialect, the
+//! evidence an engine measures, load statistics, host facts, the results, and the error type every
+//! layer returns.
+//!
+//! May import: nothing of dbbench's.
+
+pub mod config;
+pub mod dialect;
+pub mod error;
+pub mod evidence;
+pub mod host;
+pub mod load;
+pub mod results;
+#[cfg(test)]
+pub mod sample;
+pub mod scale;
+pub mod sizing;
+pub mod units;
+pub mod value;
+pub mod volume;

@@ -1,0 +1,167 @@
+//! The results data model: a benchmark's cells and their repetitions, as the results JSON holds
+//! them (`output::json` writes and reads the files).
+//!
+//! The JSON follows the versioned schema documented in `docs/results-schema.md`. Every numeric
+//! field carries its unit in its name (`_s`, `_ms`, `_bytes`) or is a plain count.
+
+pub use super::evidence::{
+    AutogrowthEvent, BackendInfo, Evidence, FileKind, FileStats, Lap, LogStats, Series, WaitStat,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of the JSON schema; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything one run of a benchmark produced.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BenchmarkResult {
+    /// [`SCHEMA_VERSION`] of the writer.
+    pub schema_version: u32,
+    /// Version of dbbench that wrote the file.
+    pub dbbench_version: String,
+    /// The benchmark's test path without the crate name (`vlf::doubling`).
+    pub benchmark: String,
+    /// The first line of the benchmark's doc comment.
+    pub title: String,
+    /// Seconds since the Unix epoch when the run started.
+    pub started_at_unix_s: u64,
+    /// The data scale (`smoke`, `default`, `full`).
+    pub scale: String,
+    /// The backend and its preconditions.
+    pub backend: BackendInfo,
+    /// The machine.
+    pub host: super::host::HostInfo,
+    /// The run options.
+    pub run: RunInfo,
+    /// One entry per cell, in declaration order.
+    pub cells: Vec<CellResult>,
+}
+
+/// The run options of a benchmark as they were applied.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunInfo {
+    /// Measured repetitions per cell.
+    pub repeat: u32,
+    /// Unmeasured warm-up repetitions per cell.
+    pub warmup: u32,
+    /// The fixture's name.
+    pub fixture: String,
+    /// Rows in the fixture at this scale.
+    pub fixture_rows: u64,
+    /// `interleaved` or `blocked`.
+    pub order: String,
+    /// Name of the baseline cell.
+    pub baseline: String,
+    /// Timeout of one repetition, if any.
+    pub timeout_s: Option<f64>,
+    /// `debug` or `release`: how dbbench (and so the embedded engine) was compiled, which changes
+    /// embedded timings several-fold. Empty in files written before the field existed.
+    #[serde(default)]
+    pub build_profile: String,
+}
+
+/// The profile this code was compiled with: `debug` (debug assertions on) or `release`.
+pub fn build_profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}
+
+/// Outcome of a cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case", tag = "state", content = "detail")]
+pub enum CellStatus {
+    /// Every repetition succeeded.
+    Ok,
+    /// A repetition failed; the error as text.
+    Failed(String),
+    /// The cell did not run on this backend; why.
+    Skipped(String),
+}
+
+/// Results of one cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CellResult {
+    /// The cell's name.
+    pub name: String,
+    /// The storage options as declared, `(option, value)`.
+    pub config: BTreeMap<String, String>,
+    /// The sizes actually used after scaling, in bytes (`data_size_bytes`, `log_size_bytes`…).
+    pub effective: BTreeMap<String, u64>,
+    /// Outcome.
+    pub status: CellStatus,
+    /// Every repetition, warm-up ones included (flagged).
+    pub runs: Vec<RunResult>,
+}
+
+impl CellResult {
+    /// The measured (non-warm-up) runs.
+    pub fn measured(&self) -> impl Iterator<Item = &RunResult> {
+        self.runs.iter().filter(|r| !r.warmup)
+    }
+}
+
+/// One repetition of one cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct RunResult {
+    /// Repetition number within the cell, from 0, warm-ups first.
+    pub index: u32,
+    /// Position in the benchmark's overall run order, from 0.
+    pub sequence: u32,
+    /// A warm-up run, excluded from statistics.
+    pub warmup: bool,
+    /// Wall-clock time of the body.
+    pub elapsed_s: f64,
+    /// Split times recorded by `Session::lap`.
+    pub laps: Vec<Lap>,
+    /// Data and log files during the measured window.
+    pub files: Vec<FileStats>,
+    /// The log's growth and segment (VLF) counts.
+    pub log: Option<LogStats>,
+    /// Top waits in the measured window, where the backend has them.
+    pub waits: Vec<WaitStat>,
+    /// Values sampled over time (counters, throughput).
+    pub series: Vec<Series>,
+    /// Deterministic counts (row counts, events) reported by the body or backend.
+    pub counts: BTreeMap<String, i64>,
+    /// Measured values that vary from run to run, with units in their names.
+    pub values: BTreeMap<String, f64>,
+    /// Metrics the backend could not provide, with the reason.
+    pub unavailable: BTreeMap<String, String>,
+    /// Every autogrowth of a data or log file in the measured window, in order.
+    #[serde(default)]
+    pub autogrowths: Vec<AutogrowthEvent>,
+    /// Concurrent loads the body ran with [`crate::Session::load`], in order.
+    #[serde(default)]
+    pub loads: Vec<crate::model::load::LoadStats>,
+}
+
+impl BenchmarkResult {
+    /// The baseline cell's index.
+    pub fn baseline_index(&self) -> usize {
+        self.cells
+            .iter()
+            .position(|c| c.name == self.run.baseline)
+            .unwrap_or(0)
+    }
+}
+
+impl RunResult {
+    /// Adds what an engine measured in the window: files, log, waits, series and autogrowths are
+    /// the engine's alone; its counts, values and unavailable metrics join the body's.
+    pub fn absorb(&mut self, evidence: Evidence) {
+        self.files.extend(evidence.files);
+        if evidence.log.is_some() {
+            self.log = evidence.log;
+        }
+        self.waits.extend(evidence.waits);
+        self.series.extend(evidence.series);
+        self.counts.extend(evidence.counts);
+        self.values.extend(evidence.values);
+        self.unavailable.extend(evidence.unavailable);
+        self.autogrowths.extend(evidence.autogrowths);
+    }
+}

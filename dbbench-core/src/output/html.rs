@@ -1,0 +1,361 @@
+//! The HTML report: `target/dbbench/report/index.html` with one section per benchmark found in
+//! `target/dbbench/results/*.json`: its environment, its results table, its charts and links to
+//! its JSON and CSV.
+//!
+//! As an [`Output`](super::Output), [`Report`] writes one benchmark's charts under
+//! `report/<stem>/` and, as the index step, rewrites `index.html` over every results file.
+
+use super::json::{read, results_files};
+use crate::analysis::table::BenchmarkTable;
+use crate::model::error::Result;
+use crate::model::results::{BenchmarkResult, CellStatus};
+use crate::output::chart;
+use crate::util::fs::write_file;
+use crate::util::grid::escape;
+use crate::util::paths::{chart_dir, report_index, results_dir};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// The charts written for one benchmark, as paths relative to the report directory.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChartFiles {
+    /// Elapsed time per cell.
+    pub elapsed: Option<String>,
+    /// Sampled series, per cell that has any: `(cell, path)`.
+    pub series: Vec<(String, String)>,
+    /// Top waits, per cell that has any: `(cell, path)`.
+    pub waits: Vec<(String, String)>,
+}
+
+/// A file-name-safe version of a cell or benchmark name.
+fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The report output.
+pub struct Report;
+
+impl super::Output for Report {
+    fn name(&self) -> &'static str {
+        "report"
+    }
+
+    fn benchmark(&self, result: &BenchmarkResult, stem: &str, work_dir: &Path) -> Result<()> {
+        write_charts(result, stem, work_dir).map(drop)
+    }
+
+    fn index(&self, work_dir: &Path) -> Result<()> {
+        write_index(work_dir).map(drop)
+    }
+}
+
+/// The chart files of one cell, by kind.
+fn cell_chart(stem: &str, kind: &str, cell: &str) -> String {
+    format!("{stem}/{kind}-{}.svg", file_safe(cell))
+}
+
+/// Writes the charts of `result` under `report/<stem>/`; returns their paths relative to the
+/// report directory.
+pub fn write_charts(result: &BenchmarkResult, stem: &str, work_dir: &Path) -> Result<ChartFiles> {
+    let dir = chart_dir(work_dir, stem);
+    let report = dir.parent().unwrap_or(&dir).to_path_buf();
+    let mut files = ChartFiles::default();
+    if result.cells.iter().any(|c| c.measured().next().is_some()) {
+        write_file(
+            &dir.join("elapsed.svg"),
+            chart::elapsed_chart(result)?,
+            "cannot write chart",
+        )?;
+        files.elapsed = Some(format!("{stem}/elapsed.svg"));
+    }
+    for cell in &result.cells {
+        if let Some(svg) = chart::series_chart(&result.benchmark, cell)? {
+            let path = cell_chart(stem, "series", &cell.name);
+            write_file(&report.join(&path), svg, "cannot write chart")?;
+            files.series.push((cell.name.clone(), path));
+        }
+        if let Some(svg) = chart::waits_chart(&result.benchmark, cell)? {
+            let path = cell_chart(stem, "waits", &cell.name);
+            write_file(&report.join(&path), svg, "cannot write chart")?;
+            files.waits.push((cell.name.clone(), path));
+        }
+    }
+    Ok(files)
+}
+
+/// The charts of `result` that exist on disk (written by [`write_charts`]).
+fn charts_on_disk(result: &BenchmarkResult, stem: &str, work_dir: &Path) -> ChartFiles {
+    let report = crate::util::paths::report_dir(work_dir);
+    let exists = |path: &String| report.join(path).exists();
+    let elapsed = format!("{stem}/elapsed.svg");
+    let of_kind = |kind: &str| {
+        result
+            .cells
+            .iter()
+            .map(|c| (c.name.clone(), cell_chart(stem, kind, &c.name)))
+            .filter(|(_, path)| exists(path))
+            .collect()
+    };
+    ChartFiles {
+        elapsed: exists(&elapsed).then_some(elapsed),
+        series: of_kind("series"),
+        waits: of_kind("waits"),
+    }
+}
+
+/// Writes `report/index.html` over every results file of the work dir; returns its path.
+///
+/// A results file that cannot be read is listed in the index with the reason instead of
+/// stopping the report.
+pub fn write_index(work_dir: &Path) -> Result<PathBuf> {
+    let dir = results_dir(work_dir);
+    let files = if dir.is_dir() {
+        results_files(&dir)?
+    } else {
+        Vec::new()
+    };
+    let mut sections = String::new();
+    let mut toc = String::new();
+    for file in &files {
+        let file_stem = super::file_stem(file);
+        match read(file) {
+            Ok(result) => {
+                let stem = file_safe(&file_stem);
+                let charts = charts_on_disk(&result, &stem, work_dir);
+                let _ = writeln!(
+                    toc,
+                    "<li><a href=\"#{id}\">{name}</a>{title}</li>",
+                    id = escape(&stem),
+                    name = escape(&result.benchmark),
+                    title = if result.title.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" — {}", escape(&result.title))
+                    }
+                );
+                sections.push_str(&section(&result, &stem, &charts));
+            }
+            Err(e) => {
+                let _ = writeln!(
+                    toc,
+                    "<li>{} — not readable: {}</li>",
+                    escape(&file_stem),
+                    escape(&e.to_string())
+                );
+            }
+        }
+    }
+    if files.is_empty() {
+        toc.push_str("<li>No results yet: run the benchmarks with <code>cargo test</code>.</li>\n");
+    }
+    let index = report_index(work_dir);
+    write_file(&index, page(&toc, &sections), "cannot write report file")?;
+    Ok(index)
+}
+
+fn page(toc: &str, sections: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>dbbench report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+         <h1>dbbench report</h1>\n<ul class=\"toc\">\n{toc}</ul>\n{sections}</body>\n</html>\n"
+    )
+}
+
+const STYLE: &str = "
+body { font-family: sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+h2 { border-bottom: 2px solid #4682b4; padding-bottom: .2em; margin-top: 2.5em; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 14px; }
+th, td { padding: .3em .6em; border-bottom: 1px solid #ddd; white-space: nowrap; }
+th { background: #eef3f8; white-space: normal; vertical-align: bottom; }
+.wide { overflow-x: auto; }
+td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
+td.l, th.l { text-align: left; }
+.env { font-size: 13px; color: #555; }
+.note { font-size: 13px; color: #555; }
+.failed { color: #b00; }
+img { display: block; max-width: 100%; margin: 1em 0; border: 1px solid #eee; }
+";
+
+fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String {
+    let mut out = String::new();
+    let title = if result.title.is_empty() {
+        String::new()
+    } else {
+        format!(" — {}", escape(&result.title))
+    };
+    let _ = writeln!(
+        out,
+        "<section id=\"{}\">\n<h2>{}{title}</h2>",
+        escape(stem),
+        escape(&result.benchmark)
+    );
+    out.push_str(&environment(result));
+    let table = BenchmarkTable::of(result);
+    // Tables with many configuration and metric columns scroll rather than overflow the page.
+    let _ = writeln!(
+        out,
+        "<div class=\"wide\">\n{}</div>",
+        table.to_grid().to_html()
+    );
+    for cell in &result.cells {
+        match &cell.status {
+            CellStatus::Failed(e) => {
+                let _ = writeln!(
+                    out,
+                    "<p class=\"failed\">{} failed: {}</p>",
+                    escape(&cell.name),
+                    escape(e)
+                );
+            }
+            CellStatus::Skipped(why) => {
+                let _ = writeln!(
+                    out,
+                    "<p class=\"note\">{} skipped: {}</p>",
+                    escape(&cell.name),
+                    escape(why)
+                );
+            }
+            CellStatus::Ok => {}
+        }
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">{}. Data: <a href=\"../results/{stem}.json\">JSON</a>, \
+         <a href=\"../results/{stem}.csv\">CSV</a> (one row per run).</p>",
+        escape(&crate::output::summary::method_note(&table.baseline)),
+        stem = escape(stem)
+    );
+    let img = |out: &mut String, path: &str, alt: &str| {
+        let _ = writeln!(
+            out,
+            "<img src=\"{}\" alt=\"{}\">",
+            escape(path),
+            escape(alt)
+        );
+    };
+    if let Some(path) = &charts.elapsed {
+        img(&mut out, path, "elapsed time per cell");
+    }
+    for (cell, path) in &charts.series {
+        img(&mut out, path, &format!("sampled counters of {cell}"));
+    }
+    for (cell, path) in &charts.waits {
+        img(&mut out, path, &format!("top waits of {cell}"));
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+fn environment(result: &BenchmarkResult) -> String {
+    let host = &result.host;
+    let mut facts = vec![
+        format!(
+            "{} ({})",
+            escape(&result.backend.kind),
+            escape(&result.backend.version)
+        ),
+        format!("scale {}", escape(&result.scale)),
+        format!(
+            "{} measured + {} warm-up run(s) per cell, {} order",
+            result.run.repeat,
+            result.run.warmup,
+            escape(&result.run.order)
+        ),
+        format!(
+            "fixture {} ({} rows)",
+            escape(&result.run.fixture),
+            result.run.fixture_rows
+        ),
+        format!("{} × {}", host.cores, escape(&host.cpu_model)),
+        format!(
+            "{:.1} GiB memory",
+            host.memory_bytes as f64 / (1u64 << 30) as f64
+        ),
+        format!("kernel {}", escape(&host.kernel)),
+        format!("file system {}", escape(&host.file_system)),
+        format!("dbbench {}", escape(&result.dbbench_version)),
+        format!("{} build", escape(&result.run.build_profile)),
+        format!("started {}", utc_text(result.started_at_unix_s)),
+    ];
+    if let Some(commit) = &host.git_commit {
+        facts.push(format!("commit {}", escape(commit)));
+    }
+    let preconditions: Vec<String> = result
+        .backend
+        .preconditions
+        .iter()
+        .map(|(k, v)| format!("{}={}", escape(k), escape(v)))
+        .collect();
+    if !preconditions.is_empty() {
+        facts.push(format!("preconditions: {}", preconditions.join(", ")));
+    }
+    format!("<p class=\"env\">{}</p>\n", facts.join(" · "))
+}
+
+/// `2023-11-14 22:13 UTC` for seconds since the Unix epoch.
+fn utc_text(unix_s: u64) -> String {
+    let days = (unix_s / 86_400) as i64;
+    let secs = unix_s % 86_400;
+    format!(
+        "{} {:02}:{:02} UTC",
+        crate::util::calendar::civil_date(days),
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_links_every_benchmark_with_table_and_charts() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path();
+        let result = crate::model::sample::vlf();
+        crate::output::publish(&result, "suite.vlf.doubling", work).unwrap();
+        std::fs::write(work.join("results/broken.json"), "{}").unwrap();
+        let index = crate::output::rewrite(work).unwrap();
+        assert_eq!(index, work.join("report/index.html"));
+        let html = std::fs::read_to_string(&index).unwrap();
+        assert!(html.contains("<a href=\"#suite.vlf.doubling\">vlf::doubling</a>"));
+        assert!(
+            html.contains("broken — not readable"),
+            "a bad file is listed, not fatal"
+        );
+        assert!(html.contains("<td class=\"l\">faster</td>"));
+        for chart in [
+            "suite.vlf.doubling/elapsed.svg",
+            "suite.vlf.doubling/series-test_1.svg",
+            "suite.vlf.doubling/waits-test_4.svg",
+        ] {
+            assert!(html.contains(&format!("src=\"{chart}\"")), "{chart} linked");
+            assert!(work.join("report").join(chart).exists(), "{chart} written");
+        }
+        assert!(work.join("results/suite.vlf.doubling.csv").exists());
+    }
+
+    #[test]
+    fn an_empty_work_dir_gets_an_index_that_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let html = std::fs::read_to_string(write_index(dir.path()).unwrap()).unwrap();
+        assert!(html.contains("No results yet"));
+        let e = crate::output::rewrite(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("no results in"), "{e}");
+    }
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc_text(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc_text(1_700_000_000), "2023-11-14 22:13 UTC");
+        assert_eq!(utc_text(951_782_400), "2000-02-29 00:00 UTC");
+    }
+}

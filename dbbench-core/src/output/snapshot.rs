@@ -1,0 +1,403 @@
+//! The reviewable `insta` snapshot of a benchmark: each cell's configuration, its deterministic
+//! results and its timings, one YAML file per benchmark and scale in `snapshots/` of the declaring
+//! crate.
+//!
+//! Deterministic fields are compared exactly. Timings (the elapsed time's mean and 95% interval,
+//! and each lap's) are *measurements*, compared by the [`NoiseComparator`]: a rerun that cannot be
+//! told apart from the recorded one passes and leaves the `.snap` as it is; a real change fails
+//! and leaves a pending `.snap.new` for `cargo insta review`. See [`crate::output::comparator`].
+//! Timings are kept with the machine that measured them and compared only on that machine; at
+//! `smoke` scale they are left out altogether, since millisecond runs measure scheduler noise.
+
+use crate::analysis::stats::Summary;
+use crate::model::config::BackendKind;
+use crate::model::results::{BenchmarkResult, CellStatus, FileKind, RunResult};
+use crate::output::comparator::{NoiseComparator, Tolerance};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The snapshot's content.
+#[derive(Debug, Serialize)]
+pub struct SnapshotView {
+    benchmark: String,
+    title: String,
+    scale: String,
+    backend: String,
+    fixture: String,
+    fixture_rows: u64,
+    repeat: u32,
+    warmup: u32,
+    cells: Vec<CellView>,
+}
+
+#[derive(Debug, Serialize)]
+struct CellView {
+    name: String,
+    config: BTreeMap<String, String>,
+    effective: BTreeMap<String, u64>,
+    status: String,
+    /// Measured (non-warm-up) runs.
+    runs: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    results: Option<DeterministicView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timing: Option<TimingView>,
+}
+
+/// The cell's timings; every entry is a measurement (see [`crate::output::comparator`]).
+#[derive(Debug, Serialize)]
+struct TimingView {
+    /// Where the timings were measured; timings recorded on another machine or build profile are
+    /// not comparable and are not checked (see [`crate::output::comparator`]).
+    machine: String,
+    elapsed: Measurement,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    laps: Vec<LapMeasurement>,
+}
+
+/// Mean and 95% interval in seconds, rounded to four significant digits so the file stays
+/// readable; `ci95_s` is null for a single run.
+#[derive(Debug, Serialize)]
+struct Measurement {
+    mean_s: f64,
+    ci95_s: Option<[f64; 2]>,
+}
+
+#[derive(Debug, Serialize)]
+struct LapMeasurement {
+    name: String,
+    mean_s: f64,
+    ci95_s: Option<[f64; 2]>,
+}
+
+impl Measurement {
+    fn of(values: &[f64]) -> Option<Measurement> {
+        let s = Summary::of(values)?;
+        Some(Measurement {
+            mean_s: significant(s.mean),
+            ci95_s: s.ci.map(|ci| [significant(ci.low), significant(ci.high)]),
+        })
+    }
+}
+
+/// `x` rounded to four significant digits.
+fn significant(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let digits = 3 - x.abs().log10().floor() as i32;
+    if digits >= 0 {
+        let scale = 10f64.powi(digits);
+        (x * scale).round() / scale
+    } else {
+        let scale = 10f64.powi(-digits);
+        (x / scale).round() * scale
+    }
+}
+
+/// Timings of the measured runs: elapsed, and each lap of the first run's lap list whose name
+/// every run shares at the same position.
+fn timing(cell: &crate::model::results::CellResult, machine: &str) -> Option<TimingView> {
+    let runs: Vec<&RunResult> = cell.measured().collect();
+    let elapsed: Vec<f64> = runs.iter().map(|r| r.elapsed_s).collect();
+    let laps = runs
+        .first()
+        .map(|first| {
+            first
+                .laps
+                .iter()
+                .enumerate()
+                .filter_map(|(i, lap)| {
+                    let splits: Option<Vec<f64>> = runs
+                        .iter()
+                        .map(|r| {
+                            r.laps
+                                .get(i)
+                                .filter(|l| l.name == lap.name)
+                                .map(|l| l.split_s)
+                        })
+                        .collect();
+                    let m = Measurement::of(&splits?)?;
+                    Some(LapMeasurement {
+                        name: lap.name.clone(),
+                        mean_s: m.mean_s,
+                        ci95_s: m.ci95_s,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(TimingView {
+        machine: machine.to_string(),
+        elapsed: Measurement::of(&elapsed)?,
+        laps,
+    })
+}
+
+#[derive(Debug, Serialize)]
+struct DeterministicView {
+    laps: Vec<String>,
+    counts: BTreeMap<String, i64>,
+    files: Vec<FileView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log: Option<LogView>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    loads: Vec<crate::model::load::LoadConfig>,
+}
+
+#[derive(Debug, Serialize)]
+struct FileView {
+    name: String,
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    volume: Option<String>,
+    /// Sizes and growths; absent when concurrent writers make them vary between runs.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    layout: Option<FileLayout>,
+}
+
+#[derive(Debug, Serialize)]
+struct FileLayout {
+    size_before_bytes: u64,
+    size_after_bytes: u64,
+    growth_events: u64,
+    growth_bytes: u64,
+    zero_fill_bytes: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct LogView {
+    growths: u64,
+    segments_before: u64,
+    segments_after: u64,
+}
+
+impl SnapshotView {
+    /// The deterministic view of `result`. `work_dir` is replaced by a placeholder in messages.
+    pub fn of(result: &BenchmarkResult, work_dir: &Path) -> SnapshotView {
+        let pid = std::process::id().to_string();
+        let work = work_dir.display().to_string();
+        let clean = |text: &str| text.replace(&work, "<work_dir>").replace(&pid, "<pid>");
+        let cores = format!("{} cores", result.host.cores);
+        let build = format!("{} build", result.run.build_profile);
+        let machine = [
+            result.host.hostname.as_str(),
+            &result.host.cpu_model,
+            &cores,
+            &build,
+        ]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" · ");
+        SnapshotView {
+            benchmark: result.benchmark.clone(),
+            title: result.title.clone(),
+            scale: result.scale.clone(),
+            backend: result.backend.kind.clone(),
+            fixture: result.run.fixture.clone(),
+            fixture_rows: result.run.fixture_rows,
+            repeat: result.run.repeat,
+            warmup: result.run.warmup,
+            cells: result
+                .cells
+                .iter()
+                .map(|cell| CellView {
+                    name: cell.name.clone(),
+                    config: cell.config.clone(),
+                    effective: cell.effective.clone(),
+                    status: match &cell.status {
+                        CellStatus::Ok => "ok".to_string(),
+                        CellStatus::Failed(e) => format!("failed: {}", clean(e)),
+                        CellStatus::Skipped(why) => format!("skipped: {why}"),
+                    },
+                    runs: cell.measured().count(),
+                    results: cell.measured().next().map(deterministic),
+                    // Smoke runs last milliseconds: their timings are scheduler noise, so smoke
+                    // snapshots (the ones `cargo test` and CI check) hold deterministic fields only.
+                    timing: (result.scale != "smoke")
+                        .then(|| timing(cell, &machine))
+                        .flatten(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The deterministic part of a run. With concurrent writers, the order in which their pages and
+/// log records reach the files varies, so page counts, extents, file sizes, growths and log
+/// segments vary too: they stay in the results JSON but leave the snapshot, which keeps the
+/// planned counts (rows, statements, transactions) that must not vary.
+fn deterministic(run: &RunResult) -> DeterministicView {
+    let concurrent = run.loads.iter().any(|l| l.config.workers > 1);
+    let varies = |name: &str| name == "data_pages" || name.ends_with("_extents");
+    DeterministicView {
+        laps: run.laps.iter().map(|l| l.name.clone()).collect(),
+        counts: run
+            .counts
+            .iter()
+            .filter(|(name, _)| !(concurrent && varies(name)))
+            .map(|(name, value)| (name.clone(), *value))
+            .collect(),
+        files: run
+            .files
+            .iter()
+            .map(|f| FileView {
+                name: f.name.clone(),
+                kind: match f.kind {
+                    FileKind::Data => "data",
+                    FileKind::Log => "log",
+                },
+                volume: f.volume.clone(),
+                layout: (!concurrent).then_some(FileLayout {
+                    size_before_bytes: f.size_before_bytes,
+                    size_after_bytes: f.size_after_bytes,
+                    growth_events: f.growth_events,
+                    growth_bytes: f.growth_bytes,
+                    zero_fill_bytes: f.zero_fill_bytes,
+                }),
+            })
+            .collect(),
+        log: run.log.as_ref().filter(|_| !concurrent).map(|l| LogView {
+            growths: l.growths,
+            segments_before: l.segments_before,
+            segments_after: l.segments_after,
+        }),
+        loads: run.loads.iter().map(|l| l.config.clone()).collect(),
+    }
+}
+
+/// The snapshot's name: `<module.path.bench>__<scale>` on the embedded engine and
+/// `<module.path.bench>__<scale>__<backend>` on any other, so that each backend is compared with
+/// its own recording.
+pub fn snapshot_name(stem: &str, scale: &str, backend: &str) -> String {
+    if backend == BackendKind::Embedded.keyword() || backend.is_empty() {
+        format!("{stem}__{scale}")
+    } else {
+        format!("{stem}__{scale}__{backend}")
+    }
+}
+
+/// The snapshot file of `result` in `<manifest_dir>/snapshots/`.
+pub fn snapshot_file(result: &BenchmarkResult, stem: &str, manifest_dir: &str) -> PathBuf {
+    Path::new(manifest_dir).join("snapshots").join(format!(
+        "{}.snap",
+        snapshot_name(stem, &result.scale, &result.backend.kind)
+    ))
+}
+
+/// Asserts the snapshot of `result` in `<manifest_dir>/snapshots/` through the noise-aware
+/// comparison; on a real difference insta writes a pending `.snap.new` for `cargo insta review`
+/// and panics with the diff. Panics too when the tolerance variables are malformed.
+pub fn assert_snapshot(result: &BenchmarkResult, stem: &str, manifest_dir: &str, work_dir: &Path) {
+    assert_snapshot_in(
+        result,
+        &Path::new(manifest_dir).join("snapshots"),
+        &snapshot_name(stem, &result.scale, &result.backend.kind),
+        work_dir,
+    );
+}
+
+/// Whether a result matched its recorded snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SnapshotCheck {
+    /// It matched.
+    Matches(PathBuf),
+    /// It differed, or none was recorded; insta left a pending `.snap.new` beside it.
+    Differs(PathBuf),
+}
+
+impl SnapshotCheck {
+    /// One line for the console.
+    pub fn line(&self) -> String {
+        match self {
+            SnapshotCheck::Matches(path) => format!("snapshot: matches {}", path.display()),
+            SnapshotCheck::Differs(path) => format!(
+                "snapshot: differs from {} (or none is recorded yet); review it with \
+                 `cargo insta review`",
+                path.display()
+            ),
+        }
+    }
+}
+
+/// Checks `result` against its snapshot as [`assert_snapshot`] does, but returns the outcome
+/// instead of panicking: the main job measures, reviewers judge. insta shows its diff either way.
+pub fn check(
+    result: &BenchmarkResult,
+    stem: &str,
+    manifest_dir: &str,
+    work_dir: &Path,
+) -> SnapshotCheck {
+    let path = snapshot_file(result, stem, manifest_dir);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        assert_snapshot(result, stem, manifest_dir, work_dir)
+    }));
+    match outcome {
+        Ok(()) => SnapshotCheck::Matches(path),
+        Err(_) => SnapshotCheck::Differs(path),
+    }
+}
+
+/// Asserts the snapshot of `result` named `name` in the directory `snapshot_dir`, with the
+/// tolerance of the environment (see [`Tolerance::from_env`]).
+pub fn assert_snapshot_in(
+    result: &BenchmarkResult,
+    snapshot_dir: &Path,
+    name: &str,
+    work_dir: &Path,
+) {
+    let tolerance = Tolerance::from_env().unwrap_or_else(|e| panic!("dbbench: {e}"));
+    assert_snapshot_with(result, snapshot_dir, name, work_dir, tolerance);
+}
+
+/// As [`assert_snapshot_in`], with an explicit tolerance instead of the environment's (tests
+/// that check storage counts compare them exactly and leave timings unjudged this way).
+pub fn assert_snapshot_with(
+    result: &BenchmarkResult,
+    snapshot_dir: &Path,
+    name: &str,
+    work_dir: &Path,
+    tolerance: Tolerance,
+) {
+    let view = SnapshotView::of(result, work_dir);
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(snapshot_dir);
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.set_description(format!(
+        "dbbench results of {} at scale {}",
+        result.benchmark, result.scale
+    ));
+    settings.set_comparator(Box::new(NoiseComparator { tolerance }));
+    settings.bind(|| insta::assert_yaml_snapshot!(name, view));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_holds_deterministic_fields_and_measurements() {
+        let view = SnapshotView::of(&crate::model::sample::vlf(), Path::new("/nowhere"));
+        insta::assert_yaml_snapshot!(view);
+    }
+
+    #[test]
+    fn each_backend_has_its_own_snapshot() {
+        assert_eq!(snapshot_name("s.vlf", "smoke", "embedded"), "s.vlf__smoke");
+        assert_eq!(
+            snapshot_name("s.vlf", "smoke", "mssql"),
+            "s.vlf__smoke__mssql"
+        );
+    }
+
+    #[test]
+    fn significant_keeps_four_digits() {
+        assert_eq!(significant(10.7234), 10.72);
+        assert_eq!(significant(0.034_567_8), 0.03457);
+        assert_eq!(significant(21_167.4), 21_170.0);
+        assert_eq!(significant(0.0), 0.0);
+    }
+}

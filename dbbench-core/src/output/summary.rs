@@ -1,0 +1,75 @@
+//! The human summary printed after a benchmark: a header naming the benchmark, backend, scale and
+//! repetitions, the [`BenchmarkTable`], the errors of failed cells and a line on how the ratio's
+//! interval was computed.
+
+use crate::analysis::table::BenchmarkTable;
+use crate::model::results::{BenchmarkResult, CellStatus};
+use std::fmt::Write;
+
+/// The summary of `result` as plain text.
+pub fn render(result: &BenchmarkResult) -> String {
+    let mut out = String::new();
+    let title = if result.title.is_empty() {
+        String::new()
+    } else {
+        format!(" — {}", result.title)
+    };
+    let _ = writeln!(out, "dbbench › {}{title}", result.benchmark);
+    let _ = writeln!(
+        out,
+        "  {} ({}), scale {}, {} measured run(s) + {} warm-up per cell, {} order",
+        result.backend.kind,
+        result.backend.version,
+        result.scale,
+        result.run.repeat,
+        result.run.warmup,
+        result.run.order
+    );
+    let table = BenchmarkTable::of(result);
+    out.push_str(&table.to_grid().to_text("  "));
+    for cell in &result.cells {
+        match &cell.status {
+            CellStatus::Failed(e) => {
+                let _ = writeln!(out, "  {} failed: {e}", cell.name);
+            }
+            CellStatus::Skipped(why) => {
+                let _ = writeln!(out, "  {} skipped: {why}", cell.name);
+            }
+            CellStatus::Ok => {}
+        }
+    }
+    let _ = writeln!(out, "  {}", method_note(&table.baseline));
+    out
+}
+
+/// How to read the ratio column, printed under every table.
+pub fn method_note(baseline: &str) -> String {
+    format!(
+        "ratio = mean(cell) / mean({baseline}), below 1 is faster; interval: 95% log-ratio \
+         Welch t; a verdict needs the interval to exclude 1"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_is_the_article_table() {
+        insta::assert_snapshot!(render(&crate::model::sample::vlf()));
+    }
+
+    #[test]
+    fn failed_cells_show_their_error() {
+        let mut result = crate::model::sample::vlf();
+        result.cells[1].status = CellStatus::Failed("disk full".into());
+        result.cells[1].runs.clear();
+        let text = render(&result);
+        assert!(text.contains("test_3 failed: disk full"), "{text}");
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("test_3"))
+            .unwrap();
+        assert!(row.contains("failed") && row.contains('–'), "{row}");
+    }
+}

@@ -1,0 +1,239 @@
+//! Runs a benchmark: every selected cell, `warmup + repeat` times each, in interleaved or blocked
+//! order, one at a time in the whole process, and gathers a [`BenchmarkResult`].
+
+use crate::engine::{Backend, DatabasePlan, OWNED_PREFIX};
+use crate::model::config::{BackendKind, Order};
+use crate::model::error::{Error, Result};
+use crate::model::host::HostInfo;
+use crate::model::results::{BenchmarkResult, CellResult, CellStatus, RunInfo, SCHEMA_VERSION};
+use crate::model::volume::Volumes;
+use crate::run::context::RunContext;
+use crate::run::repetition::{run_repetition, Repetition};
+use crate::run::spec::{BenchmarkSpec, CellSpec};
+use std::path::PathBuf;
+
+/// Runs the cells of `bench` whose names are in `selected` (all when `None`) and returns their
+/// results; it writes nothing (the caller hands the results to the output pipeline). Errors of
+/// single cells are recorded in their [`CellStatus`]; only errors that stop the whole benchmark
+/// (no backend) are returned.
+pub async fn run_benchmark(
+    bench: &'static BenchmarkSpec,
+    selected: Option<&[&str]>,
+    ctx: &RunContext,
+    backend: &mut Backend,
+) -> Result<BenchmarkResult> {
+    let cells: Vec<&CellSpec> = bench
+        .cells
+        .iter()
+        .filter(|c| selected.is_none_or(|s| s.contains(&c.name)))
+        .collect();
+    let scale = ctx.scale.for_benchmark(&bench.run);
+    let mut backend_info = backend.info().await?;
+    let volumes = if backend.profile().defaults_unbound_volumes {
+        let (volumes, defaulted) = default_volumes(&cells, ctx)?;
+        for (name, dir) in &defaulted {
+            backend_info.preconditions.insert(
+                format!("volume {name}"),
+                format!(
+                    "{} (not bound in DBBENCH_VOLUMES: a directory under the work dir, same disk)",
+                    dir.display()
+                ),
+            );
+        }
+        volumes
+    } else {
+        ctx.volumes.clone()
+    };
+    let mut results: Vec<CellResult> = cells
+        .iter()
+        .map(|cell| {
+            let storage = cell.storage.scaled(bench.run.scale_storage, &scale);
+            CellResult {
+                name: cell.name.to_string(),
+                config: cell
+                    .storage
+                    .describe()
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
+                effective: storage.effective_sizes(),
+                status: precheck(bench, cell, backend, &storage),
+                runs: Vec::new(),
+            }
+        })
+        .collect();
+
+    let per_cell = bench.run.warmup + bench.run.repeat;
+    let order: Vec<(usize, u32)> = match bench.run.order {
+        Order::Interleaved => (0..per_cell)
+            .flat_map(|rep| (0..cells.len()).map(move |c| (c, rep)))
+            .collect(),
+        Order::Blocked => (0..cells.len())
+            .flat_map(|c| (0..per_cell).map(move |rep| (c, rep)))
+            .collect(),
+    };
+    crate::util::progress::start(&bench.test_path(), order.len());
+    for (sequence, &(index, rep)) in order.iter().enumerate() {
+        if results[index].status != CellStatus::Ok {
+            continue;
+        }
+        // Cells that failed drop their remaining repetitions, so count what will still run.
+        let remaining = order[sequence..]
+            .iter()
+            .filter(|(i, _)| results[*i].status == CellStatus::Ok)
+            .count();
+        let cell = cells[index];
+        let plan = DatabasePlan {
+            name: database_name(bench, cell, rep),
+            storage: cell.storage.scaled(bench.run.scale_storage, &scale),
+            volumes: volumes.clone(),
+            work_dir: ctx.work_dir.clone(),
+            scale: scale.clone(),
+        };
+        crate::util::progress::repetition_started(crate::util::progress::Position {
+            cell: cell.name,
+            index,
+            cells: cells.len(),
+            repetition: rep,
+            repetitions: per_cell,
+            warmup: rep < bench.run.warmup,
+            remaining,
+        });
+        let repetition = Repetition {
+            bench,
+            cell,
+            plan,
+            scale: &scale,
+        };
+        match run_repetition(backend, repetition).await {
+            Ok(mut run) => {
+                run.index = rep;
+                run.sequence = sequence as u32;
+                run.warmup = rep < bench.run.warmup;
+                results[index].runs.push(run);
+            }
+            Err(e) => results[index].status = CellStatus::Failed(e.to_string()),
+        }
+        crate::util::progress::repetition_finished();
+    }
+    crate::util::progress::finished();
+
+    let baseline = bench.cells[bench.baseline_index()].name.to_string();
+    let result = BenchmarkResult {
+        schema_version: SCHEMA_VERSION,
+        dbbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        benchmark: bench.test_path(),
+        title: bench.title.to_string(),
+        started_at_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        scale: ctx.scale.name.clone(),
+        backend: backend_info,
+        host: HostInfo::detect(&ctx.work_dir, std::path::Path::new(bench.manifest_dir)),
+        run: RunInfo {
+            repeat: bench.run.repeat,
+            warmup: bench.run.warmup,
+            fixture: format!("{:?}", bench.run.fixture).to_lowercase(),
+            fixture_rows: match bench.run.fixture {
+                crate::model::config::FixtureKind::None => 0,
+                crate::model::config::FixtureKind::Credit => scale.credit_rows(),
+            },
+            order: format!("{:?}", bench.run.order).to_lowercase(),
+            baseline,
+            timeout_s: bench.run.timeout.map(|t| t.as_secs_f64()),
+            build_profile: crate::model::results::build_profile().to_string(),
+        },
+        cells: results,
+    };
+    Ok(result)
+}
+
+/// The volumes with every name the cells use bound: names missing from `DBBENCH_VOLUMES` get a
+/// directory of their own under `<work_dir>/volumes/`, so suites that separate data and log run
+/// on a fresh clone; the second value lists those defaults so the results can say so.
+fn default_volumes(
+    cells: &[&CellSpec],
+    ctx: &RunContext,
+) -> Result<(Volumes, Vec<(String, PathBuf)>)> {
+    let mut volumes = ctx.volumes.clone();
+    let mut defaulted = Vec::new();
+    let names = cells
+        .iter()
+        .flat_map(|c| c.storage.data_on.iter().copied().chain(c.storage.log_on));
+    for name in names {
+        if volumes.resolve(name).is_err() {
+            let dir = crate::util::paths::default_volume_dir(&ctx.work_dir, name);
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| Error::io("cannot create volume directory", &dir, e))?;
+            crate::util::console::say(&format!(
+                "dbbench › volume `{name}` is not bound in DBBENCH_VOLUMES; using {} (same disk)",
+                dir.display()
+            ));
+            volumes.bind(name, &dir);
+            defaulted.push((name.to_string(), dir));
+        }
+    }
+    Ok((volumes, defaulted))
+}
+
+/// `Ok`, or why the cell cannot run on this backend (skipped or failed before creating anything).
+fn precheck(
+    bench: &BenchmarkSpec,
+    cell: &CellSpec,
+    backend: &Backend,
+    storage: &crate::model::config::StorageSpec,
+) -> CellStatus {
+    let kind: BackendKind = backend.kind();
+    // A case narrows the benchmark's backends; it never widens them.
+    let allowed_here = |list: &[BackendKind]| list.is_empty() || list.contains(&kind);
+    let (backends, what) = if allowed_here(bench.run.backends) {
+        (cell.backends, "cell")
+    } else {
+        (bench.run.backends, "benchmark")
+    };
+    if !allowed_here(backends) {
+        let allowed: Vec<&str> = backends.iter().map(|b| b.keyword()).collect();
+        return CellStatus::Skipped(format!(
+            "this {what} runs on {} only; the current backend is {} (DBBENCH_BACKEND)",
+            allowed.join(", "),
+            kind.keyword()
+        ));
+    }
+    match backend.check(storage) {
+        Ok(()) => CellStatus::Ok,
+        Err(e) => CellStatus::Failed(e.to_string()),
+    }
+}
+
+/// `dbbench_<module>_<bench>_<cell>_r<rep>_<pid>`, with every character outside `[a-z0-9_]`
+/// replaced, so it is a valid database name on every backend.
+pub fn database_name(bench: &BenchmarkSpec, cell: &CellSpec, rep: u32) -> String {
+    let raw = format!(
+        "{}_{}_r{}_{}",
+        bench.file_stem(),
+        cell.name,
+        rep,
+        std::process::id()
+    );
+    let clean: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    // Names longer than 100 characters keep their tail, which holds cell, repetition and pid.
+    let tail: String = clean
+        .chars()
+        .rev()
+        .take(100)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!("{OWNED_PREFIX}{tail}")
+}
