@@ -68,6 +68,7 @@ pub mod results {
 /// The `credit` fixture and the statements of the articles' workloads, in each dialect.
 pub mod fixture {
     pub use crate::engine::fixture::*;
+    pub use crate::run::workload::double_charges;
 }
 
 /// Internals that dbbench's own integration tests and examples reach; not part of the public

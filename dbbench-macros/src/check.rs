@@ -11,9 +11,9 @@ use crate::errors::Errors;
 use crate::matrix::Cell;
 use crate::options::{self, BenchOptions, Declared, RunOptions};
 use crate::setting::{Backend, GrowthValue, Recovery, Setting, SizeValue, StorageValue};
-use crate::size::{self, MIN_FILE};
 use crate::suggest::{self, Quote};
 use crate::symbol::Key;
+use dbbench_options::size::{self, MIN_FILE};
 use std::collections::HashSet;
 
 /// Runs every check, recording what is wrong.

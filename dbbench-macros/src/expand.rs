@@ -10,7 +10,6 @@
 
 use crate::bench::{self, Bench};
 use crate::matrix::Cell;
-use crate::options::{DEFAULT_DEFAULT_DIVISOR, DEFAULT_SMOKE_DIVISOR};
 use crate::setting::{Backend, Fixture, GrowthValue, Order, Recovery, SizeValue, StorageValue};
 use crate::symbol::Key;
 use proc_macro2::{Literal, Span, TokenStream};
@@ -125,58 +124,62 @@ fn some(value: TokenStream) -> TokenStream {
     quote!(::core::option::Option::Some(#value))
 }
 
-fn none() -> TokenStream {
-    quote!(::core::option::Option::None)
-}
-
 fn run_spec(bench: &Bench) -> TokenStream {
     let run = &bench.run;
-    let repeat = Literal::u32_unsuffixed(run.repeat.as_ref().map_or(1, |r| r.value));
-    let warmup = Literal::u32_unsuffixed(run.warmup.as_ref().map_or(0, |w| w.value));
-    let fixture = match run.fixture.as_ref().map_or(Fixture::None, |f| f.value) {
-        Fixture::None => quote!(None),
-        Fixture::Credit => quote!(Credit),
-    };
-    let backends = backend_kinds(run.backends.iter().flat_map(|b| &b.value));
-    let timeout = match &run.timeout {
-        Some(ms) => {
-            let ms = Literal::u64_unsuffixed(ms.value);
-            some(quote!(::core::time::Duration::from_millis(#ms)))
-        }
-        None => none(),
-    };
-    let order = match run.order.as_ref().map_or(Order::Interleaved, |o| o.value) {
-        Order::Interleaved => quote!(Interleaved),
-        Order::Blocked => quote!(Blocked),
-    };
-    let baseline = match &run.baseline {
-        Some(name) => some(name.value.to_token_stream()),
-        None => none(),
-    };
-    let scale_storage = run.scale_storage.as_ref().is_some_and(|s| s.value);
-    // The defaults are written out so that the expansion shows the fractions each scale uses.
-    let smoke_divisor = Literal::u32_unsuffixed(
-        run.smoke_divisor
-            .as_ref()
-            .map_or(DEFAULT_SMOKE_DIVISOR, |d| d.value),
-    );
-    let default_divisor = Literal::u32_unsuffixed(
-        run.default_divisor
-            .as_ref()
-            .map_or(DEFAULT_DEFAULT_DIVISOR, |d| d.value),
-    );
+    // Only what the attribute sets is written; the rest is `RunSpec::DEFAULT`, whose values come
+    // from `dbbench-options`, as the macro's checks do.
+    let mut fields = Vec::new();
+    if let Some(repeat) = &run.repeat {
+        let n = Literal::u32_unsuffixed(repeat.value);
+        fields.push(quote!(repeat: #n));
+    }
+    if let Some(warmup) = &run.warmup {
+        let n = Literal::u32_unsuffixed(warmup.value);
+        fields.push(quote!(warmup: #n));
+    }
+    if let Some(fixture) = &run.fixture {
+        let variant = match fixture.value {
+            Fixture::None => quote!(None),
+            Fixture::Credit => quote!(Credit),
+        };
+        fields.push(quote!(fixture: ::dbbench_core::__private::FixtureKind::#variant));
+    }
+    if let Some(backends) = &run.backends {
+        let kinds = backend_kinds(&backends.value);
+        fields.push(quote!(backends: #kinds));
+    }
+    if let Some(ms) = &run.timeout {
+        let ms = Literal::u64_unsuffixed(ms.value);
+        let value = some(quote!(::core::time::Duration::from_millis(#ms)));
+        fields.push(quote!(timeout: #value));
+    }
+    if let Some(order) = &run.order {
+        let variant = match order.value {
+            Order::Interleaved => quote!(Interleaved),
+            Order::Blocked => quote!(Blocked),
+        };
+        fields.push(quote!(order: ::dbbench_core::__private::Order::#variant));
+    }
+    if let Some(name) = &run.baseline {
+        let value = some(name.value.to_token_stream());
+        fields.push(quote!(baseline: #value));
+    }
+    if let Some(scale) = &run.scale_storage {
+        let b = scale.value;
+        fields.push(quote!(scale_storage: #b));
+    }
+    if let Some(d) = &run.smoke_divisor {
+        let n = Literal::u32_unsuffixed(d.value);
+        fields.push(quote!(smoke_divisor: #n));
+    }
+    if let Some(d) = &run.default_divisor {
+        let n = Literal::u32_unsuffixed(d.value);
+        fields.push(quote!(default_divisor: #n));
+    }
     quote! {
         ::dbbench_core::__private::RunSpec {
-            repeat: #repeat,
-            warmup: #warmup,
-            fixture: ::dbbench_core::__private::FixtureKind::#fixture,
-            backends: #backends,
-            timeout: #timeout,
-            order: ::dbbench_core::__private::Order::#order,
-            baseline: #baseline,
-            scale_storage: #scale_storage,
-            smoke_divisor: #smoke_divisor,
-            default_divisor: #default_divisor,
+            #(#fields,)*
+            ..::dbbench_core::__private::RunSpec::DEFAULT
         }
     }
 }
@@ -191,52 +194,26 @@ fn backend_kinds<'b>(backends: impl IntoIterator<Item = &'b Backend>) -> TokenSt
 }
 
 fn cell_spec(cell: &Cell) -> TokenStream {
-    let get = |key: Key| cell.settings.get(&key).map(|s| &s.value);
-    let opt = |key: Key| get(key).map_or_else(none, |value| some(storage_value(value)));
-    let data_files = match get(Key::DataFiles) {
-        Some(StorageValue::Count(n)) => Literal::u32_unsuffixed(*n),
-        _ => Literal::u32_unsuffixed(1),
-    };
-    let data_on = match get(Key::DataOn) {
-        Some(StorageValue::Volumes(names)) => quote!(&[#(#names),*]),
-        _ => quote!(&[]),
-    };
+    // Storage options in their declaration order; only those the cell sets are written, the rest
+    // is `StorageSpec::DEFAULT`.
+    let fields = Key::STORAGE.into_iter().filter_map(|key| {
+        let value = &cell.settings.get(&key)?.value;
+        let field = format_ident!("{}", key.as_str());
+        let value = match (key, value) {
+            // Counts and volume lists are plain fields; every other option is optional.
+            (Key::DataFiles | Key::DataOn, value) => storage_value(value),
+            (_, value) => some(storage_value(value)),
+        };
+        Some(quote!(#field: #value))
+    });
     let name = &cell.name;
     let backends = backend_kinds(cell.backends.iter().flat_map(|b| &b.value));
-    let (data_size, growth, log_size, log_growth, log_pregrow, ifi, recovery, maxdop) = (
-        opt(Key::DataSize),
-        opt(Key::Growth),
-        opt(Key::LogSize),
-        opt(Key::LogGrowth),
-        opt(Key::LogPregrow),
-        opt(Key::Ifi),
-        opt(Key::Recovery),
-        opt(Key::Maxdop),
-    );
-    let (tempdb_files, tempdb_size, tempdb_growth, log_on) = (
-        opt(Key::TempdbFiles),
-        opt(Key::TempdbSize),
-        opt(Key::TempdbGrowth),
-        opt(Key::LogOn),
-    );
     quote! {
         ::dbbench_core::__private::CellSpec {
             name: #name,
             storage: ::dbbench_core::__private::StorageSpec {
-                data_files: #data_files,
-                data_size: #data_size,
-                growth: #growth,
-                log_size: #log_size,
-                log_growth: #log_growth,
-                log_pregrow: #log_pregrow,
-                ifi: #ifi,
-                recovery: #recovery,
-                maxdop: #maxdop,
-                tempdb_files: #tempdb_files,
-                tempdb_size: #tempdb_size,
-                tempdb_growth: #tempdb_growth,
-                data_on: #data_on,
-                log_on: #log_on,
+                #(#fields,)*
+                ..::dbbench_core::__private::StorageSpec::DEFAULT
             },
             backends: #backends,
         }

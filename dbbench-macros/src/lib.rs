@@ -38,7 +38,6 @@ mod options;
 mod parse;
 mod setting;
 mod signature;
-mod size;
 mod suggest;
 mod symbol;
 mod value;

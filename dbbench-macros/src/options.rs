@@ -50,12 +50,9 @@ pub struct Axis {
     pub values: Vec<Setting>,
 }
 
-/// `smoke_divisor` when it is not given: `DBBENCH_SCALE=smoke` is 1/512 of the articles' sizes.
-pub const DEFAULT_SMOKE_DIVISOR: u32 = 512;
-/// `default_divisor` when it is not given: the default scale is 1/16 of the articles' sizes.
-pub const DEFAULT_DEFAULT_DIVISOR: u32 = 16;
-/// The largest `smoke_divisor` or `default_divisor`: 1 MiB of article becomes one byte.
-pub const MAX_DIVISOR: u32 = 1 << 20;
+pub use dbbench_options::defaults::{
+    DEFAULT_DIVISOR as DEFAULT_DEFAULT_DIVISOR, MAX_DIVISOR, SMOKE_DIVISOR as DEFAULT_SMOKE_DIVISOR,
+};
 
 /// The run options of a benchmark; `None` means the runtime's default.
 #[derive(Debug, Clone, Default)]

@@ -7,9 +7,9 @@
 use crate::errors::Errors;
 use crate::parse::{Value, ValueKind};
 use crate::setting::{Backend, GrowthValue, Recovery, Setting, SizeValue, StorageValue};
-use crate::size::{self, DurationError, GrowthError, SizeError};
 use crate::suggest::{self, Quote};
 use crate::symbol::{self, Key};
+use dbbench_options::size::{self, DurationError, GrowthError, SizeError};
 
 /// Converts `value` for storage option `key`, recording any error.
 pub fn storage(key: Key, value: &Value, errors: &mut Errors) -> Option<Setting> {

@@ -22,7 +22,8 @@ pub struct BenchmarkTable {
     pub rows: Vec<CellRow>,
     /// The baseline cell's name.
     pub baseline: String,
-    /// `VLFs` on SQL Server, `log segments` on the embedded engine.
+    /// What the backend's log segments are called (`VLFs` on SQL Server, `log segments` on the
+    /// embedded engine), from its profile.
     pub segments_label: &'static str,
 }
 
@@ -143,11 +144,8 @@ impl BenchmarkTable {
             config_columns,
             rows,
             baseline: baseline_cell.map(|c| c.name.clone()).unwrap_or_default(),
-            segments_label: if result.backend.kind == "mssql" {
-                "VLFs"
-            } else {
-                "log segments"
-            },
+            segments_label: crate::engine::profile_named(&result.backend.kind)
+                .map_or("log segments", |p| p.segments_label),
         }
     }
 

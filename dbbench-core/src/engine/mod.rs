@@ -110,6 +110,12 @@ pub fn profile(kind: BackendKind) -> &'static Profile {
     }
 }
 
+/// The profile of the backend whose keyword is `keyword` (as results record it), if dbbench knows
+/// it.
+pub fn profile_named(keyword: &str) -> Option<&'static Profile> {
+    BackendKind::from_keyword(keyword).map(profile)
+}
+
 /// A database that dbbench created and will drop.
 pub enum Database {
     /// An embedded database.

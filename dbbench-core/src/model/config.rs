@@ -4,6 +4,7 @@
 //! const-constructible (`&'static` slices and strings, no heap). Sizes are already parsed into
 //! bytes at compile time; the text the user wrote is kept beside them for reports.
 
+use dbbench_options::{defaults, keyword};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -62,7 +63,7 @@ impl Growth {
         match self {
             Growth::Fixed(size) => size.text.to_string(),
             Growth::Percent(pct) => format!("{pct}%"),
-            Growth::None => "none".to_string(),
+            Growth::None => keyword::GROWTH_NONE.to_string(),
         }
     }
 }
@@ -83,9 +84,9 @@ impl Recovery {
     /// The keyword as written in the attribute.
     pub fn keyword(&self) -> &'static str {
         match self {
-            Recovery::Simple => "simple",
-            Recovery::Full => "full",
-            Recovery::BulkLogged => "bulk_logged",
+            Recovery::Simple => keyword::SIMPLE,
+            Recovery::Full => keyword::FULL,
+            Recovery::BulkLogged => keyword::BULK_LOGGED,
         }
     }
 }
@@ -126,7 +127,7 @@ pub struct StorageSpec {
 impl StorageSpec {
     /// A configuration with one data file and every other option left to the backend.
     pub const DEFAULT: StorageSpec = StorageSpec {
-        data_files: 1,
+        data_files: defaults::DATA_FILES,
         data_size: None,
         growth: None,
         log_size: None,
@@ -181,6 +182,16 @@ pub enum FixtureKind {
     Credit,
 }
 
+impl FixtureKind {
+    /// The keyword as written in the attribute and the results.
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            FixtureKind::None => keyword::FIXTURE_NONE,
+            FixtureKind::Credit => keyword::CREDIT,
+        }
+    }
+}
+
 /// The order in which the repetitions of a benchmark's cells run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -189,6 +200,16 @@ pub enum Order {
     Interleaved,
     /// A A A B B B …
     Blocked,
+}
+
+impl Order {
+    /// The keyword as written in the attribute and the results.
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            Order::Interleaved => keyword::INTERLEAVED,
+            Order::Blocked => keyword::BLOCKED,
+        }
+    }
 }
 
 /// A database backend.
@@ -202,14 +223,17 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
+    /// The backend used when `DBBENCH_BACKEND` is unset: needs no server.
+    pub const DEFAULT: BackendKind = BackendKind::Embedded;
+
     /// Every backend, in the order they are documented.
     pub const ALL: [BackendKind; 2] = [BackendKind::Embedded, BackendKind::Mssql];
 
     /// The keyword used in `backends = [...]` and `DBBENCH_BACKEND`.
     pub fn keyword(&self) -> &'static str {
         match self {
-            BackendKind::Embedded => "embedded",
-            BackendKind::Mssql => "mssql",
+            BackendKind::Embedded => keyword::EMBEDDED,
+            BackendKind::Mssql => keyword::MSSQL,
         }
     }
 
@@ -220,12 +244,12 @@ impl BackendKind {
             .find(|k| k.keyword() == keyword)
     }
 
-    /// The backend named by `DBBENCH_BACKEND`; unset or empty means `embedded`.
+    /// The backend named by `DBBENCH_BACKEND`; unset or empty means [`BackendKind::DEFAULT`].
     pub fn from_env() -> crate::model::error::Result<BackendKind> {
         let name = std::env::var("DBBENCH_BACKEND").unwrap_or_default();
         let name = name.trim();
         if name.is_empty() {
-            return Ok(BackendKind::Embedded);
+            return Ok(BackendKind::DEFAULT);
         }
         BackendKind::from_keyword(name).ok_or_else(|| {
             let known: Vec<String> = BackendKind::ALL
@@ -268,15 +292,29 @@ pub struct RunSpec {
 impl RunSpec {
     /// One repetition, no warm-up, no fixture, every backend.
     pub const DEFAULT: RunSpec = RunSpec {
-        repeat: 1,
-        warmup: 0,
+        repeat: defaults::REPEAT,
+        warmup: defaults::WARMUP,
         fixture: FixtureKind::None,
         backends: &[],
         timeout: None,
         order: Order::Interleaved,
         baseline: None,
-        scale_storage: false,
-        smoke_divisor: 512,
-        default_divisor: 16,
+        scale_storage: defaults::SCALE_STORAGE,
+        smoke_divisor: defaults::SMOKE_DIVISOR,
+        default_divisor: defaults::DEFAULT_DIVISOR,
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_options_crate_s() {
+        assert_eq!(RunSpec::DEFAULT.fixture.keyword(), defaults::FIXTURE);
+        assert_eq!(RunSpec::DEFAULT.order.keyword(), defaults::ORDER);
+        for kind in BackendKind::ALL {
+            assert_eq!(BackendKind::from_keyword(kind.keyword()), Some(kind));
+        }
+    }
 }

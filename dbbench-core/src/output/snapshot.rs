@@ -268,11 +268,11 @@ fn deterministic(run: &RunResult) -> DeterministicView {
     }
 }
 
-/// The snapshot's name: `<module.path.bench>__<scale>` on the embedded engine and
-/// `<module.path.bench>__<scale>__<backend>` on any other, so that each backend is compared with
-/// its own recording.
+/// The snapshot's name: `<module.path.bench>__<scale>` on the default backend (the embedded
+/// engine) and `<module.path.bench>__<scale>__<backend>` on any other, so that each backend is
+/// compared with its own recording.
 pub fn snapshot_name(stem: &str, scale: &str, backend: &str) -> String {
-    if backend == BackendKind::Embedded.keyword() || backend.is_empty() {
+    if backend == BackendKind::DEFAULT.keyword() || backend.is_empty() {
         format!("{stem}__{scale}")
     } else {
         format!("{stem}__{scale}__{backend}")

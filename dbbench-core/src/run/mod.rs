@@ -13,3 +13,4 @@ pub mod runner;
 pub mod selection;
 pub mod session;
 pub mod spec;
+pub mod workload;

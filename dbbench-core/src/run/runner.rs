@@ -134,12 +134,12 @@ pub async fn run_benchmark(
         run: RunInfo {
             repeat: bench.run.repeat,
             warmup: bench.run.warmup,
-            fixture: format!("{:?}", bench.run.fixture).to_lowercase(),
+            fixture: bench.run.fixture.keyword().to_string(),
             fixture_rows: match bench.run.fixture {
                 crate::model::config::FixtureKind::None => 0,
                 crate::model::config::FixtureKind::Credit => scale.credit_rows(),
             },
-            order: format!("{:?}", bench.run.order).to_lowercase(),
+            order: bench.run.order.keyword().to_string(),
             baseline,
             timeout_s: bench.run.timeout.map(|t| t.as_secs_f64()),
             build_profile: crate::model::results::build_profile().to_string(),

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 /// The future returned by a benchmark body.
-pub type BodyFuture<'a> = Pin<Box<dyn Future<Output = crate::Result<()>> + 'a>>;
+pub type BodyFuture<'a> = Pin<Box<dyn Future<Output = crate::model::error::Result<()>> + 'a>>;
 
 /// A benchmark body: the user's async function, boxed.
 pub type BodyFn = for<'a> fn(&'a mut Session) -> BodyFuture<'a>;

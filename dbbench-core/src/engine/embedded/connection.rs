@@ -46,10 +46,10 @@ impl EmbeddedConnection {
 
     /// The dbbench error for a SQLite error on this connection, naming the file when the
     /// storage layer caused it.
-    pub(crate) fn explain(&self, error: rusqlite::Error) -> crate::Error {
+    pub(crate) fn explain(&self, error: rusqlite::Error) -> crate::model::error::Error {
         match &self.storage {
             Some(storage) => storage.explain(error),
-            None => crate::Error::Sqlite(error),
+            None => crate::model::error::Error::Sqlite(error),
         }
     }
 

@@ -96,7 +96,11 @@ impl MssqlConnection {
 }
 
 /// Maps a driver error raised while running `sql`.
-fn fail(settings: &ConnectSettings, error: tiberius::error::Error, sql: &str) -> crate::Error {
+fn fail(
+    settings: &ConnectSettings,
+    error: tiberius::error::Error,
+    sql: &str,
+) -> crate::model::error::Error {
     errors::map(settings, error, &format!("running `{}`", headline(sql)))
 }
 

@@ -89,7 +89,7 @@ pub enum GrowthError {
 
 /// Parses `"1MB"`, `"10%"` or `"none"`.
 pub fn parse_growth(text: &str) -> Result<Growth, GrowthError> {
-    if text == crate::symbol::GROWTH_NONE {
+    if text == crate::keyword::GROWTH_NONE {
         return Ok(Growth::None);
     }
     if let Some(number) = text.strip_suffix('%') {
