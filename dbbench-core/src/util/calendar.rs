@@ -8,20 +8,21 @@ pub const DAYS_0001_TO_1970: i64 = 719_162;
 /// The Julian day number of 1970-01-01 00:00 UTC.
 pub const JULIAN_DAY_OF_1970: f64 = 2_440_587.5;
 
-/// `(year, month, day)` of the day `days` after 1970-01-01, negative days before it
-/// (Howard Hinnant's civil-from-days, exact for the proleptic Gregorian calendar).
+/// `(year, month, day)` of the day `days` after 1970-01-01, negative days before it, in the
+/// proleptic Gregorian calendar (from the `time` crate).
 pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+    let julian = i32::try_from(days + UNIX_EPOCH_JULIAN_DAY)
+        .expect("a day within the range of the calendar");
+    let date = time::Date::from_julian_day(julian).expect("a day within the range of the calendar");
+    (
+        i64::from(date.year()),
+        u32::from(u8::from(date.month())),
+        u32::from(date.day()),
+    )
 }
+
+/// The (integer, noon-based) Julian day number of 1970-01-01, the `time` crate's day count.
+const UNIX_EPOCH_JULIAN_DAY: i64 = 2_440_588;
 
 /// `YYYY-MM-DD` of the day `days` after 1970-01-01.
 pub fn civil_date(days: i64) -> String {
