@@ -186,9 +186,9 @@ fn run_spec(bench: &Bench) -> TokenStream {
 
 /// `&[…]` of the runtime's `BackendKind`s; empty when there are none.
 fn backend_kinds<'b>(backends: impl IntoIterator<Item = &'b Backend>) -> TokenStream {
-    let kinds = backends.into_iter().map(|backend| match backend {
-        Backend::Embedded => quote!(::dbbench_core::__private::BackendKind::Embedded),
-        Backend::Mssql => quote!(::dbbench_core::__private::BackendKind::Mssql),
+    let kinds = backends.into_iter().map(|backend| {
+        let variant = format_ident!("{}", backend.variant());
+        quote!(::dbbench_core::__private::BackendKind::#variant)
     });
     quote!(&[#(#kinds),*])
 }

@@ -5,6 +5,7 @@
 
 use crate::parse::ValueId;
 use crate::symbol::{self, Key};
+use dbbench_options::keyword::BACKENDS;
 use proc_macro2::Span;
 
 /// A size together with the text the user wrote.
@@ -56,23 +57,64 @@ pub enum Order {
     Blocked,
 }
 
-/// A database backend.
+/// A backend, as one of [`BACKENDS`](dbbench_options::keyword::BACKENDS): adding a backend there
+/// is all the macro needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// `"embedded"`
-    Embedded,
-    /// `"mssql"`
-    Mssql,
-}
+pub struct Backend(usize);
 
+#[allow(non_upper_case_globals)]
 impl Backend {
+    /// `"embedded"`
+    pub const Embedded: Backend = Backend::named(symbol::EMBEDDED);
+    /// `"mssql"`
+    #[cfg(test)]
+    pub const Mssql: Backend = Backend::named(symbol::MSSQL);
+
+    /// The backend whose keyword is `keyword`; a keyword not in the table is a bug of the macro,
+    /// caught at compile time where this is used in a constant.
+    const fn named(keyword: &str) -> Backend {
+        let mut i = 0;
+        while i < BACKENDS.len() {
+            if str_eq(BACKENDS[i].0, keyword) {
+                return Backend(i);
+            }
+            i += 1;
+        }
+        panic!("not a backend keyword");
+    }
+
+    /// Every backend, with its keyword.
+    pub fn all() -> impl Iterator<Item = (&'static str, Backend)> {
+        BACKENDS
+            .iter()
+            .enumerate()
+            .map(|(i, (word, _))| (*word, Backend(i)))
+    }
+
     /// The keyword as written in `backends = [...]`.
     pub fn keyword(self) -> &'static str {
-        match self {
-            Backend::Embedded => symbol::EMBEDDED,
-            Backend::Mssql => symbol::MSSQL,
-        }
+        BACKENDS[self.0].0
     }
+
+    /// The name of the runtime's `BackendKind` variant.
+    pub fn variant(self) -> &'static str {
+        BACKENDS[self.0].1
+    }
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// The value of a storage option.

@@ -73,7 +73,7 @@ pub fn example(key: Key, written: Option<&Value>) -> String {
             }
             Key::Fixture => [symbol::FIXTURE_NONE, symbol::CREDIT].contains(&word.as_str()),
             Key::Order => [symbol::INTERLEAVED, symbol::BLOCKED].contains(&word.as_str()),
-            Key::Backends => [symbol::EMBEDDED, symbol::MSSQL].contains(&word.as_str()),
+            Key::Backends => Backend::all().any(|(keyword, _)| keyword == word),
             Key::Growth | Key::LogGrowth | Key::TempdbGrowth => word == symbol::GROWTH_NONE,
             Key::Baseline | Key::Name | Key::DataOn | Key::LogOn => true,
             _ => false,
@@ -335,15 +335,8 @@ fn volume_name(key: Key, name: &str, value: &Value, errors: &mut Errors) -> bool
 
 /// A backend name.
 pub fn backend(value: &Value, errors: &mut Errors) -> Option<Backend> {
-    keyword(
-        Key::Backends,
-        value,
-        &[
-            (symbol::EMBEDDED, Backend::Embedded),
-            (symbol::MSSQL, Backend::Mssql),
-        ],
-        errors,
-    )
+    let choices: Vec<(&'static str, Backend)> = Backend::all().collect();
+    keyword(Key::Backends, value, &choices, errors)
 }
 
 /// The name of a `#[case]`: a snake_case identifier, since it becomes a test function's name.

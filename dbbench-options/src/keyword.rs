@@ -25,3 +25,7 @@ pub const BLOCKED: &str = "blocked";
 pub const EMBEDDED: &str = "embedded";
 /// `backends = ["mssql"]`.
 pub const MSSQL: &str = "mssql";
+
+/// Every backend: its keyword and the name of its `BackendKind` variant in dbbench-core, in the
+/// order they are documented. The macro accepts exactly these keywords.
+pub const BACKENDS: [(&str, &str); 2] = [(EMBEDDED, "Embedded"), (MSSQL, "Mssql")];

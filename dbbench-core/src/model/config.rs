@@ -316,5 +316,15 @@ mod tests {
         for kind in BackendKind::ALL {
             assert_eq!(BackendKind::from_keyword(kind.keyword()), Some(kind));
         }
+        // The macro emits `BackendKind::<variant>` from the options crate's table.
+        let table: Vec<(String, String)> = BackendKind::ALL
+            .iter()
+            .map(|k| (k.keyword().to_string(), format!("{k:?}")))
+            .collect();
+        let options: Vec<(String, String)> = keyword::BACKENDS
+            .iter()
+            .map(|(w, v)| (w.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(table, options);
     }
 }
