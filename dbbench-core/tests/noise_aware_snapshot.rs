@@ -58,6 +58,7 @@ fn result(times: [&[f64]; 2], growth_events: u64) -> BenchmarkResult {
                     ..RunResult::default()
                 })
                 .collect(),
+            invocation: None,
         })
         .collect();
     BenchmarkResult {

@@ -7,6 +7,31 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// When a measured window was open, as wall-clock time (nanoseconds since the Unix epoch), so
+/// that windows of different processes can be compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct WindowTimes {
+    /// When the body started.
+    pub start_unix_ns: u64,
+    /// When the window closed.
+    pub end_unix_ns: u64,
+}
+
+impl WindowTimes {
+    /// Nanoseconds since the Unix epoch, now.
+    pub fn now_ns() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    }
+
+    /// Whether the two windows share any instant.
+    pub fn overlaps(&self, other: &WindowTimes) -> bool {
+        self.start_unix_ns < other.end_unix_ns && other.start_unix_ns < self.end_unix_ns
+    }
+}
+
 /// Everything an engine measured in one window, returned by its `close_window`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Evidence {

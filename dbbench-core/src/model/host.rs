@@ -50,7 +50,7 @@ impl HostInfo {
             .map(|v| v.trim_matches('"').to_string())
             .unwrap_or_else(|| std::env::consts::OS.to_string());
         HostInfo {
-            hostname: read_trimmed("/proc/sys/kernel/hostname"),
+            hostname: hostname(),
             cpu_model,
             cores: std::thread::available_parallelism()
                 .map(|n| n.get())
@@ -62,6 +62,11 @@ impl HostInfo {
             git_commit: git_commit(source_dir),
         }
     }
+}
+
+/// This machine's host name.
+pub fn hostname() -> String {
+    read_trimmed("/proc/sys/kernel/hostname")
 }
 
 fn read_trimmed(path: &str) -> String {
@@ -88,7 +93,8 @@ pub fn file_system_of(dir: &Path) -> Option<String> {
         .map(|(_, fs)| fs)
 }
 
-fn git_commit(dir: &Path) -> Option<String> {
+/// The git commit of the checkout that holds `dir`, if it is one.
+pub fn git_commit(dir: &Path) -> Option<String> {
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(dir)

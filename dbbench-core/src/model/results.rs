@@ -6,6 +6,7 @@
 
 pub use super::evidence::{
     AutogrowthEvent, BackendInfo, Evidence, FileKind, FileStats, Lap, LogStats, Series, WaitStat,
+    WindowTimes,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -95,6 +96,10 @@ pub struct CellResult {
     pub status: CellStatus,
     /// Every repetition, warm-up ones included (flagged).
     pub runs: Vec<RunResult>,
+    /// The invocation of the results store these runs come from (absent in files written before
+    /// the store existed, and in results that were never stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation: Option<i64>,
 }
 
 impl CellResult {

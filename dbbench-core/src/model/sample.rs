@@ -76,6 +76,7 @@ pub fn benchmark(cells: &[CellPlan<'_>]) -> BenchmarkResult {
                 effective: BTreeMap::from([("data_size_bytes".to_string(), 64 * MIB)]),
                 status: CellStatus::Ok,
                 runs,
+                invocation: None,
             }
         })
         .collect();

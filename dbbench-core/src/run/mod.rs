@@ -8,6 +8,7 @@
 
 pub mod context;
 pub mod driver;
+pub mod recorder;
 pub mod repetition;
 pub mod runner;
 pub mod selection;

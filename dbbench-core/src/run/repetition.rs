@@ -3,7 +3,7 @@
 
 use crate::engine::{Backend, Database, DatabasePlan};
 use crate::model::error::{Error, Result};
-use crate::model::results::RunResult;
+use crate::model::results::{RunResult, WindowTimes};
 use crate::model::scale::Scale;
 use crate::run::session::Session;
 use crate::run::spec::{BenchmarkSpec, CellSpec};
@@ -23,11 +23,15 @@ pub struct Repetition<'a> {
     pub scale: &'a Scale,
 }
 
-/// Runs one repetition and returns its measurements; the database is dropped in every case.
+/// Runs one repetition and returns its measurements and when its window was open; the database
+/// is dropped in every case.
 ///
 /// When the body fails and teardown fails too, the body's error is returned with the teardown
 /// error appended, so the user sees the original cause first.
-pub async fn run_repetition(backend: &mut Backend, rep: Repetition<'_>) -> Result<RunResult> {
+pub async fn run_repetition(
+    backend: &mut Backend,
+    rep: Repetition<'_>,
+) -> Result<(RunResult, WindowTimes)> {
     let database = Arc::new(backend.create(&rep.plan).await?);
     let outcome = measure(&database, &rep).await;
     let teardown = match Arc::try_unwrap(database) {
@@ -46,7 +50,10 @@ pub async fn run_repetition(backend: &mut Backend, rep: Repetition<'_>) -> Resul
     }
 }
 
-async fn measure(database: &Arc<Database>, rep: &Repetition<'_>) -> Result<RunResult> {
+async fn measure(
+    database: &Arc<Database>,
+    rep: &Repetition<'_>,
+) -> Result<(RunResult, WindowTimes)> {
     let mut conn = database.connect().await?;
     let fixture_rows = database
         .load_fixture(&mut conn, rep.bench.run.fixture, rep.scale)
@@ -61,6 +68,7 @@ async fn measure(database: &Arc<Database>, rep: &Repetition<'_>) -> Result<RunRe
     );
     session.start_clock();
     let started = Instant::now();
+    let window_start = WindowTimes::now_ns();
     let body = CatchUnwind::new((rep.bench.body)(&mut session));
     let outcome = match rep.bench.run.timeout {
         Some(limit) => match tokio::time::timeout(limit, body).await {
@@ -90,5 +98,9 @@ async fn measure(database: &Arc<Database>, rep: &Repetition<'_>) -> Result<RunRe
         load.record(&mut run);
     }
     run.absorb(database.close_window(&mut conn).await?);
-    Ok(run)
+    let window = WindowTimes {
+        start_unix_ns: window_start,
+        end_unix_ns: WindowTimes::now_ns(),
+    };
+    Ok((run, window))
 }

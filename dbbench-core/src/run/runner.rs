@@ -8,8 +8,10 @@ use crate::model::host::HostInfo;
 use crate::model::results::{BenchmarkResult, CellResult, CellStatus, RunInfo, SCHEMA_VERSION};
 use crate::model::volume::Volumes;
 use crate::run::context::RunContext;
+use crate::run::recorder::{NoRecorder, Recorder};
 use crate::run::repetition::{run_repetition, Repetition};
 use crate::run::spec::{BenchmarkSpec, CellSpec};
+use crate::util::machine_lock;
 use std::path::PathBuf;
 
 /// Runs the cells of `bench` whose names are in `selected` (all when `None`) and returns their
@@ -22,6 +24,23 @@ pub async fn run_benchmark(
     ctx: &RunContext,
     backend: &mut Backend,
 ) -> Result<BenchmarkResult> {
+    run_recorded(bench, selected, ctx, backend, &mut NoRecorder).await
+}
+
+/// [`run_benchmark`], telling `recorder` about every repetition as soon as it finishes. Each
+/// repetition holds the machine-wide measurement lock, so no other dbbench process measures at
+/// the same time.
+pub async fn run_recorded(
+    bench: &'static BenchmarkSpec,
+    selected: Option<&[&str]>,
+    ctx: &RunContext,
+    backend: &mut Backend,
+    recorder: &mut dyn Recorder,
+) -> Result<BenchmarkResult> {
+    let started_at_unix_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let cells: Vec<&CellSpec> = bench
         .cells
         .iter()
@@ -44,6 +63,9 @@ pub async fn run_benchmark(
     } else {
         ctx.volumes.clone()
     };
+    let mut header = header(bench, ctx, &scale, backend_info, started_at_unix_s);
+    let declared: Vec<&str> = bench.cells.iter().map(|c| c.name).collect();
+    recorder.benchmark_started(&header, &declared)?;
     let mut results: Vec<CellResult> = cells
         .iter()
         .map(|cell| {
@@ -59,9 +81,16 @@ pub async fn run_benchmark(
                 effective: storage.effective_sizes(),
                 status: precheck(bench, cell, backend, &storage),
                 runs: Vec::new(),
+                invocation: None,
             }
         })
         .collect();
+    for cell in &results {
+        recorder.cell_started(cell)?;
+        if cell.status != CellStatus::Ok {
+            recorder.cell_finished(&cell.name, &cell.status)?;
+        }
+    }
 
     let per_cell = bench.run.warmup + bench.run.repeat;
     let order: Vec<(usize, u32)> = match bench.run.order {
@@ -105,31 +134,50 @@ pub async fn run_benchmark(
             plan,
             scale: &scale,
         };
-        match run_repetition(backend, repetition).await {
-            Ok(mut run) => {
+        let lock = machine_lock::acquire(&format!("{}::{}", bench.test_path(), cell.name))?;
+        let outcome = run_repetition(backend, repetition).await;
+        drop(lock);
+        match outcome {
+            Ok((mut run, window)) => {
                 run.index = rep;
                 run.sequence = sequence as u32;
                 run.warmup = rep < bench.run.warmup;
+                recorder.repetition_finished(cell.name, &run, window)?;
                 results[index].runs.push(run);
             }
-            Err(e) => results[index].status = CellStatus::Failed(e.to_string()),
+            Err(e) => {
+                results[index].status = CellStatus::Failed(e.to_string());
+                recorder.cell_finished(cell.name, &results[index].status)?;
+            }
+        }
+        if results[index].status == CellStatus::Ok && results[index].runs.len() == per_cell as usize
+        {
+            recorder.cell_finished(cell.name, &CellStatus::Ok)?;
         }
         crate::util::progress::repetition_finished();
     }
     crate::util::progress::finished();
+    header.cells = results;
+    Ok(header)
+}
 
+/// The benchmark's header: everything of its results but the cells.
+fn header(
+    bench: &'static BenchmarkSpec,
+    ctx: &RunContext,
+    scale: &crate::model::scale::Scale,
+    backend: crate::model::results::BackendInfo,
+    started_at_unix_s: u64,
+) -> BenchmarkResult {
     let baseline = bench.cells[bench.baseline_index()].name.to_string();
-    let result = BenchmarkResult {
+    BenchmarkResult {
         schema_version: SCHEMA_VERSION,
         dbbench_version: env!("CARGO_PKG_VERSION").to_string(),
         benchmark: bench.test_path(),
         title: bench.title.to_string(),
-        started_at_unix_s: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0),
+        started_at_unix_s,
         scale: ctx.scale.name.clone(),
-        backend: backend_info,
+        backend,
         host: HostInfo::detect(&ctx.work_dir, std::path::Path::new(bench.manifest_dir)),
         run: RunInfo {
             repeat: bench.run.repeat,
@@ -144,9 +192,8 @@ pub async fn run_benchmark(
             timeout_s: bench.run.timeout.map(|t| t.as_secs_f64()),
             build_profile: crate::model::results::build_profile().to_string(),
         },
-        cells: results,
-    };
-    Ok(result)
+        cells: Vec::new(),
+    }
 }
 
 /// The volumes with every name the cells use bound: names missing from `DBBENCH_VOLUMES` get a

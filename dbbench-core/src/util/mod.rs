@@ -9,6 +9,7 @@ pub mod calendar;
 pub mod console;
 pub mod fs;
 pub mod grid;
+pub mod machine_lock;
 pub mod paths;
 pub mod progress;
 pub mod rng;

@@ -1,0 +1,51 @@
+//! What the runner tells whoever keeps its results, as it goes: the benchmark's header, each
+//! cell's start, each repetition as soon as it finishes (with when its window was open) and each
+//! cell's outcome. The results store implements it, so a repetition, once measured, is kept even
+//! if the run stops later; the runner itself writes nothing.
+
+use crate::model::error::Result;
+use crate::model::results::{BenchmarkResult, CellResult, CellStatus, RunResult, WindowTimes};
+
+/// Receives a run's results while it runs. An error stops the benchmark: a result that cannot be
+/// kept is not worth measuring.
+pub trait Recorder {
+    /// The benchmark starts: its header (`cells` empty) and every cell it declares.
+    fn benchmark_started(&mut self, header: &BenchmarkResult, declared: &[&str]) -> Result<()>;
+
+    /// A selected cell is about to run (or was skipped or refused before running: see its
+    /// status).
+    fn cell_started(&mut self, cell: &CellResult) -> Result<()>;
+
+    /// One repetition of `cell` finished and was measured.
+    fn repetition_finished(
+        &mut self,
+        cell: &str,
+        run: &RunResult,
+        window: WindowTimes,
+    ) -> Result<()>;
+
+    /// `cell` has no more repetitions to run; this is its outcome.
+    fn cell_finished(&mut self, cell: &str, status: &CellStatus) -> Result<()>;
+}
+
+/// A recorder that keeps nothing, for runs whose caller only wants the returned results.
+#[derive(Debug, Default)]
+pub struct NoRecorder;
+
+impl Recorder for NoRecorder {
+    fn benchmark_started(&mut self, _: &BenchmarkResult, _: &[&str]) -> Result<()> {
+        Ok(())
+    }
+
+    fn cell_started(&mut self, _: &CellResult) -> Result<()> {
+        Ok(())
+    }
+
+    fn repetition_finished(&mut self, _: &str, _: &RunResult, _: WindowTimes) -> Result<()> {
+        Ok(())
+    }
+
+    fn cell_finished(&mut self, _: &str, _: &CellStatus) -> Result<()> {
+        Ok(())
+    }
+}
