@@ -155,6 +155,7 @@ async fn lifecycle_on_a_live_server() {
     let pattern = format!("dbbench_%_{}", std::process::id());
     let left: i64 = conn
         .raw()
+        .unwrap()
         .query(
             "SELECT COUNT(*) FROM sys.databases WHERE name LIKE @P1",
             &[&pattern],
