@@ -37,6 +37,10 @@ impl ErrorKind {
             }
             Error::Server { code, .. } if *code == MSSQL_DEADLOCK => ErrorKind::Deadlock,
             Error::Server { code, .. } if *code == MSSQL_LOCK_TIMEOUT => ErrorKind::Timeout,
+            // Azure SQL throttling / briefly unavailable: retrying the transaction is the remedy.
+            Error::Server { code, .. } if crate::backend::mssql::errors::is_transient(*code) => {
+                ErrorKind::Busy
+            }
             Error::Timeout(_) => ErrorKind::Timeout,
             _ => ErrorKind::Other,
         }
