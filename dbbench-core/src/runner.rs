@@ -80,8 +80,11 @@ pub async fn run_benchmark(
     let mut results: Vec<CellResult> = cells
         .iter()
         .map(|cell| {
-            let storage =
-                backend.floor_storage(&scaled_storage(&cell.storage, bench.run.scale_storage, &scale));
+            let storage = backend.floor_storage(&scaled_storage(
+                &cell.storage,
+                bench.run.scale_storage,
+                &scale,
+            ));
             CellResult {
                 name: cell.name.to_string(),
                 config: cell
@@ -119,8 +122,11 @@ pub async fn run_benchmark(
         let cell = cells[index];
         let plan = DatabasePlan {
             name: database_name(bench, cell, rep),
-            storage: backend
-                .floor_storage(&scaled_storage(&cell.storage, bench.run.scale_storage, &scale)),
+            storage: backend.floor_storage(&scaled_storage(
+                &cell.storage,
+                bench.run.scale_storage,
+                &scale,
+            )),
             volumes: volumes.clone(),
             work_dir: ctx.work_dir.clone(),
             scale: scale.clone(),

@@ -59,9 +59,7 @@ impl MssqlConnection {
     pub fn raw(&mut self) -> Result<&mut TdsClient> {
         match &mut self.link {
             Link::Tds(client) => Ok(client),
-            Link::Scripted(_) => Err(crate::Error::msg(
-                "a scripted connection has no TDS client",
-            )),
+            Link::Scripted(_) => Err(crate::Error::msg("a scripted connection has no TDS client")),
         }
     }
 
@@ -203,7 +201,10 @@ impl MssqlConnection {
                 self.scripted_reply(
                     &server,
                     Api::Bulk,
-                    &format!("INSERT BULK {table} ({}) -- {count} rows", columns.join(", ")),
+                    &format!(
+                        "INSERT BULK {table} ({}) -- {count} rows",
+                        columns.join(", ")
+                    ),
                 )?;
                 Ok(count)
             }

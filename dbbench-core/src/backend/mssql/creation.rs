@@ -23,8 +23,8 @@ pub(super) async fn build(
 ) -> Result<(Provision, i64)> {
     let storage = &plan.storage;
     let flag = ifi::no_ifi_flag(backend.facts.platform);
-    let disable_ifi =
-        (ifi_action(admin, storage, flag).await? == IfiAction::DisableWithTraceFlag).then_some(flag);
+    let disable_ifi = (ifi_action(admin, storage, flag).await? == IfiAction::DisableWithTraceFlag)
+        .then_some(flag);
     let mut inputs = script::Inputs {
         disable_ifi,
         owner: script::Owner {
@@ -173,7 +173,9 @@ async fn run_step(
                 Ok(unzeroed) if unzeroed.is_empty() => {
                     build.counts.insert("ifi_zeroing_verified".into(), 1);
                     // Exactly which flag was proven to turn IFI off on this build.
-                    build.counts.insert("ifi_off_trace_flag".into(), i64::from(flag));
+                    build
+                        .counts
+                        .insert("ifi_off_trace_flag".into(), i64::from(flag));
                     Ok(())
                 }
                 Ok(unzeroed) => Err(ifi_error(format!(

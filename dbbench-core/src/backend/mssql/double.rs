@@ -85,6 +85,135 @@ struct Rule {
 struct Inner {
     rules: Vec<Rule>,
     calls: Vec<Call>,
+    catalog: Option<Catalog>,
+}
+
+/// A minimal model of the server's databases, so a lifecycle can run without a rule for every
+/// `DB_ID` and marker query: `CREATE DATABASE [x]` / `DROP DATABASE [x]` change it, the property
+/// and the marker table are kept per database.
+#[derive(Default)]
+struct Catalog {
+    next_id: i64,
+    databases: std::collections::BTreeMap<String, Database>,
+    /// Like Babelfish: `EXEC [db].sys.sp_addextendedproperty` lands outside the database.
+    properties_land_on_master: bool,
+}
+
+#[derive(Default)]
+struct Database {
+    id: i64,
+    property: Option<String>,
+    table: Option<String>,
+}
+
+/// The bracketed name after `marker` in `sql` (`[a]]b]` unescaped).
+fn bracketed_after(sql: &str, marker: &str) -> Option<String> {
+    let start = sql.find(marker)? + marker.len();
+    let rest = &sql[start..];
+    let rest = rest.strip_prefix('[')?;
+    let mut name = String::new();
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ']' {
+            if chars.peek() == Some(&']') {
+                chars.next();
+            } else {
+                return Some(name);
+            }
+        }
+        name.push(c);
+    }
+    None
+}
+
+/// The first N'…' literal after `marker` in `sql`, unescaped.
+fn literal_after(sql: &str, marker: &str) -> Option<String> {
+    let start = sql.find(marker)? + marker.len();
+    let rest = sql[start..].trim_start().strip_prefix("N'")?;
+    let mut out = String::new();
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\'' {
+            if chars.peek() == Some(&'\'') {
+                chars.next();
+            } else {
+                return Some(out);
+            }
+        }
+        out.push(c);
+    }
+    None
+}
+
+impl Catalog {
+    fn answer(&mut self, sql: &str) -> Option<Reply> {
+        let marker_rows = |m: Option<String>| {
+            Reply::rows(
+                &["marker"],
+                m.into_iter().map(|m| vec![Value::Text(m)]).collect(),
+            )
+        };
+        if let Some(name) = literal_after(sql, "DB_ID(").filter(|_| sql.contains("AS database_id"))
+        {
+            let id = self
+                .databases
+                .get(&name)
+                .map_or(Value::Null, |d| Value::Int(d.id));
+            return Some(Reply::rows(&["database_id"], vec![vec![id]]));
+        }
+        if sql.contains("sys.sp_addextendedproperty") {
+            let db = bracketed_after(sql, "EXEC ")?;
+            let value = literal_after(sql, "@value =")?;
+            if !self.properties_land_on_master {
+                self.databases.get_mut(&db)?.property = Some(value);
+            }
+            return Some(Reply::Sets(Vec::new()));
+        }
+        if sql.contains("sys.extended_properties") && !sql.contains("master.sys") {
+            let db = bracketed_after(sql, "FROM ")?;
+            return Some(marker_rows(
+                self.databases.get(&db).and_then(|d| d.property.clone()),
+            ));
+        }
+        if sql.contains("CREATE TABLE [") && sql.contains("__dbbench_owner") {
+            let db = bracketed_after(sql, "CREATE TABLE ")?;
+            let value = literal_after(sql, "VALUES (")?;
+            self.databases.get_mut(&db)?.table = Some(value);
+            return Some(Reply::Sets(Vec::new()));
+        }
+        if sql.contains("__dbbench_owner") && sql.starts_with("SELECT") {
+            let db = bracketed_after(sql, "FROM ")?;
+            return Some(
+                match self.databases.get(&db).and_then(|d| d.table.clone()) {
+                    Some(m) => marker_rows(Some(m)),
+                    None => Reply::error(208, "Invalid object name 'dbo.__dbbench_owner'."),
+                },
+            );
+        }
+        if let Some(name) = bracketed_after(sql, "CREATE DATABASE ") {
+            if self.databases.contains_key(&name) {
+                return Some(Reply::error(
+                    1801,
+                    &format!("Database '{name}' already exists."),
+                ));
+            }
+            self.next_id += 1;
+            let id = 6 + self.next_id;
+            self.databases.insert(
+                name,
+                Database {
+                    id,
+                    ..Database::default()
+                },
+            );
+            return Some(Reply::Sets(Vec::new()));
+        }
+        if let Some(name) = bracketed_after(sql, "DROP DATABASE ") {
+            self.databases.remove(&name);
+            return Some(Reply::Sets(Vec::new()));
+        }
+        None
+    }
 }
 
 /// A scripted server shared by every connection made from its settings.
@@ -129,6 +258,27 @@ impl ScriptedServer {
         self
     }
 
+    /// Keeps a model of the server's databases (created, dropped, marked) to answer `DB_ID` and
+    /// ownership-marker queries; rules still win over it. With `properties_land_on_master`,
+    /// extended properties added with a three-part name never reach the database, as on
+    /// Babelfish.
+    pub fn with_catalog(self, properties_land_on_master: bool) -> ScriptedServer {
+        self.lock().catalog = Some(Catalog {
+            properties_land_on_master,
+            ..Catalog::default()
+        });
+        self
+    }
+
+    /// The databases the catalog holds now.
+    pub fn databases(&self) -> Vec<String> {
+        self.lock()
+            .catalog
+            .as_ref()
+            .map(|c| c.databases.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// Every statement so far, in order.
     pub fn calls(&self) -> Vec<Call> {
         self.lock().calls.clone()
@@ -155,15 +305,26 @@ impl ScriptedServer {
             .iter_mut()
             .rev()
             .find(|r| sql.contains(&r.needle) && r.remaining != Some(0));
-        match found {
+        let reply = match found {
             Some(rule) => {
                 if let Some(n) = rule.remaining.as_mut() {
                     *n -= 1;
                 }
-                rule.reply.clone()
+                Some(rule.reply.clone())
             }
-            None => Reply::Sets(Vec::new()),
-        }
+            None => None,
+        };
+        // A rule's answer wins, but a batch that creates or drops still changes the catalog
+        // unless the rule made it fail.
+        let modelled = match (&reply, api, inner.catalog.as_mut()) {
+            (
+                None | Some(Reply::Sets(_)) | Some(Reply::Affected(_)),
+                Api::Batch | Api::Rpc,
+                Some(c),
+            ) => c.answer(sql),
+            _ => None,
+        };
+        reply.or(modelled).unwrap_or(Reply::Sets(Vec::new()))
     }
 }
 
@@ -172,12 +333,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_catalog_models_databases_and_markers() {
+        let server = ScriptedServer::new().with_catalog(false);
+        let id = |server: &ScriptedServer| match server.answer(
+            Api::Batch,
+            "SELECT CAST(DB_ID(N'dbbench_a') AS int) AS database_id;",
+        ) {
+            Reply::Sets(s) => s[0][0].get::<Option<i64>>(0).unwrap(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(id(&server), None);
+        server.answer(
+            Api::Batch,
+            "CREATE DATABASE [dbbench_a]\nON PRIMARY (NAME = N'data_1')",
+        );
+        assert_eq!(id(&server), Some(7));
+        server.answer(Api::Batch, "EXEC [dbbench_a].sys.sp_addextendedproperty @name = N'dbbench_owner', @value = N'it''s me';");
+        match server.answer(Api::Batch, "SELECT CAST(value AS nvarchar(4000)) AS marker FROM [dbbench_a].sys.extended_properties WHERE class = 0;") {
+            Reply::Sets(s) => assert_eq!(s[0][0].get::<String>(0).unwrap(), "it's me"),
+            other => panic!("{other:?}"),
+        }
+        server.answer(
+            Api::Batch,
+            "ALTER DATABASE [dbbench_a] SET SINGLE_USER;\nDROP DATABASE [dbbench_a];",
+        );
+        assert_eq!(id(&server), None);
+        assert!(server.databases().is_empty());
+    }
+
+    #[test]
     fn newest_rule_wins_and_counted_rules_run_out() {
         let server = ScriptedServer::new();
         server.on("SELECT", Reply::Affected(1));
         server.times("SELECT 2", 1, Reply::error(208, "Invalid object name"));
-        assert!(matches!(server.answer(Api::Rpc, "SELECT 2"), Reply::Error { code: 208, .. }));
-        assert!(matches!(server.answer(Api::Rpc, "SELECT 2"), Reply::Affected(1)));
+        assert!(matches!(
+            server.answer(Api::Rpc, "SELECT 2"),
+            Reply::Error { code: 208, .. }
+        ));
+        assert!(matches!(
+            server.answer(Api::Rpc, "SELECT 2"),
+            Reply::Affected(1)
+        ));
         assert!(matches!(server.answer(Api::Batch, "DROP x"), Reply::Sets(s) if s.is_empty()));
         assert_eq!(
             server.calls().iter().map(|c| c.api).collect::<Vec<_>>(),

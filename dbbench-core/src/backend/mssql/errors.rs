@@ -270,7 +270,10 @@ mod tests {
         );
         assert_eq!(invalid, Category::InvalidName);
         assert!(advice(25623, "").contains("invalid or missing"));
-        assert!(!advice(25623, "").contains("lacks"), "25623 is not a permission");
+        assert!(
+            !advice(25623, "").contains("lacks"),
+            "25623 is not a permission"
+        );
         assert_eq!(
             category(25704, "The event session has already been stopped."),
             Category::AlreadyStopped

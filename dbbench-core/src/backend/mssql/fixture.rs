@@ -57,8 +57,12 @@ pub const COLUMNS: [&str; 7] = [
 /// Creates `dbo.charge` and bulk-loads `rows` rows; returns the number the server confirmed.
 pub async fn load_credit(conn: &mut MssqlConnection, rows: u64) -> Result<u64> {
     conn.batch(credit_schema(Dialect::TSql)).await?;
-    conn.bulk_load("dbo.charge", &COLUMNS, credit_rows(rows).map(|r| token_row(&r)))
-        .await
+    conn.bulk_load(
+        "dbo.charge",
+        &COLUMNS,
+        credit_rows(rows).map(|r| token_row(&r)),
+    )
+    .await
 }
 
 #[cfg(test)]

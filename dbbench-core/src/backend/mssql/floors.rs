@@ -121,7 +121,11 @@ impl Floors {
         let mut compare = |what: &str, before: Option<Size>, after: Option<Size>| {
             if let (Some(b), Some(a)) = (before, after) {
                 if a.bytes != b.bytes {
-                    out.push(format!("{what} {} raised to {}", human(b.bytes), human(a.bytes)));
+                    out.push(format!(
+                        "{what} {} raised to {}",
+                        human(b.bytes),
+                        human(a.bytes)
+                    ));
                 }
             }
         };
@@ -161,10 +165,14 @@ mod tests {
         assert_eq!(floors(1001).primary_data, 126 * EXTENT);
         let empty = Floors::from_model(Ok(&[]));
         assert_eq!(empty.primary_data, MODEL_DEFAULT);
-        assert!(empty.describe().contains("unreadable (sys.master_files has no row for model)"));
+        assert!(empty
+            .describe()
+            .contains("unreadable (sys.master_files has no row for model)"));
         let denied = Floors::from_model(Err("error 229".into()));
         assert!(denied.source.contains("error 229"), "{}", denied.source);
-        assert!(floors(1024).describe().starts_with("primary data file ≥ 8 MB (model database"));
+        assert!(floors(1024)
+            .describe()
+            .starts_with("primary data file ≥ 8 MB (model database"));
     }
 
     #[test]
@@ -179,7 +187,11 @@ mod tests {
         };
         let out = f.apply(&spec);
         assert_eq!(out.data_size.unwrap().bytes, 16 * (8 << 20));
-        assert_eq!(out.data_size.unwrap().text, "160GB", "the declared text stays");
+        assert_eq!(
+            out.data_size.unwrap().text,
+            "160GB",
+            "the declared text stays"
+        );
         assert_eq!(out.log_size.unwrap().bytes, FILE_MIN);
         assert_eq!(out.log_pregrow.unwrap().bytes, FILE_MIN);
         assert_eq!(f.apply(&out), out, "idempotent");

@@ -159,18 +159,42 @@ mod tests {
         use crate::backend::mssql::double::{Reply, ScriptedServer};
         use crate::value::Value;
         let server = ScriptedServer::new();
-        let settings = ConnectSettings::scripted("server=tcp:h,1433;user id=u;password=p", &server).unwrap();
-        server.on("state = 0", Reply::rows(&["online"], vec![vec![Value::Int(2)]]));
+        let settings =
+            ConnectSettings::scripted("server=tcp:h,1433;user id=u;password=p", &server).unwrap();
+        server.on(
+            "state = 0",
+            Reply::rows(&["online"], vec![vec![Value::Int(2)]]),
+        );
         // Recorded start-up: logins refused, then tempdb still recovering, then both online.
-        server.times("state = 0", 1, Reply::rows(&["online"], vec![vec![Value::Int(1)]]));
-        server.times("master", 1, Reply::error(18401, "Login failed: server is in script upgrade mode"));
-        wait_for_login(&settings, Duration::from_secs(10)).await.unwrap();
+        server.times(
+            "state = 0",
+            1,
+            Reply::rows(&["online"], vec![vec![Value::Int(1)]]),
+        );
+        server.times(
+            "master",
+            1,
+            Reply::error(18401, "Login failed: server is in script upgrade mode"),
+        );
+        wait_for_login(&settings, Duration::from_secs(10))
+            .await
+            .unwrap();
         assert_eq!(server.calls_with("state = 0").len(), 2);
         let never = ScriptedServer::new();
-        never.on("state = 0", Reply::rows(&["online"], vec![vec![Value::Int(1)]]));
-        let settings = ConnectSettings::scripted("server=tcp:h,1433;user id=u;password=p", &never).unwrap();
-        let err = wait_for_login(&settings, Duration::from_millis(10)).await.unwrap_err().to_string();
-        assert!(err.contains("only 1 of model and tempdb are online"), "{err}");
+        never.on(
+            "state = 0",
+            Reply::rows(&["online"], vec![vec![Value::Int(1)]]),
+        );
+        let settings =
+            ConnectSettings::scripted("server=tcp:h,1433;user id=u;password=p", &never).unwrap();
+        let err = wait_for_login(&settings, Duration::from_millis(10))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("only 1 of model and tempdb are online"),
+            "{err}"
+        );
     }
 
     #[test]

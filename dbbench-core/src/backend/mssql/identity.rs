@@ -104,7 +104,10 @@ impl Product {
             (Product::AzureSqlDatabase, "recovery") => {
                 "Azure SQL Database always uses FULL recovery and backs itself up"
             }
-            (Product::AzureSqlDatabase, "ifi" | "tempdb_files" | "tempdb_size" | "tempdb_growth") => {
+            (
+                Product::AzureSqlDatabase,
+                "ifi" | "tempdb_files" | "tempdb_size" | "tempdb_growth",
+            ) => {
                 "Azure SQL Database has no global trace flags and no instance-level tempdb \
                  configuration"
             }
@@ -119,9 +122,10 @@ impl Product {
             (Product::AzureSqlManagedInstance, "ifi") => {
                 "Azure SQL Managed Instance does not allow trace flag 1806/1805 or report IFI"
             }
-            (Product::AzureSqlManagedInstance, "tempdb_files" | "tempdb_size" | "tempdb_growth") => {
-                "Azure SQL Managed Instance manages tempdb's files itself"
-            }
+            (
+                Product::AzureSqlManagedInstance,
+                "tempdb_files" | "tempdb_size" | "tempdb_growth",
+            ) => "Azure SQL Managed Instance manages tempdb's files itself",
             (Product::AzureSqlManagedInstance, _) => {
                 "Azure SQL Managed Instance places and names database files itself (no FILENAME \
                  in CREATE DATABASE)"
@@ -148,11 +152,20 @@ mod tests {
                          Oct 22 2024 17:48:41\nCopyright (c) Amazon Web Services\n\
                          PostgreSQL 16.4 on x86_64-pc-linux-gnu (Babelfish 4.3.0)";
         assert_eq!(Product::detect(babelfish, 3, None), Product::Babelfish);
-        assert_eq!(Product::detect("Microsoft SQL Server 2022", 3, Some("1")), Product::Babelfish);
+        assert_eq!(
+            Product::detect("Microsoft SQL Server 2022", 3, Some("1")),
+            Product::Babelfish
+        );
         let box_product = "Microsoft SQL Server 2022 (RTM-CU12) - 16.0.4125.3 (X64)";
         assert_eq!(Product::detect(box_product, 3, None), Product::SqlServer);
-        assert_eq!(Product::detect("Microsoft SQL Azure (RTM) - 12.0.2000.8", 5, None), Product::AzureSqlDatabase);
-        assert_eq!(Product::detect(box_product, 8, None), Product::AzureSqlManagedInstance);
+        assert_eq!(
+            Product::detect("Microsoft SQL Azure (RTM) - 12.0.2000.8", 5, None),
+            Product::AzureSqlDatabase
+        );
+        assert_eq!(
+            Product::detect(box_product, 8, None),
+            Product::AzureSqlManagedInstance
+        );
         assert_eq!(Product::detect(box_product, 9, None), Product::AzureSqlEdge);
     }
 
@@ -168,10 +181,22 @@ mod tests {
         let babelfish = Product::Babelfish.refusals(&spec);
         let options: Vec<&str> = babelfish.iter().map(|(o, _)| *o).collect();
         assert_eq!(options, vec!["data_size", "recovery", "maxdop"]);
-        assert!(babelfish.iter().all(|(_, r)| r.ends_with("(this server is Babelfish for PostgreSQL)")));
-        let azure: Vec<&str> = Product::AzureSqlDatabase.refusals(&spec).iter().map(|(o, _)| *o).collect();
-        assert_eq!(azure, vec!["data_size", "recovery"], "MAXDOP per database works on Azure");
-        assert!(Product::Babelfish.refusals(&StorageSpec::DEFAULT).is_empty());
+        assert!(babelfish
+            .iter()
+            .all(|(_, r)| r.ends_with("(this server is Babelfish for PostgreSQL)")));
+        let azure: Vec<&str> = Product::AzureSqlDatabase
+            .refusals(&spec)
+            .iter()
+            .map(|(o, _)| *o)
+            .collect();
+        assert_eq!(
+            azure,
+            vec!["data_size", "recovery"],
+            "MAXDOP per database works on Azure"
+        );
+        assert!(Product::Babelfish
+            .refusals(&StorageSpec::DEFAULT)
+            .is_empty());
         assert!(!Product::AzureSqlDatabase.has_server_event_sessions());
         assert!(Product::AzureSqlManagedInstance.has_server_event_sessions());
     }

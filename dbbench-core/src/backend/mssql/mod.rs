@@ -16,10 +16,6 @@ mod connection;
 mod creation;
 mod database;
 pub mod double;
-pub mod marker;
-pub mod owed;
-pub mod preflight;
-pub mod readback;
 pub mod errors;
 pub mod evidence;
 pub mod fixture;
@@ -28,7 +24,11 @@ pub mod hooks;
 pub mod identity;
 pub mod ifi;
 pub mod instance;
+pub mod marker;
+pub mod owed;
+pub mod preflight;
 pub mod provision;
+pub mod readback;
 pub mod routing;
 pub mod script;
 pub mod server;
@@ -50,10 +50,10 @@ use crate::error::{Error, Result};
 use crate::results::BackendInfo;
 use creation::{touches_tempdb, volumes_by_file, Build};
 use database::claim;
-use teardown::drop_owned;
 use instance::InstanceChanges;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use teardown::drop_owned;
 
 /// The SQL Server backend: connection settings and what is known about the server.
 #[derive(Debug)]

@@ -56,7 +56,13 @@ fn write(work_dir: &Path, ledger: &Ledger) -> Result<()> {
 /// that could not be emptied.
 pub fn can_wait_for_restart(statement: &str, error: &Error) -> bool {
     statement.contains("REMOVE FILE")
-        && matches!(error, Error::Server { code: 2555 | 5042, .. })
+        && matches!(
+            error,
+            Error::Server {
+                code: 2555 | 5042,
+                ..
+            }
+        )
 }
 
 /// Records `statement` as owed on `server`.
@@ -93,7 +99,10 @@ pub async fn settle(
         match conn.batch(&item.statement).await {
             Ok(()) => done.push(super::connection::headline(&item.statement)),
             Err(e) => {
-                still.push(format!("{} ({e})", super::connection::headline(&item.statement)));
+                still.push(format!(
+                    "{} ({e})",
+                    super::connection::headline(&item.statement)
+                ));
                 left.push(Owed {
                     why: e.to_string(),
                     ..item
@@ -128,14 +137,29 @@ mod tests {
         assert!(!can_wait_for_restart("DBCC TRACEOFF(1806, -1);", &busy));
         record(dir.path(), "h,1433", REMOVE, &busy.to_string()).unwrap();
         record(dir.path(), "h,1433", REMOVE, "again").unwrap();
-        assert_eq!(owed(dir.path(), "h,1433").unwrap().len(), 1, "recorded once");
-        assert!(owed(dir.path(), "other,1433").unwrap().is_empty(), "keyed by server");
+        assert_eq!(
+            owed(dir.path(), "h,1433").unwrap().len(),
+            1,
+            "recorded once"
+        );
+        assert!(
+            owed(dir.path(), "other,1433").unwrap().is_empty(),
+            "keyed by server"
+        );
 
         let server = ScriptedServer::new();
-        let settings = ConnectSettings::scripted("server=tcp:h,1433;user id=u;password=p", &server).unwrap();
+        let settings =
+            ConnectSettings::scripted("server=tcp:h,1433;user id=u;password=p", &server).unwrap();
         let mut conn = settings.connect(Some("master")).await.unwrap();
         // Still busy at this start: stays owed.
-        server.times("REMOVE FILE", 1, Reply::error(5042, "The file 'dbbench_temp_2' cannot be removed because it is not empty."));
+        server.times(
+            "REMOVE FILE",
+            1,
+            Reply::error(
+                5042,
+                "The file 'dbbench_temp_2' cannot be removed because it is not empty.",
+            ),
+        );
         let (done, still) = settle(&mut conn, dir.path(), "h,1433").await.unwrap();
         assert!(done.is_empty() && still[0].contains("5042"), "{still:?}");
         assert!(path(dir.path()).exists());
@@ -143,6 +167,13 @@ mod tests {
         let (done, still) = settle(&mut conn, dir.path(), "h,1433").await.unwrap();
         assert_eq!((done.len(), still.len()), (1, 0));
         assert!(!path(dir.path()).exists());
-        assert_eq!(server.calls_with("REMOVE FILE").iter().filter(|c| c.api == Api::Batch).count(), 2);
+        assert_eq!(
+            server
+                .calls_with("REMOVE FILE")
+                .iter()
+                .filter(|c| c.api == Api::Batch)
+                .count(),
+            2
+        );
     }
 }

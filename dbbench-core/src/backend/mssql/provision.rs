@@ -267,11 +267,7 @@ fn place_files(spec: &StorageSpec, target: &Target<'_>) -> Result<Vec<PlannedFil
         let file = format!("{}_data_{}.{ext}", target.name, i + 1);
         files.push(PlannedFile {
             logical: format!("data_{}", i + 1),
-            physical: join(
-                &dir_of(volume, |d| &d.data)?,
-                &file,
-                target.platform,
-            ),
+            physical: join(&dir_of(volume, |d| &d.data)?, &file, target.platform),
             kind: FileKind::Data,
             volume: volume.map(str::to_string),
             size: None,
@@ -481,7 +477,9 @@ mod tests {
             defaults: Err("set DBBENCH_VOLUMES=\"data=…,log=…\""),
             ..target.clone()
         };
-        let err = plan(&StorageSpec::DEFAULT, &no_dirs).unwrap_err().to_string();
+        let err = plan(&StorageSpec::DEFAULT, &no_dirs)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("set DBBENCH_VOLUMES"), "{err}");
         let pregrow = StorageSpec {
             log_pregrow: Some(Size::new(MB, "1MB")),

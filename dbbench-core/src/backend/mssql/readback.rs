@@ -64,11 +64,18 @@ pub fn compare(rows: &[Row], plan: &[PlannedFile]) -> Result<Verdict> {
         };
         seen.push(name.clone());
         if planned.kind != kind {
-            differences.push(format!("{name} is a {kind:?} file, planned {:?}", planned.kind));
+            differences.push(format!(
+                "{name} is a {kind:?} file, planned {:?}",
+                planned.kind
+            ));
         }
         let size = row.get_named::<i64>("size_pages")?.max(0) as u64 * PAGE;
         if let Some(want) = planned.size.filter(|w| !close_enough(size, *w)) {
-            differences.push(format!("{name} is {} KB, planned {} KB", size / 1024, want / 1024));
+            differences.push(format!(
+                "{name} is {} KB, planned {} KB",
+                size / 1024,
+                want / 1024
+            ));
         }
         let growth = row.get_named::<i64>("growth")?.max(0) as u64;
         let percent = row.get_named::<i64>("is_percent_growth")? == 1;
@@ -138,7 +145,12 @@ mod tests {
 
     fn plan() -> Vec<PlannedFile> {
         vec![
-            planned("data_1", FileKind::Data, 8, Some(Growth::Fixed(Size::new(1 << 20, "1MB")))),
+            planned(
+                "data_1",
+                FileKind::Data,
+                8,
+                Some(Growth::Fixed(Size::new(1 << 20, "1MB"))),
+            ),
             planned("log", FileKind::Log, 1, Some(Growth::Percent(10))),
         ]
     }
@@ -164,7 +176,9 @@ mod tests {
                 "log was not created"
             ]
         );
-        assert!(matches!(compare(&[], &plan()).unwrap(), Verdict::Unavailable(r) if r.contains("no rows")));
+        assert!(
+            matches!(compare(&[], &plan()).unwrap(), Verdict::Unavailable(r) if r.contains("no rows"))
+        );
     }
 
     #[test]

@@ -50,7 +50,9 @@ fn words(sql: &str) -> Vec<String> {
             i = skip_to(i, &|j| chars[j] == '\n');
         } else if c == '/' && next == Some('*') {
             flush(&mut word, &mut out);
-            i = skip_to(i + 2, &|j| chars[j] == '*' && chars.get(j + 1) == Some(&'/')) + 2;
+            i = skip_to(i + 2, &|j| {
+                chars[j] == '*' && chars.get(j + 1) == Some(&'/')
+            }) + 2;
         } else if c == '\'' || c == '[' || c == '"' {
             flush(&mut word, &mut out);
             let close = if c == '[' { ']' } else { c };

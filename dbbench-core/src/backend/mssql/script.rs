@@ -4,8 +4,8 @@
 //! server.
 
 use super::instance::Change;
-use super::{ifi, marker, readback};
 use super::provision::Provision;
+use super::{ifi, marker, readback};
 
 /// One step of the creation script.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,7 +62,10 @@ pub struct Inputs {
 pub fn steps(name: &str, provision: &Provision, inputs: &Inputs) -> Vec<Step> {
     let mut out = Vec::new();
     if let Some(flag) = inputs.disable_ifi {
-        out.push(Step::Instance(ifi::trace_flags_change(&[flag], "ifi = false")));
+        out.push(Step::Instance(ifi::trace_flags_change(
+            &[flag],
+            "ifi = false",
+        )));
         out.push(Step::ConfirmTraceFlag(flag));
     }
     out.extend(inputs.tempdb.iter().cloned().map(Step::Instance));

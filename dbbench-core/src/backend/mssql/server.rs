@@ -227,7 +227,10 @@ impl ServerFacts {
         note("product", product.name().to_string());
         note(
             "version_text",
-            version_text.split_whitespace().collect::<Vec<_>>().join(" "),
+            version_text
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
         );
         note("product_version", product_version.clone());
         note("product_level", level.clone());
@@ -326,13 +329,20 @@ mod tests {
     #[test]
     fn default_paths_fall_back_in_order() {
         let none = Volumes::default();
-        let (dirs, from) = default_dirs(("/var/opt/mssql/data/", "/var/opt/mssql/log/"), Ok(&[]), &none);
+        let (dirs, from) = default_dirs(
+            ("/var/opt/mssql/data/", "/var/opt/mssql/log/"),
+            Ok(&[]),
+            &none,
+        );
         assert_eq!(dirs.unwrap().log, "/var/opt/mssql/log/");
         assert!(from.starts_with("SERVERPROPERTY"), "{from}");
         let master = master_rows(&[(0, "D:\\SQL\\master.mdf"), (1, "L:\\Logs\\mastlog.ldf")]);
         let (dirs, from) = default_dirs(("", ""), Ok(&master), &none);
         let dirs = dirs.unwrap();
-        assert_eq!((dirs.data.as_str(), dirs.log.as_str()), ("D:\\SQL", "L:\\Logs"));
+        assert_eq!(
+            (dirs.data.as_str(), dirs.log.as_str()),
+            ("D:\\SQL", "L:\\Logs")
+        );
         assert!(from.contains("sys.master_files"), "{from}");
         // Babelfish: no property, no master_files row; DBBENCH_VOLUMES names the directories.
         let volumes = Volumes::parse("data=/srv/data").unwrap();
@@ -342,7 +352,8 @@ mod tests {
         let (dirs, _) = default_dirs(("", ""), Ok(&[]), &none);
         let why = dirs.unwrap_err();
         assert!(
-            why.contains("sys.master_files has no row for master") && why.contains("set DBBENCH_VOLUMES"),
+            why.contains("sys.master_files has no row for master")
+                && why.contains("set DBBENCH_VOLUMES"),
             "{why}"
         );
         let (dirs, _) = default_dirs(("", ""), Err("error 229: denied".into()), &none);

@@ -91,18 +91,42 @@ pub(crate) fn seed_suites() -> Vec<Suite> {
             smoke: RunSpec::DEFAULT.smoke_divisor,
             default: RunSpec::DEFAULT.default_divisor,
             cells: vec![
-                ("test_1", StorageSpec { growth: grow(1, "1MB"), log_growth: grow(1, "1MB"), ifi: Some(false), ..vlf }),
-                ("test_2", StorageSpec { growth: grow(1, "1MB"), log_growth: grow(1, "1MB"), ..vlf }),
+                (
+                    "test_1",
+                    StorageSpec {
+                        growth: grow(1, "1MB"),
+                        log_growth: grow(1, "1MB"),
+                        ifi: Some(false),
+                        ..vlf
+                    },
+                ),
+                (
+                    "test_2",
+                    StorageSpec {
+                        growth: grow(1, "1MB"),
+                        log_growth: grow(1, "1MB"),
+                        ..vlf
+                    },
+                ),
                 ("test_3", vlf),
                 ("test_4", pregrown),
-                ("test_5", StorageSpec { maxdop: Some(4), ..pregrown }),
-                ("test_6", StorageSpec {
-                    maxdop: Some(4),
-                    tempdb_files: Some(4),
-                    tempdb_size: Some(mb(2048, "2048MB")),
-                    tempdb_growth: grow(1024, "1024MB"),
-                    ..pregrown
-                }),
+                (
+                    "test_5",
+                    StorageSpec {
+                        maxdop: Some(4),
+                        ..pregrown
+                    },
+                ),
+                (
+                    "test_6",
+                    StorageSpec {
+                        maxdop: Some(4),
+                        tempdb_files: Some(4),
+                        tempdb_size: Some(mb(2048, "2048MB")),
+                        tempdb_growth: grow(1024, "1024MB"),
+                        ..pregrown
+                    },
+                ),
             ],
         },
         Suite {
@@ -112,7 +136,14 @@ pub(crate) fn seed_suites() -> Vec<Suite> {
             default: 1024,
             cells: vec![
                 ("same_volume", population),
-                ("separate_volumes", StorageSpec { data_on: &["data"], log_on: Some("log"), ..population }),
+                (
+                    "separate_volumes",
+                    StorageSpec {
+                        data_on: &["data"],
+                        log_on: Some("log"),
+                        ..population
+                    },
+                ),
             ],
         },
         Suite {
@@ -122,7 +153,13 @@ pub(crate) fn seed_suites() -> Vec<Suite> {
             default: 256,
             cells: [1, 2, 4, 8, 16]
                 .into_iter()
-                .zip(["data_files_1", "data_files_2", "data_files_4", "data_files_8", "data_files_16"])
+                .zip([
+                    "data_files_1",
+                    "data_files_2",
+                    "data_files_4",
+                    "data_files_8",
+                    "data_files_16",
+                ])
                 .map(|(n, name)| (name, files(n)))
                 .collect(),
         },
@@ -170,7 +207,11 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
     let ifi_off = spec.ifi == Some(false);
     let inputs = Inputs {
         disable_ifi: ifi_off.then(|| ifi::no_ifi_flag(Platform::Linux)),
-        probe_flags: if ifi_off { ifi::TF_LOG_ZEROING.to_vec() } else { Vec::new() },
+        probe_flags: if ifi_off {
+            ifi::TF_LOG_ZEROING.to_vec()
+        } else {
+            Vec::new()
+        },
         tempdb,
         owner: script::tests::test_owner(db),
     };
@@ -187,7 +228,9 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
     let mut out = format!("-- creation\n{}", script::render(&steps, &probe));
     if credit {
         out.push_str("-- fixture\n");
-        out.push_str(crate::fixture::credit_schema(crate::connection::Dialect::TSql));
+        out.push_str(crate::fixture::credit_schema(
+            crate::connection::Dialect::TSql,
+        ));
         out.push_str("\nINSERT BULK dbo.charge WITH (TABLOCK)\n");
     }
     out.push_str("-- before the window\n");
@@ -221,13 +264,22 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
 /// Every statement of every cell of `suite` at `scale`.
 fn render_suite(suite: &Suite, scale: &Scale) -> String {
     let floors = test_floors();
-    let mut out = format!("-- {} at {} scale\n-- size floors: {}\n", suite.name, scale.name, floors.describe());
+    let mut out = format!(
+        "-- {} at {} scale\n-- size floors: {}\n",
+        suite.name,
+        scale.name,
+        floors.describe()
+    );
     for (cell, spec) in &suite.cells {
         let scaled = scaled(suite, spec, scale);
         let raised = floors.raised(&scaled);
         out.push_str(&format!(
             "\n-- ===== cell {cell}{} =====\n",
-            if raised.is_empty() { String::new() } else { format!(" ({})", raised.join(", ")) }
+            if raised.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", raised.join(", "))
+            }
         ));
         let module = suite.name.split("::").next().unwrap_or_default();
         out.push_str(&render_cell(
@@ -269,9 +321,15 @@ fn smoke_sizes_are_raised_to_the_floors() {
     assert_eq!(at(0, 0, &Scale::smoke()).data_size.unwrap().bytes, 8 * MB);
     // Population at smoke and default: 250 MB / 65536 and / 1024 → below 512 KB, raised.
     assert_eq!(at(1, 0, &Scale::smoke()).log_size.unwrap().bytes, 512 << 10);
-    assert_eq!(at(1, 0, &Scale::default_scale()).log_size.unwrap().bytes, 512 << 10);
+    assert_eq!(
+        at(1, 0, &Scale::default_scale()).log_size.unwrap().bytes,
+        512 << 10
+    );
     // 16 files at smoke: 640 KB each, every file raised to 8 MB so they stay equal.
-    assert_eq!(at(2, 4, &Scale::smoke()).data_size.unwrap().bytes, 16 * 8 * MB);
+    assert_eq!(
+        at(2, 4, &Scale::smoke()).data_size.unwrap().bytes,
+        16 * 8 * MB
+    );
     // Full scale is the articles' sizes: nothing raised.
     for (i, suite) in suites.iter().enumerate() {
         for (c, (cell, spec)) in suite.cells.iter().enumerate() {

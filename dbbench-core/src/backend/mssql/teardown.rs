@@ -41,10 +41,17 @@ async fn exists(conn: &mut MssqlConnection, name: &str) -> Result<bool> {
 
 /// Drops database `name` after finding its marker inside it (`require_marker` is false only for
 /// a database this connection has just created and could not mark).
-pub async fn drop_owned(conn: &mut MssqlConnection, name: &str, require_marker: bool) -> Result<()> {
+pub async fn drop_owned(
+    conn: &mut MssqlConnection,
+    name: &str,
+    require_marker: bool,
+) -> Result<()> {
     if require_marker {
         if let Err(why) = marker::find(conn, name).await {
-            return Err(Error::msg(format!("{} ({why})", Error::NotOwned(name.to_string()))));
+            return Err(Error::msg(format!(
+                "{} ({why})",
+                Error::NotOwned(name.to_string())
+            )));
         }
     }
     let mut drop_errors = Vec::new();
@@ -64,18 +71,23 @@ pub async fn drop_owned(conn: &mut MssqlConnection, name: &str, require_marker: 
             }
         }
         Ok(true) => {
-            if let Err(e) = batch {
-                drop_errors.push(format!("SET SINGLE_USER + DROP DATABASE: {e}"));
-            }
-            if let Err(e) = conn.batch(&plain_drop_sql(name)).await {
-                drop_errors.push(format!("DROP DATABASE: {e}"));
-            }
+            let plain = conn.batch(&plain_drop_sql(name)).await;
             match exists(conn, name).await {
+                // The plain drop did it: the batch's failure (SET SINGLE_USER unsupported or
+                // denied) did not matter.
                 Ok(false) => {}
-                Ok(true) => drop_errors.push(format!(
-                    "database {name} still exists after DROP DATABASE (DB_ID is not NULL); drop \
-                     it by hand"
-                )),
+                Ok(true) => {
+                    if let Err(e) = batch {
+                        drop_errors.push(format!("SET SINGLE_USER + DROP DATABASE: {e}"));
+                    }
+                    if let Err(e) = plain {
+                        drop_errors.push(format!("DROP DATABASE: {e}"));
+                    }
+                    drop_errors.push(format!(
+                        "database {name} still exists after DROP DATABASE (DB_ID is not NULL); \
+                         drop it by hand"
+                    ));
+                }
                 Err(e) => drop_errors.push(format!("verifying the drop: {e}")),
             }
         }

@@ -103,7 +103,10 @@ pub fn values_from_rows(rows: &[Row]) -> Result<Vec<CounterValue>> {
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
         let object = row.get_named::<String>("object_name")?;
-        let counter = row.get_named::<String>("counter_name")?.trim_end().to_string();
+        let counter = row
+            .get_named::<String>("counter_name")?
+            .trim_end()
+            .to_string();
         let sampled = COUNTERS
             .iter()
             .any(|(o, c, _)| *o == object_of(&object) && *c == counter);
@@ -324,17 +327,34 @@ mod tests {
         ]);
         let values = values_from_rows(&rows).unwrap();
         let names: Vec<&str> = values.iter().map(|v| v.counter.as_str()).collect();
-        assert_eq!(names, vec!["Log Growths", "Log Flushes/sec", "Lazy writes/sec"]);
-        assert_eq!(object_of(&format!("{:<128}", "MSSQL$X:Databases")), "Databases");
-        assert!(!sample_sql("d").contains("(object_name LIKE"), "nchar LIKE never matches");
+        assert_eq!(
+            names,
+            vec!["Log Growths", "Log Flushes/sec", "Lazy writes/sec"]
+        );
+        assert_eq!(
+            object_of(&format!("{:<128}", "MSSQL$X:Databases")),
+            "Databases"
+        );
+        assert!(
+            !sample_sql("d").contains("(object_name LIKE"),
+            "nchar LIKE never matches"
+        );
     }
 
     #[test]
     fn an_empty_series_is_recorded_as_missing() {
-        let empty = CounterSample { at_s: 0.0, values: Vec::new() };
+        let empty = CounterSample {
+            at_s: 0.0,
+            values: Vec::new(),
+        };
         let why = missing(&[empty.clone(), CounterSample { at_s: 1.0, ..empty }]).unwrap();
-        assert!(why.contains("returned none of the sampled counters"), "{why}");
-        assert!(missing(&[sample(0.0, 1, 1, 1)]).unwrap().contains("needs two"));
+        assert!(
+            why.contains("returned none of the sampled counters"),
+            "{why}"
+        );
+        assert!(missing(&[sample(0.0, 1, 1, 1)])
+            .unwrap()
+            .contains("needs two"));
         assert_eq!(missing(&[sample(0.0, 1, 1, 1), sample(1.0, 2, 1, 2)]), None);
     }
 

@@ -430,7 +430,10 @@ mod tests {
         let name = session_name("dbbench_x_r0_4242");
         let file = "/var/opt/mssql/log/dbbench_growth_dbbench_x_r0_4242_0_133512345678900000.xel";
         let pattern = file_pattern(file, &name);
-        assert_eq!(pattern, "/var/opt/mssql/log/dbbench_growth_dbbench_x_r0_4242*.xel");
+        assert_eq!(
+            pattern,
+            "/var/opt/mssql/log/dbbench_growth_dbbench_x_r0_4242*.xel"
+        );
         insta::assert_snapshot!([
             create_sql(&name, 7, Target::EventFile),
             file_name_sql(&name),
@@ -457,7 +460,10 @@ mod tests {
             .collect();
         let events = parse_event_file(&docs).unwrap();
         let growth = per_file(&events, Some(DurationUnit::Micros));
-        assert_eq!((growth[&2].events, growth[&2].bytes, growth[&2].max_ms), (3, 3 << 20, 3.0));
+        assert_eq!(
+            (growth[&2].events, growth[&2].bytes, growth[&2].max_ms),
+            (3, 3 << 20, 3.0)
+        );
         assert!(parse_event_file(&["<event".to_string()]).is_err());
     }
 }

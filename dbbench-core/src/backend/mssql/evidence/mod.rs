@@ -78,16 +78,24 @@ async fn start_growth_session(
         return Err(leftovers.join("; "));
     }
     let target = match conn
-        .batch(&growth_events::create_sql(&session, ctx.database_id, Target::EventFile))
+        .batch(&growth_events::create_sql(
+            &session,
+            ctx.database_id,
+            Target::EventFile,
+        ))
         .await
     {
         Ok(()) => Target::EventFile,
         Err(file_error) => {
             // A CREATE that failed part-way may have left the session defined.
             let _ = conn.batch(&growth_events::drop_sql(&session)).await;
-            conn.batch(&growth_events::create_sql(&session, ctx.database_id, Target::RingBuffer))
-                .await
-                .map_err(|e| format!("event_file: {file_error}; ring_buffer: {e}"))?;
+            conn.batch(&growth_events::create_sql(
+                &session,
+                ctx.database_id,
+                Target::RingBuffer,
+            ))
+            .await
+            .map_err(|e| format!("event_file: {file_error}; ring_buffer: {e}"))?;
             notes.insert(
                 "growth_events_file".into(),
                 format!(
@@ -303,7 +311,9 @@ async fn read_event_file(
     let (file, dropped) = growth_events::running_file(conn, session)
         .await
         .map_err(|e| e.to_string())?
-        .ok_or(format!("the Extended Events session {session} was not running"))?;
+        .ok_or(format!(
+            "the Extended Events session {session} was not running"
+        ))?;
     let pattern = growth_events::file_pattern(&file, session);
     let records = rows(conn, &growth_events::read_file_sql(&pattern)).await?;
     let documents = records

@@ -387,11 +387,21 @@ mod tests {
         .unwrap();
         let waits = top_waits(&window_delta(&before, &after));
         assert_eq!(waits.len(), 1);
-        assert_eq!((waits[0].wait_type.as_str(), waits[0].pct), ("WRITELOG", 100.0));
-        for wait in ["SOS_WORK_DISPATCHER", "PVS_PREALLOCATE", "QDS_SHUTDOWN_QUEUE", "VDI_CLIENT_OTHER"] {
+        assert_eq!(
+            (waits[0].wait_type.as_str(), waits[0].pct),
+            ("WRITELOG", 100.0)
+        );
+        for wait in [
+            "SOS_WORK_DISPATCHER",
+            "PVS_PREALLOCATE",
+            "QDS_SHUTDOWN_QUEUE",
+            "VDI_CLIENT_OTHER",
+        ] {
             assert!(BENIGN_WAITS.contains(&wait), "{wait}");
         }
-        assert!(LIST_VERSION.contains("SOS_WORK_DISPATCHER") && LIST_VERSION.contains("2019-10-30"));
+        assert!(
+            LIST_VERSION.contains("SOS_WORK_DISPATCHER") && LIST_VERSION.contains("2019-10-30")
+        );
     }
 
     #[test]
