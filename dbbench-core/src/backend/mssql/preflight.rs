@@ -209,7 +209,11 @@ pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Prefl
         Check { what: "trace flags (DBCC TRACEON … -1, needs sysadmin)".into(), ok: trace_flags, detail: format!("sysadmin {}; ALTER SETTINGS {} (not enough for DBCC TRACEON)", yes(p.sysadmin), yes(p.alter_settings)) },
         Check { what: "server-scoped Extended Events (ALTER ANY EVENT SESSION)".into(), ok: xe, detail: if answers.product.has_server_event_sessions() { yes(p.alter_any_event_session.or(p.sysadmin)).into() } else { format!("{} has no server-scoped event sessions; growth events will be unavailable", answers.product.name()) } },
         Check { what: "VIEW SERVER STATE".into(), ok: p.view_server_state.or(p.sysadmin), detail: format!("{}; waits, counters, file I/O and IFI state need it", yes(p.view_server_state.or(p.sysadmin))) },
-        Check { what: "VIEW DATABASE STATE".into(), ok: p.view_database_state.or(can_create), detail: "sys.dm_db_log_info (VLF counts) needs it; the login owns the databases it creates, which includes it".into() },
+        Check { what: "VIEW DATABASE STATE".into(), ok: if p.view_database_state == Some(true) || can_create == Some(true) {
+                Some(true)
+            } else {
+                p.view_database_state
+            }, detail: "sys.dm_db_log_info (VLF counts) needs it; the login owns the databases it creates, which includes it".into() },
         Check { what: "create databases (CREATE ANY DATABASE / ALTER ANY DATABASE)".into(), ok: can_create, detail: format!("CREATE ANY DATABASE {}, ALTER ANY DATABASE {}", yes(p.create_any_database), yes(p.alter_any_database)) },
         Check { what: "default paths".into(), ok: Some(answers.dirs.is_ok()), detail: match &answers.dirs { Ok(d) => format!("data {}, log {}", d.data, d.log), Err(why) => why.clone() } },
         Check { what: "tempdb changes".into(), ok: tempdb, detail: format!("{}=1 {}; ALTER ANY DATABASE {}", super::instance::ALLOW_ENV, if answers.allow_instance_changes { "set" } else { "not set" }, yes(p.alter_any_database.or(p.sysadmin))) },
