@@ -225,7 +225,21 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
         .collect();
     let session = growth_events::session_name(db);
     let pattern = format!("/var/opt/mssql/log/{session}*.xel");
-    let mut out = format!("-- creation\n{}", script::render(&steps, &probe));
+    // Read before the script: whether the name is free, the IFI state, tempdb's files.
+    let mut out = format!("-- claim (a leftover is dropped only with its marker)\n{}\n", super::provision::exists_sql(db));
+    if spec.ifi.is_some() {
+        let flag = ifi::no_ifi_flag(Platform::Linux);
+        out.push_str(&format!("{}\n{}\n", ifi::STATE_SQL, ifi::trace_status_sql(flag)));
+    }
+    if ifi_off {
+        for flag in ifi::TF_LOG_ZEROING {
+            out.push_str(&format!("{}\n", ifi::trace_status_sql(flag)));
+        }
+    }
+    if spec.tempdb_files.is_some() {
+        out.push_str(&format!("{}\n", super::instance::TEMPDB_FILES_SQL));
+    }
+    out.push_str(&format!("-- creation\n{}", script::render(&steps, &probe)));
     if credit {
         out.push_str("-- fixture\n");
         out.push_str(crate::fixture::credit_schema(
@@ -264,11 +278,22 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
 /// Every statement of every cell of `suite` at `scale`.
 fn render_suite(suite: &Suite, scale: &Scale) -> String {
     let floors = test_floors();
+    let start_up = [
+        super::server::PROPERTIES_SQL.to_string(),
+        super::server::HOST_SQL.to_string(),
+        super::server::MASTER_PATH_SQL.to_string(),
+        ifi::STATE_SQL.to_string(),
+        ifi::trace_status_sql(ifi::no_ifi_flag(Platform::Linux)),
+        super::server::MODEL_RECOVERY_SQL.to_string(),
+        super::floors::MODEL_SIZE_SQL.to_string(),
+    ];
     let mut out = format!(
-        "-- {} at {} scale\n-- size floors: {}\n",
+        "-- {} at {} scale\n-- size floors: {}\n\
+         -- start-up, once per process (master's files only without default paths)\n{}\n",
         suite.name,
         scale.name,
-        floors.describe()
+        floors.describe(),
+        start_up.join("\n")
     );
     for (cell, spec) in &suite.cells {
         let scaled = scaled(suite, spec, scale);
