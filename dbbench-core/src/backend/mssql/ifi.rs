@@ -96,9 +96,9 @@ pub enum IfiAction {
     DisableWithTraceFlag,
 }
 
-/// Decides how to reach `requested` from the server's `state`; `tf1806` says whether the
+/// Decides how to reach `requested` from the server's `state`; `flag_on` says whether the
 /// platform's IFI-off trace flag is already on globally. A state dbbench cannot reach is an error that says why.
-pub fn decide(requested: Option<bool>, state: &IfiState, tf1806: bool) -> Result<IfiAction> {
+pub fn decide(requested: Option<bool>, state: &IfiState, flag_on: bool) -> Result<IfiAction> {
     let unreachable = |reason: String| Error::Unsupported {
         option: "ifi",
         backend: "mssql",
@@ -106,9 +106,9 @@ pub fn decide(requested: Option<bool>, state: &IfiState, tf1806: bool) -> Result
     };
     match (requested, state) {
         (None, _) => Ok(IfiAction::Nothing),
-        (Some(true), _) if tf1806 => Err(unreachable(
-            "ifi = true was requested, but trace flag 1806 is on globally, which turns IFI off; \
-             dbbench does not clear flags it did not set: run DBCC TRACEOFF(1806, -1) first"
+        (Some(true), _) if flag_on => Err(unreachable(
+            "ifi = true was requested, but the IFI-off trace flag (1806/1805) is on globally; \
+             dbbench does not clear flags it did not set: turn it off (DBCC TRACEOFF(<flag>, -1)) first"
                 .into(),
         )),
         (Some(true), IfiState::Enabled) => Ok(IfiAction::Nothing),
@@ -122,9 +122,9 @@ pub fn decide(requested: Option<bool>, state: &IfiState, tf1806: bool) -> Result
             "ifi = true was requested, but this server cannot report its IFI state ({why}), so \
              the run could silently zero-fill its data files"
         ))),
-        (Some(false), _) if tf1806 => Ok(IfiAction::Nothing),
+        (Some(false), _) if flag_on => Ok(IfiAction::Nothing),
         (Some(false), IfiState::Disabled) => Ok(IfiAction::Nothing),
-        // Unknown: TF 1806 plus the zeroing check either reaches the state or proves it cannot.
+        // Unknown: the trace flag plus the zeroing check either reaches the state or proves it cannot.
         (Some(false), IfiState::Enabled | IfiState::Unknown(_)) => {
             Ok(IfiAction::DisableWithTraceFlag)
         }

@@ -226,10 +226,17 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
     let session = growth_events::session_name(db);
     let pattern = format!("/var/opt/mssql/log/{session}*.xel");
     // Read before the script: whether the name is free, the IFI state, tempdb's files.
-    let mut out = format!("-- claim (a leftover is dropped only with its marker)\n{}\n", super::provision::exists_sql(db));
+    let mut out = format!(
+        "-- claim (a leftover is dropped only with its marker)\n{}\n",
+        super::provision::exists_sql(db)
+    );
     if spec.ifi.is_some() {
         let flag = ifi::no_ifi_flag(Platform::Linux);
-        out.push_str(&format!("{}\n{}\n", ifi::STATE_SQL, ifi::trace_status_sql(flag)));
+        out.push_str(&format!(
+            "{}\n{}\n",
+            ifi::STATE_SQL,
+            ifi::trace_status_sql(flag)
+        ));
     }
     if ifi_off {
         for flag in ifi::TF_LOG_ZEROING {
