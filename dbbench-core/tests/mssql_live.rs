@@ -1,7 +1,9 @@
-//! The SQL Server backend against a live server: the whole lifecycle (create, bulk-load the
-//! credit fixture, measure, collect evidence, drop) of a small two-cell benchmark, plus a refused
-//! login. Runs only when `DBBENCH_MSSQL` holds an ADO connection string; otherwise it prints one
-//! line, `skipped: DBBENCH_MSSQL not set`, and passes.
+//! The SQL Server backend against a live server: every seed suite's cells (suites/src/vlf.rs,
+//! population.rs, data_files.rs, mirrored here because dbbench-core cannot depend on the suites)
+//! run end to end at smoke scale (create, bulk-load the credit fixture, measure, collect
+//! evidence, drop), after the preflight says which cells this server and login allow; plus a
+//! refused login. Runs only when `DBBENCH_MSSQL` holds an ADO connection string; otherwise it
+//! prints one line, `skipped: DBBENCH_MSSQL not set`, and passes.
 //!
 //! ```text
 //! DBBENCH_MSSQL="server=tcp:localhost,1433;user id=sa;password=…;TrustServerCertificate=true" \
@@ -10,21 +12,24 @@
 
 mod support;
 
-use dbbench_core::__internals::config::{FixtureKind, Growth, Recovery, RunSpec, StorageSpec};
-use dbbench_core::__internals::mssql::{ConnectSettings, MssqlBackend};
+use dbbench_core::__internals::config::{
+    BackendKind, FixtureKind, Recovery, RunSpec, Size, StorageSpec,
+};
+use dbbench_core::__internals::mssql::{preflight, ConnectSettings, MssqlBackend};
 use dbbench_core::__internals::run_benchmark;
 use dbbench_core::__internals::Backend;
-use dbbench_core::__internals::BodyFuture;
 use dbbench_core::__internals::Volumes;
+use dbbench_core::__internals::{BenchmarkSpec, BodyFuture, CellSpec};
+use dbbench_core::driver::{Load, Op, Work};
 use dbbench_core::results::{CellStatus, FileKind};
-use dbbench_core::{Error, Scale, Session};
+use dbbench_core::{Connection, Error, Scale, Session};
 use std::io::Write;
-use support::{cell, context, double, grow_mib, mib};
+use support::{context, grow_mib, mib};
 
-/// Two loops of the article's doubling insert, with laps.
+/// The VLF suite's body: the article's doubling insert five times, with laps.
 fn doubling(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
-        double(db, 2).await?;
+        support::double(db, 5).await?;
         let rows: i64 = db
             .query_scalar("SELECT COUNT_BIG(*) FROM dbo.charge")
             .await?;
@@ -33,40 +38,119 @@ fn doubling(db: &mut Session) -> BodyFuture<'_> {
     })
 }
 
+/// The population and data-files suites' body (suites/src/big_rows.rs): 4.1 KB rows inserted by
+/// four connections in transactions of ten.
+fn populate(db: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async move {
+        db.execute(
+            "CREATE TABLE dbo.big (c1 bigint IDENTITY NOT NULL, \
+             c2 datetime NOT NULL DEFAULT GETDATE(), c3 char(4100) NOT NULL DEFAULT 'a')",
+        )
+        .await?;
+        let rows = db.scale().count(16 << 30).div_ceil(8192).max(1);
+        let load = Load::new(4, Work::Statements(rows)).statements_per_transaction(10);
+        db.load(load)
+            .run(async move |conn: &mut Connection, _op: Op| {
+                conn.execute("INSERT INTO dbo.big DEFAULT VALUES").await
+            })
+            .await?;
+        let count: i64 = db.query_scalar("SELECT count(*) FROM dbo.big").await?;
+        db.record_count("rows_after", count);
+        Ok(())
+    })
+}
+
+const fn sized(mib_: u64, text: &'static str) -> Option<Size> {
+    Some(mib(mib_, text))
+}
+
+const VLF: StorageSpec = StorageSpec {
+    data_size: sized(1000, "1000MB"),
+    log_size: sized(400, "400MB"),
+    recovery: Some(Recovery::Full),
+    ifi: Some(true),
+    growth: Some(grow_mib(1024, "1024MB")),
+    log_growth: Some(grow_mib(1024, "1024MB")),
+    ..StorageSpec::DEFAULT
+};
+const PREGROWN: StorageSpec = StorageSpec {
+    log_size: sized(32000, "32000MB"),
+    log_pregrow: sized(4000, "4000MB"),
+    ..VLF
+};
+const POPULATION: StorageSpec = StorageSpec {
+    data_size: sized(1 << 20, "1TB"),
+    growth: Some(grow_mib(1024, "1024MB")),
+    ifi: Some(true),
+    log_size: sized(250, "250MB"),
+    log_growth: Some(grow_mib(50, "50MB")),
+    ..StorageSpec::DEFAULT
+};
+const fn files(n: u32) -> StorageSpec {
+    StorageSpec {
+        data_files: n,
+        data_size: sized(160 << 10, "160GB"),
+        growth: Some(grow_mib(1024, "1024MB")),
+        ifi: Some(true),
+        log_size: sized(8 << 10, "8GB"),
+        log_growth: Some(grow_mib(1024, "1024MB")),
+        ..StorageSpec::DEFAULT
+    }
+}
+const fn on_mssql(name: &'static str, storage: StorageSpec) -> CellSpec {
+    CellSpec {
+        name,
+        storage,
+        backends: &[BackendKind::Mssql],
+    }
+}
+
 support::benchmark! {
-    static BENCH = doubling,
-    title: "Doubling the charge table on SQL Server",
-    run: RunSpec {
-        fixture: FixtureKind::Credit,
-        ..RunSpec::DEFAULT
-    },
+    static VLF_DOUBLING = doubling,
+    title: "vlf::doubling on SQL Server",
+    run: RunSpec { fixture: FixtureKind::Credit, scale_storage: true, ..RunSpec::DEFAULT },
     cells: [
-        cell(
-            "growth_1mb",
-            StorageSpec {
-                data_size: Some(mib(16, "16MB")),
-                growth: Some(grow_mib(1, "1MB")),
-                log_size: Some(mib(8, "8MB")),
-                log_growth: Some(grow_mib(1, "1MB")),
-                recovery: Some(Recovery::Full),
-                ..StorageSpec::DEFAULT
-            }
-        ),
-        cell(
-            "two_files_pregrown_log",
-            StorageSpec {
-                data_files: 2,
-                data_size: Some(mib(32, "32MB")),
-                growth: Some(grow_mib(64, "64MB")),
-                log_size: Some(mib(64, "64MB")),
-                log_growth: Some(Growth::Percent(10)),
-                log_pregrow: Some(mib(16, "16MB")),
-                recovery: Some(Recovery::Simple),
-                maxdop: Some(1),
-                ..StorageSpec::DEFAULT
-            }
-        ),
+        on_mssql("test_1", StorageSpec { growth: Some(grow_mib(1, "1MB")), log_growth: Some(grow_mib(1, "1MB")), ifi: Some(false), ..VLF }),
+        on_mssql("test_2", StorageSpec { growth: Some(grow_mib(1, "1MB")), log_growth: Some(grow_mib(1, "1MB")), ..VLF }),
+        on_mssql("test_3", VLF),
+        on_mssql("test_4", PREGROWN),
+        on_mssql("test_5", StorageSpec { maxdop: Some(4), ..PREGROWN }),
+        on_mssql("test_6", StorageSpec {
+            maxdop: Some(4),
+            tempdb_files: Some(4),
+            tempdb_size: sized(2048, "2048MB"),
+            tempdb_growth: Some(grow_mib(1024, "1024MB")),
+            ..PREGROWN
+        }),
     ],
+}
+
+support::benchmark! {
+    static POPULATION_LOAD = populate,
+    title: "population::population on SQL Server",
+    run: RunSpec { scale_storage: true, smoke_divisor: 65536, default_divisor: 1024, ..RunSpec::DEFAULT },
+    cells: [
+        on_mssql("same_volume", POPULATION),
+        on_mssql("separate_volumes", StorageSpec { data_on: &["data"], log_on: Some("log"), ..POPULATION }),
+    ],
+}
+
+support::benchmark! {
+    static EQUAL_SHARES = populate,
+    title: "data_files::equal_shares on SQL Server",
+    run: RunSpec { scale_storage: true, smoke_divisor: 16384, default_divisor: 256, ..RunSpec::DEFAULT },
+    cells: [
+        on_mssql("data_files_1", files(1)),
+        on_mssql("data_files_2", files(2)),
+        on_mssql("data_files_4", files(4)),
+        on_mssql("data_files_8", files(8)),
+        on_mssql("data_files_16", files(16)),
+    ],
+}
+
+/// Every seed-suite benchmark of this test.
+fn benchmarks() -> [&'static BenchmarkSpec; 3] {
+    [&VLF_DOUBLING, &POPULATION_LOAD, &EQUAL_SHARES]
 }
 
 fn say(line: &str) {
@@ -83,72 +167,123 @@ async fn lifecycle_on_a_live_server() {
         return;
     };
     let settings = ConnectSettings::parse(&ado).expect("DBBENCH_MSSQL parses");
+    let volumes = Volumes::from_env().unwrap();
+    // The preflight first, as a DBA would run it: it decides which cells must succeed here.
+    let cells: Vec<(&str, &str, StorageSpec)> = benchmarks()
+        .iter()
+        .flat_map(|b| {
+            let scale = Scale::smoke().for_benchmark(&b.run);
+            b.cells.iter().map(move |c| {
+                (
+                    b.name,
+                    c.name,
+                    c.storage.scaled(b.run.scale_storage, &scale),
+                )
+            })
+        })
+        .collect();
+    let allow = dbbench_core::__internals::mssql::instance::allowed_by_env();
+    let report = preflight::run(&settings, &cells, allow)
+        .await
+        .expect("preflight");
+    say(&report.render());
+
     let mut backend = Backend::Mssql(Box::new(MssqlBackend::from_env().await.expect("connects")));
     let info = backend.info().await.unwrap();
-    assert!(
-        info.version.starts_with("Microsoft SQL Server"),
-        "{}",
-        info.version
-    );
-    for key in ["edition", "ifi", "product_version", "host_platform"] {
+    for key in [
+        "edition",
+        "ifi",
+        "product",
+        "product_version",
+        "host_platform",
+        "size floors",
+        "wait_filter",
+    ] {
         assert!(info.preconditions.contains_key(key), "precondition {key}");
     }
 
-    let ctx = context("mssql-live", Scale::smoke(), Volumes::from_env().unwrap());
-    let result = run_benchmark(&BENCH, None, &ctx, &mut backend)
-        .await
-        .unwrap();
-    dbbench_core::__internals::publish(&result, &BENCH.file_stem(), &ctx.work_dir).unwrap();
-    say(&dbbench_core::__internals::summary::render(&result));
-
+    let ctx = context("mssql-live", Scale::smoke(), volumes);
     let fixture_rows = Scale::smoke().credit_rows() as i64;
-    for cell in &result.cells {
-        assert_eq!(cell.status, CellStatus::Ok, "cell {}", cell.name);
-        let run = &cell.runs[0];
-        assert_eq!(run.counts["fixture_rows"], fixture_rows);
-        assert_eq!(run.counts["rows_after"], fixture_rows * 4);
-        assert_eq!(run.laps.len(), 2);
-        // Every metric is either present or recorded as unavailable with the server's reason.
-        assert!(
-            !run.files.is_empty() || run.unavailable.contains_key("files"),
-            "{:?}",
-            run.unavailable
-        );
-        assert!(
-            run.log.is_some() || run.unavailable.contains_key("vlf"),
-            "{:?}",
-            run.unavailable
-        );
-        assert!(
-            !run.waits.is_empty() || run.unavailable.contains_key("waits"),
-            "{:?}",
-            run.unavailable
-        );
-        assert!(
-            !run.series.is_empty() || run.unavailable.contains_key("counters"),
-            "{:?}",
-            run.unavailable
-        );
-        if let Some(log) = &run.log {
-            assert!(log.segments_before > 0 && log.segments_after >= log.segments_before);
-        }
-        let data_files = run
-            .files
-            .iter()
-            .filter(|f| f.kind == FileKind::Data)
-            .count();
-        if !run.files.is_empty() {
-            assert_eq!(
-                data_files as u32,
-                BENCH
-                    .cells
-                    .iter()
-                    .find(|c| c.name == cell.name)
-                    .unwrap()
-                    .storage
-                    .data_files
+    for bench in benchmarks() {
+        let result = run_benchmark(bench, None, &ctx, &mut backend)
+            .await
+            .unwrap();
+        dbbench_core::__internals::publish(&result, &bench.file_stem(), &ctx.work_dir).unwrap();
+        say(&dbbench_core::__internals::summary::render(&result));
+        for cell in &result.cells {
+            let verdict = report
+                .cells
+                .iter()
+                .find(|v| v.benchmark == bench.name && v.cell == cell.name)
+                .unwrap();
+            if !verdict.blockers.is_empty() {
+                assert_ne!(
+                    cell.status,
+                    CellStatus::Ok,
+                    "the preflight said {} cannot run",
+                    cell.name
+                );
+                continue;
+            }
+            // A build where the IFI-off trace flag does not work fails such cells, saying so.
+            if let CellStatus::Failed(why) = &cell.status {
+                if why.contains("IFI cannot be turned off at runtime on this build") {
+                    say(&format!("{} {}: {why}", bench.name, cell.name));
+                    continue;
+                }
+            }
+            assert_eq!(cell.status, CellStatus::Ok, "cell {}", cell.name);
+            let run = &cell.runs[0];
+            if bench.run.fixture == FixtureKind::Credit {
+                assert_eq!(run.counts["fixture_rows"], fixture_rows);
+                assert_eq!(run.counts["rows_after"], fixture_rows * 32);
+                assert_eq!(run.laps.len(), 5);
+            } else {
+                assert!(run.counts["rows_after"] > 0);
+            }
+            // Every metric is either present or recorded as unavailable with the server's reason.
+            for (present, key) in [
+                (!run.files.is_empty(), "files"),
+                (run.log.is_some(), "vlf"),
+                (!run.waits.is_empty(), "waits"),
+                (!run.series.is_empty(), "counters"),
+            ] {
+                assert!(
+                    present || run.unavailable.contains_key(key),
+                    "{key}: {:?}",
+                    run.unavailable
+                );
+            }
+            assert!(
+                run.counts.get("files_verified") == Some(&1)
+                    || run.unavailable.contains_key("files_verified"),
+                "{:?}",
+                run.unavailable
             );
+            if let Some(log) = &run.log {
+                assert!(log.segments_before > 0 && log.segments_after >= log.segments_before);
+            }
+            let data_files = run
+                .files
+                .iter()
+                .filter(|f| f.kind == FileKind::Data)
+                .count();
+            if !run.files.is_empty() {
+                let declared = bench.cells.iter().find(|c| c.name == cell.name).unwrap();
+                assert_eq!(data_files as u32, declared.storage.data_files);
+            }
         }
+        // The password appears nowhere in the results.
+        let json = std::fs::read_to_string(dbbench_core::__internals::paths::results_file(
+            &ctx.work_dir,
+            &bench.file_stem(),
+        ))
+        .unwrap();
+        assert_eq!(
+            settings.scrub(&json),
+            json,
+            "the results contain the password"
+        );
     }
 
     // Every database of this process was dropped.
@@ -156,6 +291,7 @@ async fn lifecycle_on_a_live_server() {
     let pattern = format!("dbbench_%_{}", std::process::id());
     let left: i64 = conn
         .raw()
+        .unwrap()
         .query(
             "SELECT COUNT(*) FROM sys.databases WHERE name LIKE @P1",
             &[&pattern],
@@ -169,18 +305,6 @@ async fn lifecycle_on_a_live_server() {
         .unwrap_or(-1)
         .into();
     assert_eq!(left, 0, "databases left behind");
-
-    // The password appears nowhere in the results.
-    let json = std::fs::read_to_string(dbbench_core::__internals::paths::results_file(
-        &ctx.work_dir,
-        &BENCH.file_stem(),
-    ))
-    .unwrap();
-    assert_eq!(
-        settings.scrub(&json),
-        json,
-        "the results contain the password"
-    );
 
     // A refused login is a server error 18456 that does not show the wrong password.
     let wrong = ConnectSettings::parse(&format!(

@@ -93,6 +93,16 @@ impl Backend {
         }
     }
 
+    /// `storage` with every size raised to this backend's minimum, applied before the cell's
+    /// effective sizes are recorded and its databases created (SQL Server's `model` size and
+    /// 512 KB log; the embedded engine has no minimum).
+    pub fn floor_storage(&self, storage: &StorageSpec) -> StorageSpec {
+        match self {
+            Backend::Embedded(_) => *storage,
+            Backend::Mssql(b) => b.floor_storage(storage),
+        }
+    }
+
     /// Creates the database in the configuration of `plan`; the fixture is not loaded yet.
     pub async fn create(&mut self, plan: &DatabasePlan) -> Result<Database> {
         match self {

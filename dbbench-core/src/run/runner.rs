@@ -69,7 +69,8 @@ pub async fn run_recorded(
     let mut results: Vec<CellResult> = cells
         .iter()
         .map(|cell| {
-            let storage = cell.storage.scaled(bench.run.scale_storage, &scale);
+            let storage =
+                backend.floor_storage(&cell.storage.scaled(bench.run.scale_storage, &scale));
             CellResult {
                 name: cell.name.to_string(),
                 config: cell
@@ -114,7 +115,7 @@ pub async fn run_recorded(
         let cell = cells[index];
         let plan = DatabasePlan {
             name: database_name(bench, cell, rep),
-            storage: cell.storage.scaled(bench.run.scale_storage, &scale),
+            storage: backend.floor_storage(&cell.storage.scaled(bench.run.scale_storage, &scale)),
             volumes: volumes.clone(),
             work_dir: ctx.work_dir.clone(),
             scale: scale.clone(),

@@ -119,6 +119,8 @@ pub struct ConnectSettings {
     server: String,
     connect_timeout: Duration,
     command_timeout: Option<Duration>,
+    /// Tests: every connection talks to this scripted server instead of the network.
+    scripted: Option<super::double::ScriptedServer>,
 }
 
 impl std::fmt::Debug for ConnectSettings {
@@ -189,6 +191,7 @@ impl ConnectSettings {
             server: server.trim_start_matches("tcp:").to_string(),
             connect_timeout: Duration::from_secs(connect_timeout.max(1)),
             command_timeout,
+            scripted: None,
         };
         if settings.server.contains('\\') && !settings.server.contains(',') {
             return Err(Error::Config(format!(
@@ -250,8 +253,30 @@ impl ConnectSettings {
         Ok(config)
     }
 
+    /// `ado`'s settings with every connection answered by `server` (tests of recorded server
+    /// behaviour; nothing goes over the network). Each login is recorded as [`Api::Login`].
+    ///
+    /// [`Api::Login`]: super::double::Api::Login
+    pub fn scripted(ado: &str, server: &super::double::ScriptedServer) -> Result<ConnectSettings> {
+        let mut settings = ConnectSettings::parse(ado)?;
+        settings.scripted = Some(server.clone());
+        Ok(settings)
+    }
+
     /// Opens a connection to `database` (or the login's default database).
     pub async fn connect(&self, database: Option<&str>) -> Result<MssqlConnection> {
+        if let Some(server) = &self.scripted {
+            let target = database.unwrap_or("(default)");
+            return match server.answer(super::double::Api::Login, target) {
+                super::double::Reply::Error { code, message } => Err(errors::server(
+                    self,
+                    code,
+                    &message,
+                    &format!("logging in to SQL Server at {}", self.server),
+                )),
+                _ => Ok(MssqlConnection::scripted(server.clone(), self.clone())),
+            };
+        }
         let config = self.config(database)?;
         match self.connect_once(config.clone()).await {
             Err(Routed(host, port)) => {

@@ -2,7 +2,8 @@
 //! dbbench's backend-neutral [`Value`]s.
 
 use super::connect::ConnectSettings;
-use super::errors;
+use super::double::{Api, Reply, ScriptedServer};
+use super::{errors, routing};
 use crate::model::error::Result;
 use crate::model::value::{Row, Value};
 use std::borrow::Cow;
@@ -13,9 +14,21 @@ use tokio_util::compat::Compat;
 /// The tiberius client type dbbench uses.
 pub type TdsClient = tiberius::Client<Compat<tokio::net::TcpStream>>;
 
+/// What a connection talks to: a real server, or the scripted stand-in of tests.
+enum Link {
+    Tds(Box<TdsClient>),
+    Scripted(ScriptedServer),
+}
+
 /// One connection to SQL Server.
+///
+/// Routing (see [`routing`](super::routing)): `batch`, `query_all` and `query` without
+/// parameters go as a plain batch (`simple_query`); `execute` and `query` with parameters go as
+/// an RPC through `sp_executesql`, except that a statement that changes `@@TRANCOUNT` always goes
+/// as a plain batch, because SQL Server rejects a changed transaction count across an EXECUTE
+/// (error 266).
 pub struct MssqlConnection {
-    client: TdsClient,
+    link: Link,
     settings: ConnectSettings,
 }
 
@@ -27,12 +40,29 @@ impl std::fmt::Debug for MssqlConnection {
 
 impl MssqlConnection {
     pub(crate) fn new(client: TdsClient, settings: ConnectSettings) -> Self {
-        MssqlConnection { client, settings }
+        MssqlConnection {
+            link: Link::Tds(Box::new(client)),
+            settings,
+        }
     }
 
-    /// The tiberius client, for code that needs SQL Server directly (bulk loads, TVPs).
-    pub fn raw(&mut self) -> &mut TdsClient {
-        &mut self.client
+    /// A connection to a scripted server (tests).
+    pub fn scripted(server: ScriptedServer, settings: ConnectSettings) -> Self {
+        MssqlConnection {
+            link: Link::Scripted(server),
+            settings,
+        }
+    }
+
+    /// The tiberius client, for code that needs SQL Server directly (TVPs, ad-hoc checks); a
+    /// scripted connection has none.
+    pub fn raw(&mut self) -> Result<&mut TdsClient> {
+        match &mut self.link {
+            Link::Tds(client) => Ok(client),
+            Link::Scripted(_) => Err(crate::model::error::Error::msg(
+                "a scripted connection has no TDS client",
+            )),
+        }
     }
 
     /// The settings this connection was opened with.
@@ -40,14 +70,54 @@ impl MssqlConnection {
         &self.settings
     }
 
-    /// Runs one statement with `@P1`… parameters; returns the rows it changed.
+    /// The scripted server's answer as this connection's result.
+    fn scripted_reply(&self, server: &ScriptedServer, api: Api, sql: &str) -> Result<Reply> {
+        match server.answer(api, sql) {
+            Reply::Error { code, message } => Err(errors::server(
+                &self.settings,
+                code,
+                &message,
+                &format!("running `{}`", headline(sql)),
+            )),
+            other => Ok(other),
+        }
+    }
+
+    /// Runs one statement with `@P1`… parameters; returns the rows it changed. A statement that
+    /// changes `@@TRANCOUNT` goes as a plain batch (and reports 0 rows: a batch's row counts are
+    /// not surfaced by tiberius).
     pub(crate) async fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
-        let data: Vec<ColumnData<'_>> = params.iter().map(to_column_data).collect();
-        let refs: Vec<&dyn tiberius::ToSql> =
-            data.iter().map(|d| d as &dyn tiberius::ToSql).collect();
-        match self.client.execute(sql, &refs).await {
-            Ok(result) => Ok(result.total()),
-            Err(e) => Err(fail(&self.settings, e, sql)),
+        if routing::changes_trancount(sql) {
+            if !params.is_empty() {
+                return Err(crate::model::error::Error::Config(format!(
+                    "`{}` opens or ends a transaction and takes parameters: SQL Server rejects a \
+                     changed transaction count inside sp_executesql (error 266), and only \
+                     sp_executesql carries parameters; send BEGIN/COMMIT/ROLLBACK as their own \
+                     statements",
+                    headline(sql)
+                )));
+            }
+            self.batch(sql).await?;
+            return Ok(0);
+        }
+        let settings = &self.settings;
+        match &mut self.link {
+            Link::Scripted(server) => {
+                let server = server.clone();
+                match self.scripted_reply(&server, Api::Rpc, sql)? {
+                    Reply::Affected(n) => Ok(n),
+                    _ => Ok(0),
+                }
+            }
+            Link::Tds(client) => {
+                let data: Vec<ColumnData<'_>> = params.iter().map(to_column_data).collect();
+                let refs: Vec<&dyn tiberius::ToSql> =
+                    data.iter().map(|d| d as &dyn tiberius::ToSql).collect();
+                match client.execute(sql, &refs).await {
+                    Ok(result) => Ok(result.total()),
+                    Err(e) => Err(fail(settings, e, sql)),
+                }
+            }
         }
     }
 
@@ -60,13 +130,24 @@ impl MssqlConnection {
     /// Runs a batch and returns every result set it produced.
     pub(crate) async fn query_all(&mut self, sql: &str) -> Result<Vec<Vec<Row>>> {
         let settings = &self.settings;
-        let stream = match self.client.simple_query(sql).await {
-            Ok(stream) => stream,
-            Err(e) => return Err(fail(settings, e, sql)),
-        };
-        match stream.into_results().await {
-            Ok(sets) => Ok(sets.into_iter().map(convert_rows).collect()),
-            Err(e) => Err(fail(settings, e, sql)),
+        match &mut self.link {
+            Link::Scripted(server) => {
+                let server = server.clone();
+                match self.scripted_reply(&server, Api::Batch, sql)? {
+                    Reply::Sets(sets) => Ok(sets),
+                    _ => Ok(Vec::new()),
+                }
+            }
+            Link::Tds(client) => {
+                let stream = match client.simple_query(sql).await {
+                    Ok(stream) => stream,
+                    Err(e) => return Err(fail(settings, e, sql)),
+                };
+                match stream.into_results().await {
+                    Ok(sets) => Ok(sets.into_iter().map(convert_rows).collect()),
+                    Err(e) => Err(fail(settings, e, sql)),
+                }
+            }
         }
     }
 
@@ -80,17 +161,70 @@ impl MssqlConnection {
                 .next()
                 .unwrap_or_default());
         }
-        let data: Vec<ColumnData<'_>> = params.iter().map(to_column_data).collect();
-        let refs: Vec<&dyn tiberius::ToSql> =
-            data.iter().map(|d| d as &dyn tiberius::ToSql).collect();
         let settings = &self.settings;
-        let stream = match self.client.query(sql, &refs).await {
-            Ok(stream) => stream,
-            Err(e) => return Err(fail(settings, e, sql)),
-        };
-        match stream.into_first_result().await {
-            Ok(rows) => Ok(convert_rows(rows)),
-            Err(e) => Err(fail(settings, e, sql)),
+        match &mut self.link {
+            Link::Scripted(server) => {
+                let server = server.clone();
+                match self.scripted_reply(&server, Api::Rpc, sql)? {
+                    Reply::Sets(sets) => Ok(sets.into_iter().next().unwrap_or_default()),
+                    _ => Ok(Vec::new()),
+                }
+            }
+            Link::Tds(client) => {
+                let data: Vec<ColumnData<'_>> = params.iter().map(to_column_data).collect();
+                let refs: Vec<&dyn tiberius::ToSql> =
+                    data.iter().map(|d| d as &dyn tiberius::ToSql).collect();
+                let stream = match client.query(sql, &refs).await {
+                    Ok(stream) => stream,
+                    Err(e) => return Err(fail(settings, e, sql)),
+                };
+                match stream.into_first_result().await {
+                    Ok(rows) => Ok(convert_rows(rows)),
+                    Err(e) => Err(fail(settings, e, sql)),
+                }
+            }
+        }
+    }
+
+    /// Bulk-loads `rows` into `table` (TDS `INSERT BULK … WITH (TABLOCK)`); returns the rows
+    /// the server confirmed.
+    pub(crate) async fn bulk_load(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: impl Iterator<Item = tiberius::TokenRow<'static>>,
+    ) -> Result<u64> {
+        let settings = self.settings.clone();
+        let fail = |e| errors::map(&settings, e, &format!("bulk-loading into {table}"));
+        match &mut self.link {
+            Link::Scripted(server) => {
+                let count = rows.count() as u64;
+                let server = server.clone();
+                self.scripted_reply(
+                    &server,
+                    Api::Bulk,
+                    &format!(
+                        "INSERT BULK {table} ({}) -- {count} rows",
+                        columns.join(", ")
+                    ),
+                )?;
+                Ok(count)
+            }
+            Link::Tds(client) => {
+                let mut request = client
+                    .bulk_insert_with_options(
+                        table,
+                        columns,
+                        tiberius::SqlBulkCopyOption::TableLock.into(),
+                        &[],
+                    )
+                    .await
+                    .map_err(fail)?;
+                for row in rows {
+                    request.send(row).await.map_err(fail)?;
+                }
+                Ok(request.finalize().await.map_err(fail)?.total())
+            }
         }
     }
 }

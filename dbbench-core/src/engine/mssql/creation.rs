@@ -1,11 +1,13 @@
 //! Executing the creation script of one repetition's database: deciding the IFI action, planning
-//! tempdb, running every [`Step`] in order and keeping what the cleanup of a failed creation needs.
+//! tempdb, running every [`Step`] in order (the ownership mark verified inside the new database,
+//! the files read back against the plan) and keeping what the cleanup of a failed creation needs.
 
 use super::instance::{self, InstanceChanges};
 use super::provision::{self, PlannedFile, Provision};
+use super::readback::{self, Verdict};
 use super::script::{self, Step};
-use super::{ifi, MssqlBackend, MssqlConnection};
-use crate::engine::DatabasePlan;
+use super::{ifi, marker, teardown, MssqlBackend, MssqlConnection};
+use crate::engine::{DatabasePlan, OWNED_PREFIX};
 use crate::model::config::StorageSpec;
 use crate::model::error::{Error, Result};
 use ifi::IfiAction;
@@ -20,9 +22,18 @@ pub(super) async fn build(
     build: &mut Build,
 ) -> Result<(Provision, i64)> {
     let storage = &plan.storage;
-    let disable_ifi = ifi_action(admin, storage).await? == IfiAction::DisableWithTraceFlag;
+    let flag = ifi::no_ifi_flag(backend.facts.platform);
+    let disable_ifi = (ifi_action(admin, storage, flag).await? == IfiAction::DisableWithTraceFlag)
+        .then_some(flag);
     let mut inputs = script::Inputs {
         disable_ifi,
+        owner: script::Owner {
+            db: plan.name.clone(),
+            marker: marker::marker_text(&backend.host, std::process::id(), backend.started),
+            host: backend.host.clone(),
+            pid: std::process::id(),
+            started: backend.started,
+        },
         ..script::Inputs::default()
     };
     if touches_tempdb(storage) {
@@ -30,7 +41,7 @@ pub(super) async fn build(
         inputs.tempdb =
             instance::tempdb_plan(storage, &tempdb_files(&rows)?, backend.facts.platform)?;
     }
-    if disable_ifi {
+    if disable_ifi.is_some() {
         for flag in ifi::TF_LOG_ZEROING {
             let rows = admin.query(&ifi::trace_status_sql(flag), &[]).await?;
             if !ifi::is_on_globally(&rows)? {
@@ -38,19 +49,14 @@ pub(super) async fn build(
             }
         }
     }
-    let marker = format!(
-        "created by dbbench {} (pid {})",
-        env!("CARGO_PKG_VERSION"),
-        std::process::id()
-    );
     let provision = provision::plan(
         storage,
         &provision::Target {
             name: &plan.name,
             volumes: &plan.volumes,
-            defaults: &backend.facts.dirs,
+            defaults: backend.facts.dirs.as_ref().map_err(String::as_str),
             platform: backend.facts.platform,
-            marker: &marker,
+            floors: &backend.facts.floors,
         },
     )?;
     let mut probe = InstanceChanges::new(backend.settings.clone());
@@ -74,7 +80,11 @@ pub(super) async fn build(
 }
 
 /// How to reach the cell's IFI state, read fresh (a restart hook may have changed it).
-async fn ifi_action(admin: &mut MssqlConnection, storage: &StorageSpec) -> Result<IfiAction> {
+async fn ifi_action(
+    admin: &mut MssqlConnection,
+    storage: &StorageSpec,
+    flag: u32,
+) -> Result<IfiAction> {
     if storage.ifi.is_none() {
         return Ok(IfiAction::Nothing);
     }
@@ -82,14 +92,11 @@ async fn ifi_action(admin: &mut MssqlConnection, storage: &StorageSpec) -> Resul
         Ok(rows) => ifi::IfiState::from_rows(&rows),
         Err(e) => ifi::IfiState::Unknown(e.to_string()),
     };
-    let tf1806 = match admin
-        .query(&ifi::trace_status_sql(ifi::TF_NO_IFI), &[])
-        .await
-    {
+    let flag_on = match admin.query(&ifi::trace_status_sql(flag), &[]).await {
         Ok(rows) => ifi::is_on_globally(&rows)?,
         Err(_) => false,
     };
-    ifi::decide(storage.ifi, &state, tf1806)
+    ifi::decide(storage.ifi, &state, flag_on)
 }
 
 /// Executes one step of the creation script.
@@ -115,6 +122,35 @@ async fn run_step(
             build.created = true;
             Ok(())
         }
+        Step::Mark(owner) => mark_or_refuse(admin, owner, build).await,
+        Step::ReadBack(sql) => {
+            let rows = admin.query(sql, &[]).await;
+            match rows.and_then(|r| readback::compare(&r, &provision.files)) {
+                Ok(Verdict::Matches) => {
+                    build.counts.insert("files_verified".into(), 1);
+                    Ok(())
+                }
+                Ok(Verdict::Unavailable(why)) => {
+                    build.unavailable.insert("files_verified".into(), why);
+                    Ok(())
+                }
+                Ok(Verdict::Differs(d)) => Err(Error::Unsupported {
+                    option: "data_files",
+                    backend: "mssql",
+                    reason: format!(
+                        "the server created the files differently from the plan ({}); the cell \
+                         would not measure the declared configuration",
+                        d.join("; ")
+                    ),
+                }),
+                Err(e) => {
+                    build
+                        .unavailable
+                        .insert("files_verified".into(), e.to_string());
+                    Ok(())
+                }
+            }
+        }
         Step::ConfirmTraceFlag(flag) => {
             let rows = admin.query(&ifi::trace_status_sql(*flag), &[]).await?;
             if !ifi::is_on_globally(&rows)? {
@@ -124,9 +160,11 @@ async fn run_step(
                 )));
             }
             build.counts.insert(format!("trace_flag_{flag}_applied"), 1);
+            build.ifi_flag = Some(*flag);
             Ok(())
         }
         Step::VerifyZeroing(sql) => {
+            let flag = build.ifi_flag.unwrap_or_default();
             let checked = match admin.query(sql, &[]).await {
                 Ok(rows) => ifi::unzeroed_files(&rows, &data_paths(&provision.files)),
                 Err(e) => Err(e),
@@ -134,24 +172,63 @@ async fn run_step(
             match checked {
                 Ok(unzeroed) if unzeroed.is_empty() => {
                     build.counts.insert("ifi_zeroing_verified".into(), 1);
+                    // Exactly which flag was proven to turn IFI off on this build.
+                    build
+                        .counts
+                        .insert("ifi_off_trace_flag".into(), i64::from(flag));
                     Ok(())
                 }
                 Ok(unzeroed) => Err(ifi_error(format!(
-                    "trace flag 1806 is on, yet SQL Server did not zero-fill {}: IFI cannot be \
+                    "trace flag {flag} is on, yet SQL Server did not zero-fill {}: IFI cannot be \
                      turned off at runtime on this build; remove the service account's \
                      \"Perform volume maintenance tasks\" right and restart the service",
                     unzeroed.join(", ")
                 ))),
                 // Reading the error log needs securityadmin; the run goes on, marked unverified.
                 Err(e) => {
-                    build
-                        .unavailable
-                        .insert("ifi_verification".into(), e.to_string());
+                    build.unavailable.insert(
+                        "ifi_verification".into(),
+                        format!("trace flag {flag} was set but not verified: {e}"),
+                    );
                     Ok(())
                 }
             }
         }
     }
+}
+
+/// Marks the new database; when no mark can be verified inside it, drops the database this
+/// connection has just created (its name is dbbench's) and refuses the cell.
+async fn mark_or_refuse(
+    admin: &mut MssqlConnection,
+    owner: &script::Owner,
+    build: &mut Build,
+) -> Result<()> {
+    let refusal = match marker::mark(
+        admin,
+        &owner.db,
+        &owner.marker,
+        &owner.host,
+        owner.pid,
+        owner.started,
+    )
+    .await
+    {
+        Ok(held) => {
+            if let marker::Held::Table(_) = held {
+                build.counts.insert("ownership_marker_table".into(), 1);
+            }
+            return Ok(());
+        }
+        Err(e) => e,
+    };
+    if build.created && owner.db.starts_with(OWNED_PREFIX) {
+        build.created = false;
+        if let Err(d) = teardown::drop_owned(admin, &owner.db, false).await {
+            return Err(Error::msg(format!("{refusal}\n(dropping it failed: {d})")));
+        }
+    }
+    Err(refusal)
 }
 
 /// Whether the spec changes tempdb (an instance-level change).
@@ -167,6 +244,8 @@ pub(super) struct Build {
     pub(super) created: bool,
     pub(super) counts: BTreeMap<String, i64>,
     pub(super) unavailable: BTreeMap<String, String>,
+    /// The IFI-off trace flag confirmed on, if any.
+    pub(super) ifi_flag: Option<u32>,
 }
 
 /// The data files' paths on the server.

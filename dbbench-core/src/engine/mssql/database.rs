@@ -2,7 +2,7 @@
 //! any drop), connections, the fixture, the measured window and the drop that also undoes the
 //! repetition's instance changes.
 
-use super::evidence::{self, Window, WindowContext};
+use super::evidence::{Window, WindowContext};
 use super::instance::InstanceChanges;
 use super::provision::{self, PlannedFile};
 use super::{fixture, hooks, ConnectSettings, MssqlConnection};
@@ -24,33 +24,7 @@ pub(super) async fn claim(admin: &mut MssqlConnection, name: &str) -> Result<()>
         .flatten()
         .is_some();
     if exists {
-        drop_owned(admin, name, true).await?;
-    }
-    Ok(())
-}
-
-/// Drops database `name`; with `require_marker` only after finding its ownership marker (false
-/// only for a database this process has just created and perhaps could not mark).
-pub(super) async fn drop_owned(
-    admin: &mut MssqlConnection,
-    name: &str,
-    require_marker: bool,
-) -> Result<()> {
-    if require_marker {
-        let marker = admin
-            .query(&provision::marker_sql(name), &[])
-            .await
-            .map_err(|e| Error::msg(format!("{} ({e})", Error::NotOwned(name.to_string()))))?;
-        if marker.is_empty() {
-            return Err(Error::NotOwned(name.to_string()));
-        }
-    }
-    let session = evidence::growth_events::session_name(name);
-    admin
-        .batch(&evidence::growth_events::drop_sql(&session))
-        .await?;
-    for statement in provision::drop_sql(name) {
-        admin.batch(&statement).await?;
+        super::teardown::drop_owned(admin, name, true).await?;
     }
     Ok(())
 }
@@ -63,6 +37,7 @@ pub struct MssqlDatabase {
     pub(super) files: Vec<PlannedFile>,
     pub(super) volumes: BTreeMap<String, String>,
     pub(super) before_window: Vec<String>,
+    pub(super) chain_check: Option<String>,
     pub(super) cold_cache: bool,
     pub(super) changes: InstanceChanges,
     pub(super) window: Mutex<Option<Window>>,
@@ -124,6 +99,24 @@ impl MssqlDatabase {
         for statement in &self.before_window {
             conn.batch(statement).await?;
         }
+        if let Some(check) = &self.chain_check {
+            let rows = conn.query(check, &[]).await?;
+            let lsn = rows
+                .first()
+                .map(|r| r.get::<Option<String>>(0))
+                .transpose()?
+                .flatten();
+            if lsn.is_none() {
+                return Err(Error::Unsupported {
+                    option: "recovery",
+                    backend: "mssql",
+                    reason: format!(
+                        "after the full backup to NUL, sys.database_recovery_status still shows no                          last_log_backup_lsn for {}: the log chain did not start, so the log would                          truncate as in SIMPLE recovery and the cell would not measure FULL or                          BULK_LOGGED",
+                        self.name
+                    ),
+                });
+            }
+        }
         if self.cold_cache {
             conn.batch(hooks::COLD_CACHE_SQL).await?;
         }
@@ -164,7 +157,7 @@ impl MssqlDatabase {
         // A window the body never closed still samples counters: stop it before the drop.
         drop(self.window.lock().unwrap_or_else(|p| p.into_inner()).take());
         let mut admin = self.settings.connect(Some("master")).await?;
-        let dropped = drop_owned(&mut admin, &self.name, true).await;
+        let dropped = super::teardown::drop_owned(&mut admin, &self.name, true).await;
         let restored = self.changes.restore(&mut admin).await;
         match (dropped, restored) {
             (Ok(()), Ok(())) => Ok(()),

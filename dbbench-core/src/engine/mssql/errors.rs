@@ -18,19 +18,42 @@ pub enum Category {
     DiskFull,
     /// A file could not be created where dbbench asked.
     FilePlacement,
+    /// A lock could not be taken within `SET LOCK_TIMEOUT` (1222).
+    LockTimeout,
+    /// Azure SQL throttled the request or the database is briefly unavailable (40501, 40613):
+    /// retry after a pause.
+    Transient,
+    /// An Extended Events name (session, event, target) is invalid or missing (25623).
+    InvalidName,
+    /// The Extended Events session is already stopped (25704): nothing to stop.
+    AlreadyStopped,
     /// Anything else.
     Other,
+}
+
+/// `SET LOCK_TIMEOUT` expired (error 1222).
+pub const LOCK_TIMEOUT: u32 = 1222;
+
+/// Whether server error `code` goes away by retrying the same work after a pause: Azure SQL's
+/// throttling (40501, "the service is currently busy") and a database that is briefly
+/// unavailable (40613, during a failover or reconfiguration).
+pub fn is_transient(code: u32) -> bool {
+    category(code, "") == Category::Transient
 }
 
 /// The category of server error `code`, using `message` where one number covers several causes.
 pub fn category(code: u32, message: &str) -> Category {
     match code {
         18452 | 18456 | 18470 | 18486 | 18487 | 18488 | 4060 => Category::Login,
-        229 | 230 | 262 | 297 | 300 | 916 | 2571 | 8189 | 15247 | 15151 | 25623 | 1088 | 3110 => {
+        229 | 230 | 262 | 297 | 300 | 916 | 2571 | 8189 | 15247 | 15151 | 1088 | 3110 => {
             Category::Permission
         }
         40508 | 40510 | 40511 | 40512 | 40514 | 40517 | 40527 | 40529 | 1844 | 195 | 2526 | 534
-        | 5058 | 15009 | 25706 | 25704 => Category::Unsupported,
+        | 5058 | 15009 | 25706 => Category::Unsupported,
+        LOCK_TIMEOUT => Category::LockTimeout,
+        40501 | 40613 => Category::Transient,
+        25623 => Category::InvalidName,
+        25704 => Category::AlreadyStopped,
         // "Invalid object name": on a system view it means this server does not have it.
         208 if message.contains("sys.") => Category::Unsupported,
         // "Incorrect syntax" near a newer keyword: the statement predates this server.
@@ -96,6 +119,16 @@ pub fn advice(code: u32, message: &str) -> String {
              DBBENCH_VOLUMES must name directories on the SERVER that exist and that the SQL \
              Server service account may write, and no file of an earlier run may remain there"
             .to_string(),
+        Category::LockTimeout => "a lock was not granted within SET LOCK_TIMEOUT; another \
+             session holds it (the driver counts this as a timeout)"
+            .to_string(),
+        Category::Transient => "Azure SQL is throttling requests or the database is briefly \
+             unavailable (failover, reconfiguration); retry after a pause"
+            .to_string(),
+        Category::InvalidName => "an Extended Events name (session, event or target) is invalid \
+             or missing on this server"
+            .to_string(),
+        Category::AlreadyStopped => "the Extended Events session was already stopped".to_string(),
         Category::Other => match code {
             1803 => "the primary data file must be at least as large as the model database's; \
                  raise data_size (per file)"
@@ -226,6 +259,35 @@ mod tests {
             category(5123, "CREATE FILE encountered operating system error 3"),
             Category::FilePlacement
         );
+    }
+
+    #[test]
+    fn recorded_error_numbers_have_their_documented_meaning() {
+        // Recorded messages of SQL Server 2022 for each number.
+        let invalid = category(
+            25623,
+            "The event name, \"sqlserver.no_such_event\", is invalid, or the object could not be found",
+        );
+        assert_eq!(invalid, Category::InvalidName);
+        assert!(advice(25623, "").contains("invalid or missing"));
+        assert!(
+            !advice(25623, "").contains("lacks"),
+            "25623 is not a permission"
+        );
+        assert_eq!(
+            category(25704, "The event session has already been stopped."),
+            Category::AlreadyStopped
+        );
+        assert!(!advice(25704, "").contains("does not support"));
+        assert_eq!(
+            category(1222, "Lock request time out period exceeded."),
+            Category::LockTimeout
+        );
+        for code in [40501, 40613] {
+            assert_eq!(category(code, ""), Category::Transient);
+            assert!(is_transient(code) && advice(code, "").contains("retry"));
+        }
+        assert!(!is_transient(1205) && !is_transient(262));
     }
 
     #[test]

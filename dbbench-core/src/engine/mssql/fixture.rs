@@ -7,7 +7,7 @@ use crate::engine::fixture::{credit_rows, credit_schema, ChargeRow};
 use crate::model::dialect::Dialect;
 use crate::model::error::Result;
 use std::borrow::Cow;
-use tiberius::{ColumnData, SqlBulkCopyOption, TokenRow};
+use tiberius::{ColumnData, TokenRow};
 
 /// Julian day number of 1900-01-01 00:00, the epoch of SQL Server's `datetime`.
 const DATETIME_EPOCH_JULIAN: f64 = 2_415_020.5;
@@ -57,29 +57,12 @@ pub const COLUMNS: [&str; 7] = [
 /// Creates `dbo.charge` and bulk-loads `rows` rows; returns the number the server confirmed.
 pub async fn load_credit(conn: &mut MssqlConnection, rows: u64) -> Result<u64> {
     conn.batch(credit_schema(Dialect::TSql)).await?;
-    let settings = conn.settings().clone();
-    let fail = |e| {
-        super::errors::map(
-            &settings,
-            e,
-            "bulk-loading the credit fixture into dbo.charge",
-        )
-    };
-    let mut request = conn
-        .raw()
-        .bulk_insert_with_options(
-            "dbo.charge",
-            &COLUMNS,
-            SqlBulkCopyOption::TableLock.into(),
-            &[],
-        )
-        .await
-        .map_err(fail)?;
-    for row in credit_rows(rows) {
-        request.send(token_row(&row)).await.map_err(fail)?;
-    }
-    let done = request.finalize().await.map_err(fail)?;
-    Ok(done.total())
+    conn.bulk_load(
+        "dbo.charge",
+        &COLUMNS,
+        credit_rows(rows).map(|r| token_row(&r)),
+    )
+    .await
 }
 
 #[cfg(test)]

@@ -86,14 +86,26 @@ fn shell(command: &str) -> std::process::Command {
     cmd
 }
 
-/// Tries to log in to master once a second until it works or `limit` has passed; the last
-/// error is returned when it never works.
+/// How many of `model` and `tempdb` are online: CREATE DATABASE copies `model`, and tempdb is
+/// rebuilt at startup, so a server that accepts logins may not yet be able to create a database.
+pub const SYSTEM_DATABASES_ONLINE_SQL: &str = "SELECT CAST(COUNT(*) AS int) AS online \
+     FROM sys.databases WHERE name IN (N'model', N'tempdb') AND state = 0;";
+
+/// Tries once a second until a login to master succeeds and `model` and `tempdb` are online
+/// (`sys.databases.state = 0`), or `limit` has passed; the last error is returned then.
 pub async fn wait_for_login(settings: &ConnectSettings, limit: Duration) -> Result<()> {
     let started = Instant::now();
     loop {
         let error = match settings.connect(Some("master")).await {
-            Ok(mut conn) => match conn.query("SELECT 1 AS ready;", &[]).await {
-                Ok(_) => return Ok(()),
+            Ok(mut conn) => match conn.query(SYSTEM_DATABASES_ONLINE_SQL, &[]).await {
+                Ok(rows) => match rows.first().map(|r| r.get::<i64>(0)) {
+                    Some(Ok(2)) => return Ok(()),
+                    Some(Ok(n)) => Error::msg(format!(
+                        "logins work, but only {n} of model and tempdb are online (state = 0)"
+                    )),
+                    Some(Err(e)) => e,
+                    None => Error::msg("sys.databases returned no row"),
+                },
                 Err(e) => e,
             },
             Err(e) => e,
@@ -138,6 +150,49 @@ mod tests {
             .to_string();
         assert!(
             err.contains("did not accept logins") && err.contains("cannot reach"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn waits_until_model_and_tempdb_are_online() {
+        use crate::engine::mssql::double::{Reply, ScriptedServer};
+        use crate::model::value::Value;
+        let server = ScriptedServer::new();
+        let settings =
+            ConnectSettings::scripted("server=tcp:h,1433;user id=u;password=p", &server).unwrap();
+        server.on(
+            "state = 0",
+            Reply::rows(&["online"], vec![vec![Value::Int(2)]]),
+        );
+        // Recorded start-up: logins refused, then tempdb still recovering, then both online.
+        server.times(
+            "state = 0",
+            1,
+            Reply::rows(&["online"], vec![vec![Value::Int(1)]]),
+        );
+        server.times(
+            "master",
+            1,
+            Reply::error(18401, "Login failed: server is in script upgrade mode"),
+        );
+        wait_for_login(&settings, Duration::from_secs(10))
+            .await
+            .unwrap();
+        assert_eq!(server.calls_with("state = 0").len(), 2);
+        let never = ScriptedServer::new();
+        never.on(
+            "state = 0",
+            Reply::rows(&["online"], vec![vec![Value::Int(1)]]),
+        );
+        let settings =
+            ConnectSettings::scripted("server=tcp:h,1433;user id=u;password=p", &never).unwrap();
+        let err = wait_for_login(&settings, Duration::from_millis(10))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("only 1 of model and tempdb are online"),
             "{err}"
         );
     }

@@ -1,8 +1,8 @@
 //! Instant file initialization (IFI): reading the server's actual state, turning it off for a run
-//! with trace flag 1806 when a cell asks for `ifi = false`, and checking that the flag worked.
+//! with the platform's trace flag when a cell asks for `ifi = false` (1806 on Windows, 1805 on
+//! Linux, where SQL Server uses fallocate), and checking that the flag worked.
 //!
-//! Whether TF 1806 disables IFI on every build is not confirmed (some sources name 1805 on Linux),
-//! so dbbench does not trust it: while it creates the database it also sets TF 3004 and 3605, which
+//! Neither flag is in Microsoft's trace-flag documentation, so dbbench does not trust them: while it creates the database it also sets TF 3004 and 3605, which
 //! write a "Zeroing <file>" line to the error log for every file SQL Server zero-fills, and then
 //! looks for those lines. No line for a data file means IFI is still on, and the cell fails rather
 //! than running in the wrong configuration. A requested state that cannot be reached (IFI on while
@@ -18,8 +18,21 @@ pub const STATE_SQL: &str =
     "SELECT CAST(instant_file_initialization_enabled AS nvarchar(1)) AS ifi \
      FROM sys.dm_server_services WHERE servicename LIKE N'SQL Server (%';";
 
-/// The trace flag that disables IFI.
-pub const TF_NO_IFI: u32 = 1806;
+/// The trace flag that disables IFI on Windows (community sources; not in Microsoft's
+/// trace-flag documentation, hence the zeroing check).
+pub const TF_NO_IFI_WINDOWS: u32 = 1806;
+
+/// The trace flag that disables IFI (fallocate) on Linux, named by Bob Dorr (Microsoft, "SQL
+/// Server on Linux: SetFileValidData vs fallocate").
+pub const TF_NO_IFI_LINUX: u32 = 1805;
+
+/// The trace flag that turns IFI off on `platform`.
+pub fn no_ifi_flag(platform: super::provision::Platform) -> u32 {
+    match platform {
+        super::provision::Platform::Windows => TF_NO_IFI_WINDOWS,
+        super::provision::Platform::Linux => TF_NO_IFI_LINUX,
+    }
+}
 
 /// The trace flags that log file zeroing to the error log.
 pub const TF_LOG_ZEROING: [u32; 2] = [3004, 3605];
@@ -79,13 +92,13 @@ pub fn is_on_globally(rows: &[Row]) -> Result<bool> {
 pub enum IfiAction {
     /// The server is already in the requested state (or none was requested).
     Nothing,
-    /// Turn IFI off with trace flag 1806 and verify it.
+    /// Turn IFI off with the platform's trace flag and verify it.
     DisableWithTraceFlag,
 }
 
-/// Decides how to reach `requested` from the server's `state`; `tf1806` says whether trace flag
-/// 1806 is already on globally. A state dbbench cannot reach is an error that says why.
-pub fn decide(requested: Option<bool>, state: &IfiState, tf1806: bool) -> Result<IfiAction> {
+/// Decides how to reach `requested` from the server's `state`; `flag_on` says whether the
+/// platform's IFI-off trace flag is already on globally. A state dbbench cannot reach is an error that says why.
+pub fn decide(requested: Option<bool>, state: &IfiState, flag_on: bool) -> Result<IfiAction> {
     let unreachable = |reason: String| Error::Unsupported {
         option: "ifi",
         backend: "mssql",
@@ -93,9 +106,9 @@ pub fn decide(requested: Option<bool>, state: &IfiState, tf1806: bool) -> Result
     };
     match (requested, state) {
         (None, _) => Ok(IfiAction::Nothing),
-        (Some(true), _) if tf1806 => Err(unreachable(
-            "ifi = true was requested, but trace flag 1806 is on globally, which turns IFI off; \
-             dbbench does not clear flags it did not set: run DBCC TRACEOFF(1806, -1) first"
+        (Some(true), _) if flag_on => Err(unreachable(
+            "ifi = true was requested, but the IFI-off trace flag (1806/1805) is on globally; \
+             dbbench does not clear flags it did not set: turn it off (DBCC TRACEOFF(<flag>, -1)) first"
                 .into(),
         )),
         (Some(true), IfiState::Enabled) => Ok(IfiAction::Nothing),
@@ -109,9 +122,9 @@ pub fn decide(requested: Option<bool>, state: &IfiState, tf1806: bool) -> Result
             "ifi = true was requested, but this server cannot report its IFI state ({why}), so \
              the run could silently zero-fill its data files"
         ))),
-        (Some(false), _) if tf1806 => Ok(IfiAction::Nothing),
+        (Some(false), _) if flag_on => Ok(IfiAction::Nothing),
         (Some(false), IfiState::Disabled) => Ok(IfiAction::Nothing),
-        // Unknown: TF 1806 plus the zeroing check either reaches the state or proves it cannot.
+        // Unknown: the trace flag plus the zeroing check either reaches the state or proves it cannot.
         (Some(false), IfiState::Enabled | IfiState::Unknown(_)) => {
             Ok(IfiAction::DisableWithTraceFlag)
         }
@@ -269,13 +282,20 @@ mod tests {
     }
 
     #[test]
+    fn each_platform_gets_its_documented_flag() {
+        use super::super::provision::Platform;
+        assert_eq!(no_ifi_flag(Platform::Windows), 1806);
+        assert_eq!(no_ifi_flag(Platform::Linux), 1805);
+    }
+
+    #[test]
     fn trace_flag_statements() {
         insta::assert_snapshot!(format!(
             "{}\n{}\n{}\n{}\n{}",
             STATE_SQL,
-            trace_status_sql(TF_NO_IFI),
+            trace_status_sql(TF_NO_IFI_WINDOWS),
             super::super::instance::render(&[
-                trace_flags_change(&[TF_NO_IFI], "ifi = false"),
+                trace_flags_change(&[TF_NO_IFI_WINDOWS], "ifi = false"),
                 trace_flags_change(&TF_LOG_ZEROING, "verify that data files are zero-filled"),
             ]),
             zeroing_log_sql("dbbench_x"),

@@ -25,6 +25,8 @@ pub struct InstanceChanges {
     undo: Vec<String>,
     /// Descriptions of the applied changes, for the results.
     applied: Vec<String>,
+    /// The work directory where undo that must wait for a restart is recorded.
+    owed_in: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for InstanceChanges {
@@ -42,7 +44,14 @@ impl InstanceChanges {
             settings,
             undo: Vec::new(),
             applied: Vec::new(),
+            owed_in: None,
         }
+    }
+
+    /// Records undo that can only finish after a restart under `work_dir` instead of failing.
+    pub fn owed_in(mut self, work_dir: &std::path::Path) -> Self {
+        self.owed_in = Some(work_dir.to_path_buf());
+        self
     }
 
     /// Applies one change through `conn`. Its undo is recorded first, so a panic while the
@@ -73,11 +82,30 @@ impl InstanceChanges {
     pub async fn restore(&mut self, conn: &mut super::MssqlConnection) -> Result<()> {
         let mut errors = Vec::new();
         while let Some(statement) = self.undo.pop() {
-            if let Err(e) = conn.batch(&statement).await {
-                errors.push(format!(
+            let Err(e) = conn.batch(&statement).await else {
+                continue;
+            };
+            let server = self.settings.server().to_string();
+            let owed = match &self.owed_in {
+                Some(dir) if super::owed::can_wait_for_restart(&statement, &e) => {
+                    super::owed::record(dir, &server, &statement, &e.to_string())
+                        .map(|()| dir)
+                        .map_err(|_| ())
+                }
+                _ => Err(()),
+            };
+            match owed {
+                Ok(dir) => crate::util::console::say(&format!(
+                    "dbbench › mssql: `{}` failed ({e}); an added tempdb file is only empty after \
+                     a restart of SQL Server, so the undo is recorded as owed in {} and dbbench \
+                     finishes it at its next start against {server}",
+                    super::connection::headline(&statement),
+                    super::owed::path(dir).display()
+                )),
+                Err(()) => errors.push(format!(
                     "`{}`: {e}",
                     super::connection::headline(&statement)
-                ));
+                )),
             }
         }
         self.applied.clear();
@@ -95,6 +123,7 @@ impl InstanceChanges {
     fn restore_blocking(&mut self) -> Result<()> {
         let undo = std::mem::take(&mut self.undo);
         let settings = self.settings.clone();
+        let owed_in = self.owed_in.clone();
         let worker = std::thread::spawn(move || -> Result<()> {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -106,6 +135,7 @@ impl InstanceChanges {
                     settings,
                     undo,
                     applied: Vec::new(),
+                    owed_in,
                 };
                 changes.restore(&mut conn).await
             })
@@ -127,7 +157,7 @@ impl Drop for InstanceChanges {
     }
 }
 
-/// One tempdb file as `tempdb.sys.database_files` describes it.
+/// One tempdb data file as `sys.master_files` describes it (its configured, startup size).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TempdbFile {
     /// Logical name.
@@ -152,11 +182,14 @@ impl TempdbFile {
     }
 }
 
-/// The `SELECT` of tempdb's data files.
+/// The `SELECT` of tempdb's data files with their configured sizes. `sys.master_files` holds the
+/// size tempdb is recreated with at startup; `tempdb.sys.database_files` holds the current,
+/// possibly autogrown size, and shrinking back to that would change the startup size (DBCC
+/// SHRINKFILE sets it).
 pub const TEMPDB_FILES_SQL: &str = "SELECT CAST(name AS nvarchar(128)) AS name, \
      CAST(physical_name AS nvarchar(260)) AS physical_name, CAST(size AS bigint) AS size_pages, \
      CAST(growth AS bigint) AS growth, CAST(is_percent_growth AS int) AS is_percent_growth \
-     FROM tempdb.sys.database_files WHERE type = 0 ORDER BY file_id;";
+     FROM sys.master_files WHERE database_id = 2 AND type = 0 ORDER BY file_id;";
 
 /// One instance-level change: a statement and the statements that undo it.
 #[derive(Debug, Clone, PartialEq)]

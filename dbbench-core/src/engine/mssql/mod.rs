@@ -2,26 +2,41 @@
 //! tokio), provisioned exactly as the attribute declares, with the server's own evidence for the
 //! measured window.
 //!
-//! One database per repetition: created from the cell's [`StorageSpec`](crate::StorageSpec),
-//! marked as dbbench's own with an extended property, loaded, measured and dropped (a snapshot
-//! revert would rebuild the log at 0.5 MB and spoil log experiments). Instance-level changes
-//! (trace flag 1806 for `ifi = false`, tempdb files) are recorded with their undo and reverted
-//! after the repetition, also after an error or a panic.
+//! One database per repetition: created from the cell's [`StorageSpec`](crate::StorageSpec)
+//! raised to the server's minimum sizes ([`floors`]), marked as dbbench's own and the mark read
+//! back from inside it ([`marker`]), its files read back against the plan ([`readback`]),
+//! loaded, measured and dropped step by step ([`teardown`]; a snapshot revert would rebuild the
+//! log at 0.5 MB and spoil log experiments). Instance-level changes (the IFI trace flag for
+//! `ifi = false`, tempdb files) are recorded with their undo and reverted after the repetition,
+//! also after an error or a panic; undo that needs a restart is kept as owed ([`owed`]).
+//! Transaction control always goes as a plain batch ([`routing`]).
 
 mod connect;
 mod connection;
 mod creation;
 mod database;
+pub mod double;
 pub mod errors;
 pub mod evidence;
 pub mod fixture;
+pub mod floors;
 pub mod hooks;
+pub mod identity;
 pub mod ifi;
 pub mod instance;
+pub mod marker;
+pub mod owed;
+pub mod preflight;
 pub mod provision;
+pub mod readback;
+pub mod routing;
 pub mod script;
 pub mod server;
+pub mod teardown;
 pub mod tsql;
+
+#[cfg(test)]
+mod suite_specs;
 
 pub use connect::{redact_connection_string, ConnectSettings, ENV};
 pub use connection::{MssqlConnection, TdsClient};
@@ -38,10 +53,11 @@ use crate::model::error::{Error, Result};
 use crate::model::evidence::BackendInfo;
 use crate::model::load::{ErrorKind, Execution};
 use creation::{touches_tempdb, volumes_by_file, Build};
-use database::{claim, drop_owned};
+use database::claim;
 use instance::InstanceChanges;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use teardown::drop_owned;
 
 /// The SQL Server backend: connection settings and what is known about the server.
 #[derive(Debug)]
@@ -50,6 +66,12 @@ pub struct MssqlBackend {
     facts: ServerFacts,
     hooks: Hooks,
     allow_instance_changes: bool,
+    /// The host dbbench runs on, for the ownership marker.
+    host: String,
+    /// When this backend started (seconds since the Unix epoch), for the ownership marker.
+    started: u64,
+    /// Whether undo owed from an earlier run was settled yet (at the first creation).
+    owed_settled: bool,
 }
 
 impl MssqlBackend {
@@ -67,13 +89,31 @@ impl MssqlBackend {
         allow_instance_changes: bool,
     ) -> Result<MssqlBackend> {
         let mut conn = settings.connect(Some("master")).await?;
-        let facts = ServerFacts::read(&mut conn).await?;
+        let volumes = crate::model::volume::Volumes::from_env()?;
+        let facts = ServerFacts::read(&mut conn, &volumes).await?;
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .or_else(|| std::env::var("COMPUTERNAME").ok())
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "unknown-host".into());
         Ok(MssqlBackend {
             settings,
             facts,
             hooks,
             allow_instance_changes,
+            host,
+            started: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            owed_settled: false,
         })
+    }
+
+    /// `storage` raised to this server's minimum file sizes.
+    pub fn floor_storage(&self, storage: &StorageSpec) -> StorageSpec {
+        self.facts.floors.apply(storage)
     }
 
     /// What dbbench learned about the server.
@@ -117,10 +157,7 @@ impl MssqlBackend {
             "instance_changes_allowed",
             on_off(self.allow_instance_changes),
         );
-        put(
-            "wait_filter",
-            "Paul Randal's benign waits, PREEMPTIVE_OS_FILEOPS/WRITEFILE kept".into(),
-        );
+        put("wait_filter", evidence::waits::LIST_VERSION.into());
         BackendInfo {
             kind: "mssql".into(),
             version: self.facts.version.clone(),
@@ -131,6 +168,24 @@ impl MssqlBackend {
     /// Refuses options this server cannot honour before anything is created.
     pub fn check(&self, storage: &StorageSpec) -> Result<()> {
         provision::validate(storage)?;
+        let refusals = self.facts.product.refusals(storage);
+        if let Some((option, _)) = refusals.first() {
+            return Err(Error::Unsupported {
+                option,
+                backend: "mssql",
+                reason: refusals
+                    .iter()
+                    .map(|(o, r)| format!("`{o}`: {r}."))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            });
+        }
+        if let Err(why) = &self.facts.dirs {
+            let placed = !storage.data_on.is_empty() && storage.log_on.is_some();
+            if !placed {
+                return Err(Error::Config(why.clone()));
+            }
+        }
         if touches_tempdb(storage) && !self.allow_instance_changes {
             return Err(Error::Unsupported {
                 option: "tempdb_files",
@@ -161,12 +216,29 @@ impl MssqlBackend {
     pub async fn create(&mut self, plan: &DatabasePlan) -> Result<MssqlDatabase> {
         self.hooks.restart(&self.settings).await?;
         let mut admin = self.settings.connect(Some("master")).await?;
+        if !self.owed_settled {
+            self.owed_settled = true;
+            let (done, still) =
+                owed::settle(&mut admin, &plan.work_dir, self.settings.server()).await?;
+            for statement in done {
+                crate::util::console::say(&format!(
+                    "dbbench › mssql: finished undo owed from an earlier run: {statement}"
+                ));
+            }
+            if !still.is_empty() {
+                crate::util::console::say(&format!(
+                    "dbbench › mssql: undo still owed (restart SQL Server to finish it): {}",
+                    still.join("; ")
+                ));
+            }
+        }
         claim(&mut admin, &plan.name).await?;
         let mut build = Build {
-            changes: InstanceChanges::new(self.settings.clone()),
+            changes: InstanceChanges::new(self.settings.clone()).owed_in(&plan.work_dir),
             created: false,
             counts: BTreeMap::new(),
             unavailable: BTreeMap::new(),
+            ifi_flag: None,
         };
         match creation::build(self, &mut admin, plan, &mut build).await {
             Ok((provision, database_id)) => Ok(MssqlDatabase {
@@ -176,6 +248,7 @@ impl MssqlBackend {
                 volumes: volumes_by_file(&provision.files),
                 files: provision.files,
                 before_window: provision.before_window,
+                chain_check: provision.chain_check,
                 cold_cache: self.hooks.cold_cache,
                 changes: build.changes,
                 window: Mutex::new(None),
@@ -233,11 +306,13 @@ const DEADLOCK: u32 = 1205;
 /// SQL Server: "Lock request time out period exceeded."
 const LOCK_TIMEOUT: u32 = 1222;
 
-/// Error 1205 is a deadlock (retried), 1222 a lock timeout.
+/// Error 1205 is a deadlock (retried), 1222 a lock timeout, 40501/40613 transient (retried).
 fn classify(error: &Error) -> ErrorKind {
     match error {
         Error::Server { code, .. } if *code == DEADLOCK => ErrorKind::Deadlock,
         Error::Server { code, .. } if *code == LOCK_TIMEOUT => ErrorKind::Timeout,
+        // Azure SQL throttling / briefly unavailable: retrying the transaction is the remedy.
+        Error::Server { code, .. } if errors::is_transient(*code) => ErrorKind::Busy,
         other => common_kind(other).unwrap_or(ErrorKind::Other),
     }
 }

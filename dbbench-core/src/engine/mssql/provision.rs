@@ -8,6 +8,7 @@
 //! by `MODIFY FILE` in equal steps up to `log_size`, as the VLF article pre-grows in 4000 MB steps,
 //! so its VLF count follows the step size rather than the final size.
 
+use super::floors::Floors;
 use super::tsql::{filegrowth, ident, kb, literal};
 use crate::model::config::{Growth, Recovery, StorageSpec};
 use crate::model::error::{Error, Result};
@@ -15,15 +16,14 @@ use crate::model::evidence::FileKind;
 use crate::model::units::EXTENT;
 use crate::model::volume::Volumes;
 
-/// The name of the extended property that marks a database as created by dbbench.
-pub const OWNER_PROPERTY: &str = "dbbench_owner";
+pub use super::marker::OWNER_PROPERTY;
 
 /// The operating system SQL Server runs on, which decides path syntax and the null device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Platform {
-    /// Windows: `D:\data\x.mdf`, backups to `NUL`.
+    /// Windows: `D:\data\x.mdf`.
     Windows,
-    /// Linux (including containers): `/var/opt/mssql/data/x.mdf`, backups to `/dev/null`.
+    /// Linux (including containers): `/var/opt/mssql/data/x.mdf`.
     Linux,
 }
 
@@ -47,12 +47,12 @@ impl Platform {
         }
     }
 
-    /// Where a backup that only starts the log chain is written.
+    /// Where a backup that only starts the log chain is written: `NUL` on both platforms. SQL
+    /// Server on Linux maps `NUL` to its null device, while `/dev/null` is reported to fail
+    /// there (Msg 3634, OS error 31, 'DiskChangeFileSize'; olahallengren/
+    /// sql-server-maintenance-solution#409).
     pub fn null_device(&self) -> &'static str {
-        match self {
-            Platform::Windows => "NUL",
-            Platform::Linux => "/dev/null",
-        }
+        "NUL"
     }
 }
 
@@ -76,6 +76,10 @@ pub struct PlannedFile {
     pub kind: FileKind,
     /// The volume name it was placed on, if any.
     pub volume: Option<String>,
+    /// The size it must have once configured (the log's after pre-growth), if declared.
+    pub size: Option<u64>,
+    /// Its declared growth, if any.
+    pub growth: Option<Growth>,
 }
 
 /// Every statement that creates and configures one database, in execution order.
@@ -83,13 +87,16 @@ pub struct PlannedFile {
 pub struct Provision {
     /// The files, data files first.
     pub files: Vec<PlannedFile>,
-    /// `CREATE DATABASE` and the ownership marker.
+    /// `CREATE DATABASE` (the ownership marker follows it: [`marker`](super::marker)).
     pub create: Vec<String>,
     /// Log pre-growth, recovery model and MAXDOP, run right after creation.
     pub configure: Vec<String>,
     /// Run after the fixture is loaded and before the window opens: the full backup that makes
     /// FULL recovery real (until the first full backup the log truncates as in SIMPLE).
     pub before_window: Vec<String>,
+    /// Run after `before_window`: the query whose `last_log_backup_lsn` must not be NULL, proof
+    /// that the log chain started (FULL and BULK_LOGGED only).
+    pub chain_check: Option<String>,
 }
 
 /// What [`plan`] needs besides the storage spec.
@@ -99,12 +106,12 @@ pub struct Target<'a> {
     pub name: &'a str,
     /// Named volumes (`DBBENCH_VOLUMES`), bound to directories on the server.
     pub volumes: &'a Volumes,
-    /// The server's default directories.
-    pub defaults: &'a ServerDirs,
+    /// The server's default directories, or the sentence saying what to set.
+    pub defaults: std::result::Result<&'a ServerDirs, &'a str>,
     /// The server's platform.
     pub platform: Platform,
-    /// The value of the ownership marker.
-    pub marker: &'a str,
+    /// The server's minimum file sizes, applied before anything else.
+    pub floors: &'a Floors,
 }
 
 /// Refuses specs that cannot be provisioned on any SQL Server.
@@ -127,12 +134,21 @@ pub fn validate(spec: &StorageSpec) -> Result<()> {
 /// The statements that create `target.name` in the configuration `spec`.
 pub fn plan(spec: &StorageSpec, target: &Target<'_>) -> Result<Provision> {
     validate(spec)?;
+    // Idempotent: a spec the runner already floored is unchanged.
+    let floored = target.floors.apply(spec);
+    let spec = &floored;
     let db = ident(target.name);
-    let files = place_files(spec, target)?;
+    let mut files = place_files(spec, target)?;
     let per_file = spec
         .data_size
         .map(|s| (s.bytes / spec.data_files as u64).div_ceil(EXTENT).max(1) * EXTENT);
     let log_steps = log_sizes(spec);
+    for file in &mut files {
+        (file.size, file.growth) = match file.kind {
+            FileKind::Data => (per_file, spec.growth),
+            FileKind::Log => (log_steps.last().copied(), spec.log_growth),
+        };
+    }
 
     let spec_of = |file: &PlannedFile, size: Option<u64>, growth: Option<Growth>| {
         let mut parts = vec![
@@ -161,12 +177,6 @@ pub fn plan(spec: &StorageSpec, target: &Target<'_>) -> Result<Provision> {
         data.join(",\n"),
         spec_of(log_file, log_steps.first().copied(), spec.log_growth)
     );
-    let marker = format!(
-        "EXEC {db}.sys.sp_addextendedproperty @name = {}, @value = {};",
-        literal(OWNER_PROPERTY),
-        literal(target.marker)
-    );
-
     let mut configure: Vec<String> = log_steps
         .iter()
         .skip(1)
@@ -179,6 +189,7 @@ pub fn plan(spec: &StorageSpec, target: &Target<'_>) -> Result<Provision> {
         })
         .collect();
     let mut before_window = Vec::new();
+    let mut chain_check = None;
     if let Some(recovery) = spec.recovery {
         let model = match recovery {
             Recovery::Simple => "SIMPLE",
@@ -193,6 +204,7 @@ pub fn plan(spec: &StorageSpec, target: &Target<'_>) -> Result<Provision> {
                 "BACKUP DATABASE {db} TO DISK = {};",
                 literal(target.platform.null_device())
             ));
+            chain_check = Some(chain_check_sql(target.name));
         }
     }
     if let Some(maxdop) = spec.maxdop {
@@ -203,10 +215,21 @@ pub fn plan(spec: &StorageSpec, target: &Target<'_>) -> Result<Provision> {
     }
     Ok(Provision {
         files,
-        create: vec![create_db, marker],
+        create: vec![create_db],
         configure,
         before_window,
+        chain_check,
     })
+}
+
+/// The start of the log chain of `name`: `last_log_backup_lsn` is NULL until a full backup in
+/// FULL or BULK_LOGGED recovery has been taken (until then the log truncates as in SIMPLE).
+pub fn chain_check_sql(name: &str) -> String {
+    format!(
+        "SELECT CAST(last_log_backup_lsn AS nvarchar(40)) AS last_log_backup_lsn \
+         FROM sys.database_recovery_status WHERE database_id = DB_ID({});",
+        literal(name)
+    )
 }
 
 /// The log's size at creation followed by each pre-growth target, in bytes; empty when the spec
@@ -230,10 +253,11 @@ pub fn log_sizes(spec: &StorageSpec) -> Vec<u64> {
 /// Logical and physical names of every file: data files round robin over `data_on`, the log on
 /// `log_on`, the server's default directories otherwise.
 fn place_files(spec: &StorageSpec, target: &Target<'_>) -> Result<Vec<PlannedFile>> {
-    let dir_of = |volume: Option<&str>, default: &str| -> Result<String> {
-        match volume {
-            Some(v) => Ok(target.volumes.resolve(v)?.to_string_lossy().into_owned()),
-            None => Ok(default.to_string()),
+    let dir_of = |volume: Option<&str>, default: fn(&ServerDirs) -> &str| -> Result<String> {
+        match (volume, target.defaults) {
+            (Some(v), _) => Ok(target.volumes.resolve(v)?.to_string_lossy().into_owned()),
+            (None, Ok(dirs)) => Ok(default(dirs).to_string()),
+            (None, Err(why)) => Err(Error::Config(why.to_string())),
         }
     };
     let mut files = Vec::new();
@@ -243,24 +267,24 @@ fn place_files(spec: &StorageSpec, target: &Target<'_>) -> Result<Vec<PlannedFil
         let file = format!("{}_data_{}.{ext}", target.name, i + 1);
         files.push(PlannedFile {
             logical: format!("data_{}", i + 1),
-            physical: join(
-                &dir_of(volume, &target.defaults.data)?,
-                &file,
-                target.platform,
-            ),
+            physical: join(&dir_of(volume, |d| &d.data)?, &file, target.platform),
             kind: FileKind::Data,
             volume: volume.map(str::to_string),
+            size: None,
+            growth: None,
         });
     }
     files.push(PlannedFile {
         logical: "log".into(),
         physical: join(
-            &dir_of(spec.log_on, &target.defaults.log)?,
+            &dir_of(spec.log_on, |d| &d.log)?,
             &format!("{}_log.ldf", target.name),
             target.platform,
         ),
         kind: FileKind::Log,
         volume: spec.log_on.map(str::to_string),
+        size: None,
+        growth: None,
     });
     Ok(files)
 }
@@ -282,28 +306,10 @@ pub fn exists_sql(name: &str) -> String {
     )
 }
 
-/// `SELECT` of the ownership marker of an existing database (no row when it has none).
-pub fn marker_sql(name: &str) -> String {
-    format!(
-        "SELECT CAST(value AS nvarchar(4000)) AS marker FROM {}.sys.extended_properties \
-         WHERE class = 0 AND name = {};",
-        ident(name),
-        literal(OWNER_PROPERTY)
-    )
-}
-
-/// The statements that drop a database dbbench owns (after its marker was checked).
-pub fn drop_sql(name: &str) -> Vec<String> {
-    let db = ident(name);
-    vec![
-        format!("ALTER DATABASE {db} SET SINGLE_USER WITH ROLLBACK IMMEDIATE;"),
-        format!("DROP DATABASE {db};"),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::mssql::suite_specs::test_floors;
     use crate::model::config::Size;
 
     const MB: u64 = 1024 * 1024;
@@ -325,20 +331,26 @@ mod tests {
                 log: "/var/opt/mssql/data/".into(),
             },
         };
+        let floors = test_floors();
         let target = Target {
             name: "dbbench_vlf_doubling_test_1_r0_4242",
             volumes,
-            defaults: &defaults,
+            defaults: Ok(&defaults),
             platform,
-            marker: "created by dbbench 0.1.0",
+            floors: &floors,
         };
         let p = plan(spec, &target).unwrap();
         let mut out = String::new();
-        for (phase, statements) in [
+        let chain: Vec<String> = p.chain_check.iter().cloned().collect();
+        let mut phases = vec![
             ("create", &p.create),
             ("configure", &p.configure),
             ("before_window", &p.before_window),
-        ] {
+        ];
+        if !chain.is_empty() {
+            phases.push(("chain_check (last_log_backup_lsn must not be NULL)", &chain));
+        }
+        for (phase, statements) in phases {
             out.push_str(&format!("-- {phase}\n"));
             for s in statements {
                 out.push_str(s);
@@ -450,15 +462,25 @@ mod tests {
             ..StorageSpec::DEFAULT
         };
         let defaults = dirs();
+        let floors = test_floors();
         let target = Target {
             name: "dbbench_x",
             volumes: &Volumes::default(),
-            defaults: &defaults,
+            defaults: Ok(&defaults),
             platform: Platform::Windows,
-            marker: "m",
+            floors: &floors,
         };
         let err = plan(&spec, &target).unwrap_err().to_string();
         assert!(err.contains("DBBENCH_VOLUMES"), "{err}");
+        // No default directory known: the sentence of start-up says what to set.
+        let no_dirs = Target {
+            defaults: Err("set DBBENCH_VOLUMES=\"data=…,log=…\""),
+            ..target.clone()
+        };
+        let err = plan(&StorageSpec::DEFAULT, &no_dirs)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("set DBBENCH_VOLUMES"), "{err}");
         let pregrow = StorageSpec {
             log_pregrow: Some(Size::new(MB, "1MB")),
             ..StorageSpec::DEFAULT
@@ -474,8 +496,8 @@ mod tests {
         insta::assert_snapshot!(format!(
             "{}\n{}\n{}",
             exists_sql("dbbench_a"),
-            marker_sql("dbbench_a"),
-            drop_sql("dbbench_a").join("\n")
+            super::super::marker::read_property_sql("dbbench_a"),
+            super::super::teardown::single_user_and_drop_sql("dbbench_a")
         ));
     }
 
@@ -487,7 +509,8 @@ mod tests {
             Platform::Linux
         );
         assert_eq!(Platform::detect(None, "D:\\data"), Platform::Windows);
-        assert_eq!(Platform::Linux.null_device(), "/dev/null");
+        assert_eq!(Platform::Linux.null_device(), "NUL");
+        assert_eq!(Platform::Windows.null_device(), "NUL");
         assert_eq!(join("/a", "b", Platform::Linux), "/a/b");
         assert_eq!(join("C:\\a\\", "b", Platform::Windows), "C:\\a\\b");
     }

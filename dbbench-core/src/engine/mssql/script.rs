@@ -3,9 +3,9 @@
 //! exactly these steps in this order, so the rendered script in the snapshots is what runs on the
 //! server.
 
-use super::ifi;
 use super::instance::Change;
 use super::provision::Provision;
+use super::{ifi, marker, readback};
 
 /// One step of the creation script.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,33 +22,54 @@ pub enum Step {
     VerifyZeroing(String),
     /// Undoes the probe changes.
     EndProbe,
+    /// Marks the new database as dbbench's and reads the mark back from inside it.
+    Mark(Owner),
+    /// Reads the created files back and compares them with the plan.
+    ReadBack(String),
     /// Any other statement.
     Run(String),
+}
+
+/// Who marks the database: the marker text and what the marker table records.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Owner {
+    /// The database.
+    pub db: String,
+    /// The marker text ([`marker::marker_text`]).
+    pub marker: String,
+    /// The host dbbench runs on.
+    pub host: String,
+    /// dbbench's process id.
+    pub pid: u32,
+    /// When the process started, seconds since the Unix epoch.
+    pub started: u64,
 }
 
 /// What the script is built from besides the provisioning statements.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Inputs {
-    /// Turn IFI off with trace flag 1806 and verify it.
-    pub disable_ifi: bool,
+    /// Turn IFI off with this trace flag (the platform's) and verify it.
+    pub disable_ifi: Option<u32>,
     /// Zero-fill logging flags not already on (set only while creating).
     pub probe_flags: Vec<u32>,
     /// tempdb changes.
     pub tempdb: Vec<Change>,
+    /// The ownership marker.
+    pub owner: Owner,
 }
 
 /// The steps that create database `name` as `provision` says.
 pub fn steps(name: &str, provision: &Provision, inputs: &Inputs) -> Vec<Step> {
     let mut out = Vec::new();
-    if inputs.disable_ifi {
+    if let Some(flag) = inputs.disable_ifi {
         out.push(Step::Instance(ifi::trace_flags_change(
-            &[ifi::TF_NO_IFI],
+            &[flag],
             "ifi = false",
         )));
-        out.push(Step::ConfirmTraceFlag(ifi::TF_NO_IFI));
+        out.push(Step::ConfirmTraceFlag(flag));
     }
     out.extend(inputs.tempdb.iter().cloned().map(Step::Instance));
-    let verify = inputs.disable_ifi;
+    let verify = inputs.disable_ifi.is_some();
     if verify && !inputs.probe_flags.is_empty() {
         out.push(Step::Probe(ifi::trace_flags_change(
             &inputs.probe_flags,
@@ -63,7 +84,11 @@ pub fn steps(name: &str, provision: &Provision, inputs: &Inputs) -> Vec<Step> {
         out.push(Step::VerifyZeroing(ifi::zeroing_log_sql(name)));
         out.push(Step::EndProbe);
     }
+    // The mark comes before any other work in the database, so a server that cannot hold it is
+    // refused before the body could run.
+    out.push(Step::Mark(inputs.owner.clone()));
     out.extend(create.chain(&provision.configure).cloned().map(Step::Run));
+    out.push(Step::ReadBack(readback::files_sql(name)));
     out
 }
 
@@ -85,6 +110,17 @@ pub fn render(steps: &[Step], probe_undo: &[Change]) -> String {
             Step::VerifyZeroing(sql) => out.push_str(&format!(
                 "-- every data file must have a 'Zeroing' line\n{sql}\n"
             )),
+            Step::Mark(o) => out.push_str(&format!(
+                "{}\n-- must return the marker:\n{}\n-- else (the property is not inside the database):\n{}\n{}\n-- must return the marker, else the database is dropped and the cell refused:\n{}\n",
+                marker::add_property_sql(&o.db, &o.marker),
+                marker::read_property_sql(&o.db),
+                marker::stray_property_cleanup_sql(&o.marker),
+                marker::add_table_sql(&o.db, &o.marker, &o.host, o.pid, o.started),
+                marker::read_table_sql(&o.db),
+            )),
+            Step::ReadBack(sql) => out.push_str(&format!(
+                "-- every file must match the plan (size, growth); no rows = unavailable\n{sql}\n"
+            )),
             Step::EndProbe => {
                 for change in probe_undo {
                     for undo in &change.undo {
@@ -98,10 +134,11 @@ pub fn render(steps: &[Step], probe_undo: &[Change]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::engine::mssql::instance::{tempdb_plan, TempdbFile};
     use crate::engine::mssql::provision::{plan, Platform, ServerDirs, Target};
+    use crate::engine::mssql::suite_specs::test_floors;
     use crate::model::config::{Growth, Recovery, Size, StorageSpec};
     use crate::model::volume::Volumes;
 
@@ -131,9 +168,9 @@ mod tests {
             &Target {
                 name,
                 volumes: &Volumes::default(),
-                defaults: &dirs,
+                defaults: Ok(&dirs),
                 platform: Platform::Linux,
-                marker: "created by dbbench 0.1.0",
+                floors: &test_floors(),
             },
         )
         .unwrap();
@@ -150,9 +187,10 @@ mod tests {
         )
         .unwrap();
         let inputs = Inputs {
-            disable_ifi: true,
+            disable_ifi: Some(ifi::no_ifi_flag(Platform::Linux)),
             probe_flags: ifi::TF_LOG_ZEROING.to_vec(),
             tempdb,
+            owner: test_owner(name),
         };
         let steps = steps(name, &provision, &inputs);
         let probe: Vec<Change> = steps
@@ -165,21 +203,38 @@ mod tests {
         insta::assert_snapshot!(render(&steps, &probe));
     }
 
+    /// The owner of the snapshots: a fixed host, pid and start.
+    pub(crate) fn test_owner(db: &str) -> Owner {
+        Owner {
+            db: db.into(),
+            marker: marker::marker_text("bench-host", 4242, 1_780_000_000),
+            host: "bench-host".into(),
+            pid: 4242,
+            started: 1_780_000_000,
+        }
+    }
+
     #[test]
     fn no_ifi_request_means_no_instance_step() {
         let provision = Provision {
             files: Vec::new(),
-            create: vec!["CREATE DATABASE [x];".into(), "EXEC marker;".into()],
+            create: vec!["CREATE DATABASE [x];".into()],
             configure: vec!["ALTER x;".into()],
             before_window: Vec::new(),
+            chain_check: None,
         };
-        let steps = steps("x", &provision, &Inputs::default());
+        let inputs = Inputs {
+            owner: test_owner("x"),
+            ..Inputs::default()
+        };
+        let steps = steps("x", &provision, &inputs);
         assert_eq!(
             steps,
             vec![
                 Step::Create("CREATE DATABASE [x];".into()),
-                Step::Run("EXEC marker;".into()),
+                Step::Mark(test_owner("x")),
                 Step::Run("ALTER x;".into()),
+                Step::ReadBack(readback::files_sql("x")),
             ]
         );
     }

@@ -5,19 +5,24 @@
 //! `SERVERPROPERTY` returns `sql_variant`, which tiberius does not decode everywhere: every such
 //! column is cast to a plain type in the query.
 
+use super::floors::{Floors, MODEL_SIZE_SQL};
+use super::identity::Product;
 use super::ifi::{self, IfiState};
 use super::provision::{Platform, ServerDirs};
 use super::MssqlConnection;
 use crate::model::error::{Error, Result};
+use crate::model::value::Row;
+use crate::model::volume::Volumes;
 use std::collections::BTreeMap;
 
-/// The properties query; every `sql_variant` is cast.
+/// The properties query; every `sql_variant` is cast (tiberius panics on a bare one).
 pub const PROPERTIES_SQL: &str = "SELECT \
      CAST(SERVERPROPERTY('ProductVersion') AS nvarchar(128)) AS product_version, \
      CAST(SERVERPROPERTY('ProductLevel') AS nvarchar(128)) AS product_level, \
      CAST(SERVERPROPERTY('ProductUpdateLevel') AS nvarchar(128)) AS product_update_level, \
      CAST(SERVERPROPERTY('Edition') AS nvarchar(128)) AS edition, \
      CAST(SERVERPROPERTY('EngineEdition') AS int) AS engine_edition, \
+     CAST(SERVERPROPERTY('Babelfish') AS nvarchar(128)) AS babelfish, \
      CAST(SERVERPROPERTY('InstanceDefaultDataPath') AS nvarchar(4000)) AS default_data_path, \
      CAST(SERVERPROPERTY('InstanceDefaultLogPath') AS nvarchar(4000)) AS default_log_path, \
      CAST(SERVERPROPERTY('MachineName') AS nvarchar(128)) AS machine_name, \
@@ -28,9 +33,10 @@ pub const PROPERTIES_SQL: &str = "SELECT \
 pub const HOST_SQL: &str =
     "SELECT CAST(host_platform AS nvarchar(256)) AS host_platform FROM sys.dm_os_host_info;";
 
-/// The directory of master's data file, for servers without `InstanceDefaultDataPath`.
-pub const MASTER_PATH_SQL: &str = "SELECT CAST(physical_name AS nvarchar(4000)) AS physical_name \
-     FROM sys.master_files WHERE database_id = 1 AND file_id = 1;";
+/// master's data and log files, for servers without `InstanceDefaultDataPath`/`LogPath`.
+pub const MASTER_PATH_SQL: &str = "SELECT CAST(type AS int) AS type, \
+     CAST(physical_name AS nvarchar(4000)) AS physical_name \
+     FROM sys.master_files WHERE database_id = 1 ORDER BY file_id;";
 
 /// The recovery model new databases inherit.
 pub const MODEL_RECOVERY_SQL: &str =
@@ -46,26 +52,97 @@ pub struct ServerFacts {
     pub major: u32,
     /// `Edition` (`Developer Edition (64-bit)`).
     pub edition: String,
-    /// `EngineEdition`: 5 is Azure SQL Database, 8 Azure SQL Managed Instance.
+    /// `EngineEdition`: 5 is Azure SQL Database, 8 Azure SQL Managed Instance, 9 Azure SQL Edge.
     pub engine_edition: i64,
+    /// The product answering on the port.
+    pub product: Product,
     /// Windows or Linux.
     pub platform: Platform,
-    /// Default directories for new files.
-    pub dirs: ServerDirs,
+    /// Default directories for new files, or the sentence saying what to set.
+    pub dirs: std::result::Result<ServerDirs, String>,
+    /// Minimum file sizes, from `model`.
+    pub floors: Floors,
     /// IFI state of the service.
     pub ifi: IfiState,
-    /// Whether trace flag 1806 was on globally when dbbench started.
-    pub tf1806: std::result::Result<bool, String>,
+    /// Whether the platform's IFI-off trace flag was on globally when dbbench started.
+    pub tf_no_ifi: std::result::Result<bool, String>,
     /// Everything recorded as preconditions.
     pub preconditions: BTreeMap<String, String>,
     /// The version line for the results.
     pub version: String,
 }
 
+/// The directories new files go to: the server's defaults, else master's directories, else the
+/// volumes `data` and `log` of `DBBENCH_VOLUMES`; otherwise a sentence saying what to set.
+pub fn default_dirs(
+    properties: (&str, &str),
+    master_files: std::result::Result<&[Row], String>,
+    volumes: &Volumes,
+) -> (std::result::Result<ServerDirs, String>, String) {
+    let dir_of = |path: &str| path[..path.rfind(['\\', '/']).unwrap_or(0)].to_string();
+    let (mut data, mut log) = (properties.0.to_string(), properties.1.to_string());
+    let mut source = "SERVERPROPERTY('InstanceDefaultDataPath'/'InstanceDefaultLogPath')";
+    let mut master_note = String::new();
+    if data.is_empty() || log.is_empty() {
+        match &master_files {
+            Ok(rows) => {
+                let path = |kind: i64| {
+                    rows.iter()
+                        .find(|r| r.get_named::<i64>("type").ok() == Some(kind))
+                        .and_then(|r| r.get_named::<String>("physical_name").ok())
+                        .map(|p| dir_of(p.trim()))
+                        .filter(|d| !d.is_empty())
+                };
+                if let Some(d) = path(0) {
+                    source = "the directories of master's files (sys.master_files)";
+                    if data.is_empty() {
+                        data = d.clone();
+                    }
+                    if log.is_empty() {
+                        log = path(1).unwrap_or(d);
+                    }
+                } else {
+                    master_note = "sys.master_files has no row for master".into();
+                }
+            }
+            Err(e) => master_note = format!("sys.master_files: {e}"),
+        }
+    }
+    if data.is_empty() || log.is_empty() {
+        let bound = |name: &str| {
+            volumes
+                .resolve(name)
+                .ok()
+                .map(|p| p.to_string_lossy().into_owned())
+        };
+        if let Some(d) = bound("data") {
+            source = "the volumes `data` and `log` of DBBENCH_VOLUMES";
+            if data.is_empty() {
+                data = d.clone();
+            }
+            if log.is_empty() {
+                log = bound("log").unwrap_or(d);
+            }
+        }
+    }
+    if data.is_empty() || log.is_empty() {
+        return (
+            Err(format!(
+                "the server reports no default data or log directory \
+                 (SERVERPROPERTY('InstanceDefaultDataPath') is NULL; {master_note}): set \
+                 DBBENCH_VOLUMES=\"data=<directory on the server>,log=<directory on the server>\" \
+                 or declare data_on/log_on for every cell"
+            )),
+            "none".into(),
+        );
+    }
+    (Ok(ServerDirs { data, log }), source.to_string())
+}
+
 impl ServerFacts {
     /// Reads the facts through `conn` (connected to master). Only the properties query must
     /// succeed; every other fact records why it is unknown.
-    pub async fn read(conn: &mut MssqlConnection) -> Result<ServerFacts> {
+    pub async fn read(conn: &mut MssqlConnection, volumes: &Volumes) -> Result<ServerFacts> {
         let rows = conn.query(PROPERTIES_SQL, &[]).await?;
         let row = rows
             .first()
@@ -89,6 +166,9 @@ impl ServerFacts {
             .ok()
             .flatten()
             .unwrap_or(0);
+        let version_text = text("version_text");
+        let babelfish = text("babelfish");
+        let product = Product::detect(&version_text, engine_edition, Some(&babelfish));
         let mut pre = BTreeMap::new();
         let mut note = |k: &str, v: String| {
             pre.insert(k.to_string(), v);
@@ -100,32 +180,28 @@ impl ServerFacts {
                 .and_then(|r| r.get::<Option<String>>(0).ok().flatten()),
             Err(_) => None,
         };
-        let mut data_dir = text("default_data_path");
-        let mut log_dir = text("default_log_path");
-        if data_dir.is_empty() || log_dir.is_empty() {
-            let master = conn.query(MASTER_PATH_SQL, &[]).await?;
-            let path: String = master
-                .first()
-                .ok_or_else(|| Error::msg("sys.master_files has no row for master"))?
-                .get(0)?;
-            let dir = path[..path.rfind(['\\', '/']).unwrap_or(0)].to_string();
-            if data_dir.is_empty() {
-                data_dir = dir.clone();
-            }
-            if log_dir.is_empty() {
-                log_dir = dir;
-            }
-        }
-        let platform = Platform::detect(host.as_deref(), &data_dir);
+        let (data_prop, log_prop) = (text("default_data_path"), text("default_log_path"));
+        let master = if data_prop.is_empty() || log_prop.is_empty() {
+            conn.query(MASTER_PATH_SQL, &[])
+                .await
+                .map_err(|e| e.to_string())
+        } else {
+            Ok(Vec::new())
+        };
+        let (dirs, dirs_source) = default_dirs(
+            (&data_prop, &log_prop),
+            master.as_deref().map_err(Clone::clone),
+            volumes,
+        );
+        let sample = dirs.as_ref().map(|d| d.data.clone()).unwrap_or_default();
+        let platform = Platform::detect(host.as_deref(), &sample);
 
         let ifi = match conn.query(ifi::STATE_SQL, &[]).await {
             Ok(rows) => IfiState::from_rows(&rows),
             Err(e) => IfiState::Unknown(e.to_string()),
         };
-        let tf1806 = match conn
-            .query(&ifi::trace_status_sql(ifi::TF_NO_IFI), &[])
-            .await
-        {
+        let tf = ifi::no_ifi_flag(platform);
+        let tf_no_ifi = match conn.query(&ifi::trace_status_sql(tf), &[]).await {
             Ok(rows) => ifi::is_on_globally(&rows).map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
         };
@@ -136,6 +212,11 @@ impl ServerFacts {
                 .unwrap_or_default(),
             Err(e) => format!("unknown ({e})"),
         };
+        let model = conn
+            .query(MODEL_SIZE_SQL, &[])
+            .await
+            .map_err(|e| e.to_string());
+        let floors = Floors::from_model(model.as_deref().map_err(Clone::clone));
 
         let level = [text("product_level"), text("product_update_level")]
             .into_iter()
@@ -143,19 +224,42 @@ impl ServerFacts {
             .collect::<Vec<_>>()
             .join(" ");
         let edition = text("edition");
+        note("product", product.name().to_string());
+        note(
+            "version_text",
+            version_text
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
         note("product_version", product_version.clone());
         note("product_level", level.clone());
         note("edition", edition.clone());
         note("engine_edition", engine_edition.to_string());
         note("host_platform", format!("{platform:?}").to_lowercase());
         note("machine_name", text("machine_name"));
-        note("default_data_path", data_dir.clone());
-        note("default_log_path", log_dir.clone());
+        match &dirs {
+            Ok(d) => {
+                note("default_data_path", d.data.clone());
+                note("default_log_path", d.log.clone());
+            }
+            Err(why) => note("default_data_path", format!("unknown: {why}")),
+        }
+        note("default_paths_from", dirs_source);
         note("model_recovery", model_recovery);
+        note("size floors", floors.describe());
         note("ifi", ifi.describe());
+        if major >= 16 {
+            note(
+                "ifi_log_2022",
+                "SQL Server 2022 gives log growths up to 64 MB IFI whatever the service's \
+                 privilege; larger log growths are zeroed"
+                    .into(),
+            );
+        }
         note(
-            "trace_flag_1806_global",
-            match &tf1806 {
+            &format!("trace_flag_{tf}_global"),
+            match &tf_no_ifi {
                 Ok(true) => "on".into(),
                 Ok(false) => "off".into(),
                 Err(e) => format!("unknown ({e})"),
@@ -170,7 +274,8 @@ impl ServerFacts {
             },
         );
         let version = format!(
-            "Microsoft SQL Server {product_version}{} {edition}",
+            "{} {product_version}{} {edition}",
+            product.name(),
             if level.is_empty() {
                 String::new()
             } else {
@@ -182,15 +287,14 @@ impl ServerFacts {
             major,
             edition,
             engine_edition,
+            product,
             platform,
-            dirs: ServerDirs {
-                data: data_dir,
-                log: log_dir,
-            },
+            dirs,
+            floors,
             ifi,
-            tf1806,
+            tf_no_ifi,
             preconditions: pre,
-            version,
+            version: version.trim_end().to_string(),
         })
     }
 }
@@ -198,6 +302,7 @@ impl ServerFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::value::Value;
 
     #[test]
     fn every_server_property_is_cast() {
@@ -207,7 +312,51 @@ mod tests {
             PROPERTIES_SQL.matches("CAST(SERVERPROPERTY(").count()
         );
         insta::assert_snapshot!(format!(
-            "{PROPERTIES_SQL}\n{HOST_SQL}\n{MASTER_PATH_SQL}\n{MODEL_RECOVERY_SQL}"
+            "{PROPERTIES_SQL}\n{HOST_SQL}\n{MASTER_PATH_SQL}\n{MODEL_RECOVERY_SQL}\n{MODEL_SIZE_SQL}"
         ));
+    }
+
+    fn master_rows(paths: &[(i64, &str)]) -> Vec<Row> {
+        crate::engine::mssql::double::rows(
+            &["type", "physical_name"],
+            paths
+                .iter()
+                .map(|(t, p)| vec![Value::Int(*t), Value::Text(p.to_string())])
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn default_paths_fall_back_in_order() {
+        let none = Volumes::default();
+        let (dirs, from) = default_dirs(
+            ("/var/opt/mssql/data/", "/var/opt/mssql/log/"),
+            Ok(&[]),
+            &none,
+        );
+        assert_eq!(dirs.unwrap().log, "/var/opt/mssql/log/");
+        assert!(from.starts_with("SERVERPROPERTY"), "{from}");
+        let master = master_rows(&[(0, "D:\\SQL\\master.mdf"), (1, "L:\\Logs\\mastlog.ldf")]);
+        let (dirs, from) = default_dirs(("", ""), Ok(&master), &none);
+        let dirs = dirs.unwrap();
+        assert_eq!(
+            (dirs.data.as_str(), dirs.log.as_str()),
+            ("D:\\SQL", "L:\\Logs")
+        );
+        assert!(from.contains("sys.master_files"), "{from}");
+        // Babelfish: no property, no master_files row; DBBENCH_VOLUMES names the directories.
+        let volumes = Volumes::parse("data=/srv/data").unwrap();
+        let (dirs, from) = default_dirs(("", ""), Ok(&[]), &volumes);
+        assert_eq!(dirs.unwrap().log, "/srv/data");
+        assert!(from.contains("DBBENCH_VOLUMES"), "{from}");
+        let (dirs, _) = default_dirs(("", ""), Ok(&[]), &none);
+        let why = dirs.unwrap_err();
+        assert!(
+            why.contains("sys.master_files has no row for master")
+                && why.contains("set DBBENCH_VOLUMES"),
+            "{why}"
+        );
+        let (dirs, _) = default_dirs(("", ""), Err("error 229: denied".into()), &none);
+        assert!(dirs.unwrap_err().contains("error 229"));
     }
 }

@@ -266,7 +266,7 @@ where
                     // The transaction may be open (a statement failed) or gone already (BEGIN
                     // failed, or the server rolled it back); in both cases the connection must
                     // leave it, and a failing rollback means there was nothing left to undo.
-                    let _ = conn.execute(sql.rollback).await;
+                    let _ = conn.batch(sql.rollback).await;
                     let stopping = self.shared.stop.load(Ordering::Relaxed);
                     if !kind.retryable() || attempt >= self.shared.load.max_retries || stopping {
                         return Err(Error::msg(format!(
@@ -297,7 +297,9 @@ where
         attempt: u32,
     ) -> Result<u64> {
         let workers = u64::from(self.shared.load.workers);
-        conn.execute(sql.begin).await?;
+        // Transaction control goes as a plain batch: on SQL Server an RPC (sp_executesql) may
+        // not change the transaction count (error 266).
+        conn.batch(sql.begin).await?;
         let mut rows = 0;
         for position in 0..n {
             let sequence = first + position;
@@ -312,7 +314,7 @@ where
             };
             rows += (self.shared.statement)(conn, op).await?;
         }
-        conn.execute(sql.commit).await?;
+        conn.batch(sql.commit).await?;
         Ok(rows)
     }
 }

@@ -4,8 +4,11 @@
 //! by the real time between them; running totals such as `Log Growths` count from the window's
 //! start.
 //!
-//! Named instances prefix `object_name` with `MSSQL$NAME:`, so objects are matched with
-//! `LIKE '%:Databases'`; names are `nchar(128)` and trimmed.
+//! `object_name`, `counter_name` and `instance_name` are `nchar(128)`: blank-padded, and with
+//! nchar operands trailing blanks are significant in `LIKE` (the LIKE documentation's own
+//! example), so `object_name LIKE N'%:Databases'` matches no row on any version. Every name is
+//! compared as `RTRIM(…)`. Default instances prefix objects with `SQLServer:`, named instances
+//! with `MSSQL$NAME:`; the suffix after the colon is matched, on the server and again here.
 
 use super::super::tsql::literal;
 use crate::model::error::Result;
@@ -44,11 +47,11 @@ pub fn sample_sql(db: &str) -> String {
         .map(|((object, per_db), counters)| {
             let names: Vec<String> = counters.iter().map(|c| literal(c)).collect();
             format!(
-                "(object_name LIKE {} AND counter_name IN ({}){})",
+                "(RTRIM(object_name) LIKE {} AND RTRIM(counter_name) IN ({}){})",
                 literal(&format!("%:{object}")),
                 names.join(", "),
                 if *per_db {
-                    format!(" AND instance_name = {}", literal(db))
+                    format!(" AND RTRIM(instance_name) = {}", literal(db))
                 } else {
                     String::new()
                 }
@@ -83,17 +86,59 @@ pub struct CounterSample {
     pub values: Vec<CounterValue>,
 }
 
-/// Reads the rows of [`sample_sql`].
+/// The object of a counter row without its instance prefix: `Databases` from
+/// `SQLServer:Databases` or `MSSQL$SQL2022:Databases`, blank padding removed.
+pub fn object_of(object_name: &str) -> &str {
+    let name = object_name.trim_end();
+    match name.find(':') {
+        Some(pos) if name.starts_with("SQLServer:") || name.starts_with("MSSQL$") => {
+            &name[pos + 1..]
+        }
+        _ => name,
+    }
+}
+
+/// Reads the rows of [`sample_sql`], keeping only the sampled counters (names trimmed).
 pub fn values_from_rows(rows: &[Row]) -> Result<Vec<CounterValue>> {
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
+        let object = row.get_named::<String>("object_name")?;
+        let counter = row
+            .get_named::<String>("counter_name")?
+            .trim_end()
+            .to_string();
+        let sampled = COUNTERS
+            .iter()
+            .any(|(o, c, _)| *o == object_of(&object) && *c == counter);
+        if !sampled {
+            continue;
+        }
         out.push(CounterValue {
-            counter: row.get_named::<String>("counter_name")?.trim().to_string(),
+            counter,
             value: row.get_named("cntr_value")?,
             kind: row.get_named("cntr_type")?,
         });
     }
     Ok(out)
+}
+
+/// Why `samples` give no usable series, if they do not: no sample at all, or no sampled counter
+/// in any sample (the server matched no row), never silently empty.
+pub fn missing(samples: &[CounterSample]) -> Option<String> {
+    if samples.len() < 2 {
+        return Some(format!(
+            "{} counter sample(s) in the window; a rate needs two",
+            samples.len()
+        ));
+    }
+    if samples.iter().all(|s| s.values.is_empty()) {
+        return Some(
+            "sys.dm_os_performance_counters returned none of the sampled counters \
+             (SQLServer:/MSSQL$…: Databases, Access Methods, Buffer Manager, SQL Statistics)"
+                .into(),
+        );
+    }
+    None
 }
 
 /// The time series of `samples`: one value per interval between consecutive samples.
@@ -252,6 +297,65 @@ mod tests {
     fn a_single_sample_gives_empty_series() {
         let series = series(&[sample(0.0, 1, 1, 1)]);
         assert!(series.iter().all(|s| s.values.is_empty()));
+    }
+
+    /// Rows as SQL Server returns them: every name blank-padded to nchar(128).
+    fn padded_rows(rows: &[(&str, &str, i64)]) -> Vec<Row> {
+        crate::engine::mssql::double::rows(
+            &["object_name", "counter_name", "cntr_value", "cntr_type"],
+            rows.iter()
+                .map(|(o, c, v)| {
+                    vec![
+                        crate::model::value::Value::Text(format!("{o:<128}")),
+                        crate::model::value::Value::Text(format!("{c:<128}")),
+                        crate::model::value::Value::Int(*v),
+                        crate::model::value::Value::Int(272_696_576),
+                    ]
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn padded_names_and_instance_prefixes_match() {
+        let rows = padded_rows(&[
+            ("SQLServer:Databases", "Log Growths", 7),
+            ("MSSQL$SQL2022:Databases", "Log Flushes/sec", 9),
+            ("MSSQL$SQL2022:Buffer Manager", "Lazy writes/sec", 3),
+            ("SQLServer:Databases", "Data File(s) Size (KB)", 1),
+            ("SQLServer:Locks", "Log Growths", 1),
+        ]);
+        let values = values_from_rows(&rows).unwrap();
+        let names: Vec<&str> = values.iter().map(|v| v.counter.as_str()).collect();
+        assert_eq!(
+            names,
+            vec!["Log Growths", "Log Flushes/sec", "Lazy writes/sec"]
+        );
+        assert_eq!(
+            object_of(&format!("{:<128}", "MSSQL$X:Databases")),
+            "Databases"
+        );
+        assert!(
+            !sample_sql("d").contains("(object_name LIKE"),
+            "nchar LIKE never matches"
+        );
+    }
+
+    #[test]
+    fn an_empty_series_is_recorded_as_missing() {
+        let empty = CounterSample {
+            at_s: 0.0,
+            values: Vec::new(),
+        };
+        let why = missing(&[empty.clone(), CounterSample { at_s: 1.0, ..empty }]).unwrap();
+        assert!(
+            why.contains("returned none of the sampled counters"),
+            "{why}"
+        );
+        assert!(missing(&[sample(0.0, 1, 1, 1)])
+            .unwrap()
+            .contains("needs two"));
+        assert_eq!(missing(&[sample(0.0, 1, 1, 1), sample(1.0, 2, 1, 2)]), None);
     }
 
     #[test]

@@ -2,12 +2,21 @@
 //! on `sqlserver.database_file_size_change` that dbbench creates when the window opens and drops
 //! when it closes (or when the database is dropped, whatever happened in between).
 //!
-//! The events land in a `ring_buffer` target, read as XML from `sys.dm_xe_session_targets`. The
-//! unit of the event's `duration` field is not documented consistently, so it is read from the
+//! The events go to an `event_file` target, read with `sys.fn_xe_file_target_read_file`: a
+//! `ring_buffer`'s `target_data` returns only about 4 MB of XML (a few thousand events), so a
+//! 1 MB-growth run would be cut short. The file has no path, so SQL Server writes it to its
+//! error-log directory; it is deleted after reading (`sys.xp_delete_files`, SQL Server 2019+),
+//! and a file that cannot be deleted is reported with its path. Where the file target cannot be
+//! created, a ring buffer is the fallback, and the events it processed are compared with the
+//! events parsed, so a loss is recorded rather than silently undercounted.
+//!
+//! The unit of the event's `duration` field is not documented consistently, so it is read from the
 //! field's description in `sys.dm_xe_object_columns`; when that does not name a unit, durations
 //! are reported as unavailable rather than guessed.
 
+use super::super::errors::{self, Category};
 use super::super::tsql::{ident, literal};
+use super::super::MssqlConnection;
 use crate::model::error::{Error, Result};
 use std::collections::BTreeMap;
 
@@ -16,19 +25,74 @@ pub fn session_name(db: &str) -> String {
     format!("dbbench_growth_{db}")
 }
 
+/// Where the session keeps its events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// `package0.event_file`, complete.
+    EventFile,
+    /// `package0.ring_buffer`, truncated beyond about 4 MB of XML: the fallback.
+    RingBuffer,
+}
+
 /// Creates and starts the session, filtered to database `database_id`.
 ///
-/// The ring buffer holds up to a million events in 64 MB, enough for the 1 MB-growth runs of the
-/// VLF article; events are dispatched within a second, which the reader waits out.
-pub fn create_sql(session: &str, database_id: i64) -> String {
+/// Events are dispatched within a second, which the reader waits out. The event file may grow to
+/// 1 GB (a few million events), more than the 1 MB-growth runs of the VLF article produce.
+pub fn create_sql(session: &str, database_id: i64, target: Target) -> String {
     let name = ident(session);
+    let target = match target {
+        Target::EventFile => format!(
+            "package0.event_file (SET filename = {}, max_file_size = 1024, max_rollover_files = 4)",
+            literal(&format!("{session}.xel"))
+        ),
+        Target::RingBuffer => {
+            "package0.ring_buffer (SET max_events_limit = 1000000, max_memory = 65536)".to_string()
+        }
+    };
     format!(
         "CREATE EVENT SESSION {name} ON SERVER\n\
          ADD EVENT sqlserver.database_file_size_change (WHERE (database_id = {database_id}))\n\
-         ADD TARGET package0.ring_buffer (SET max_events_limit = 1000000, max_memory = 65536)\n\
+         ADD TARGET {target}\n\
          WITH (MAX_DISPATCH_LATENCY = 1 SECONDS, EVENT_RETENTION_MODE = ALLOW_SINGLE_EVENT_LOSS, STARTUP_STATE = OFF);\n\
          ALTER EVENT SESSION {name} ON SERVER STATE = START;"
     )
+}
+
+/// The running session's event file (full path) and dropped buffers, from the file target's
+/// `target_data`.
+pub fn file_name_sql(session: &str) -> String {
+    format!(
+        "SELECT CAST(t.target_data AS xml).value('(EventFileTarget/File/@name)[1]', 'nvarchar(4000)') AS file_name, \
+         CAST(t.target_data AS xml).value('(EventFileTarget/Buffers/@dropped)[1]', 'bigint') AS dropped_buffers \
+         FROM sys.dm_xe_session_targets AS t \
+         JOIN sys.dm_xe_sessions AS s ON s.address = t.event_session_address \
+         WHERE s.name = {} AND t.target_name = N'event_file';",
+        literal(session)
+    )
+}
+
+/// The pattern that matches every rollover file of the session whose current file is `file`
+/// (`…\dbbench_growth_x_0_133512345.xel` → `…\dbbench_growth_x*.xel`).
+pub fn file_pattern(file: &str, session: &str) -> String {
+    match file.rfind(session) {
+        Some(pos) => format!("{}{session}*.xel", &file[..pos]),
+        None => file.to_string(),
+    }
+}
+
+/// Every growth event in the event files matching `pattern`.
+pub fn read_file_sql(pattern: &str) -> String {
+    format!(
+        "SELECT CAST(event_data AS nvarchar(max)) AS event_data \
+         FROM sys.fn_xe_file_target_read_file({}, NULL, NULL, NULL) \
+         WHERE object_name = N'database_file_size_change';",
+        literal(pattern)
+    )
+}
+
+/// Deletes the event files matching `pattern` (SQL Server 2019+, sysadmin).
+pub fn delete_files_sql(pattern: &str) -> String {
+    format!("EXEC master.sys.xp_delete_files {};", literal(pattern))
 }
 
 /// Reads the ring buffer's XML.
@@ -42,13 +106,62 @@ pub fn read_sql(session: &str) -> String {
     )
 }
 
-/// Drops the session if it exists (stopping it discards the ring buffer).
+/// Drops the session if it exists (stopping it discards a ring buffer).
 pub fn drop_sql(session: &str) -> String {
     format!(
         "IF EXISTS (SELECT 1 FROM sys.server_event_sessions WHERE name = {}) DROP EVENT SESSION {} ON SERVER;",
         literal(session),
         ident(session)
     )
+}
+
+/// The session's event file while it runs: `Ok(None)` for a ring-buffer session or none at all.
+pub async fn running_file(
+    conn: &mut MssqlConnection,
+    session: &str,
+) -> Result<Option<(String, i64)>> {
+    let rows = conn.query(&file_name_sql(session), &[]).await?;
+    Ok(rows.first().and_then(|r| {
+        let file = r.get_named::<Option<String>>("file_name").ok().flatten()?;
+        let dropped = r
+            .get_named::<Option<i64>>("dropped_buffers")
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        Some((file, dropped))
+    }))
+}
+
+/// Stops and drops the session and deletes its event files; returns the errors of each step
+/// (every step runs). A server without Extended Events views had no session to stop.
+pub async fn stop_and_clean(conn: &mut MssqlConnection, session: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let file = match running_file(conn, session).await {
+        Ok(file) => file,
+        Err(e) => {
+            let unsupported = matches!(
+                &e,
+                Error::Server { code, message } if errors::category(*code, message) == Category::Unsupported
+            );
+            if unsupported {
+                return problems;
+            }
+            problems.push(e.to_string());
+            None
+        }
+    };
+    if let Err(e) = conn.batch(&drop_sql(session)).await {
+        problems.push(e.to_string());
+    }
+    if let Some((file, _)) = file {
+        let pattern = file_pattern(&file, session);
+        if let Err(e) = conn.batch(&delete_files_sql(&pattern)).await {
+            problems.push(format!(
+                "the event files {pattern} remain on the server; delete them by hand ({e})"
+            ));
+        }
+    }
+    problems
 }
 
 /// The description of the event's `duration` field, which names its unit.
@@ -125,40 +238,52 @@ pub fn parse_ring_buffer(xml: &str) -> Result<RingBuffer> {
     };
     let mut events = Vec::new();
     for event in root.children().filter(|n| n.has_tag_name("event")) {
-        let field = |name: &str| {
-            event
-                .children()
-                .find(|d| d.has_tag_name("data") && d.attribute("name") == Some(name))
-                .and_then(|d| d.children().find(|v| v.has_tag_name("value")))
-                .and_then(|v| v.text())
-                .map(str::trim)
-        };
-        let number = |name: &str| -> Result<i64> {
-            field(name)
-                .and_then(|v| v.parse::<i64>().ok())
-                .ok_or_else(|| Error::msg(format!("a growth event has no numeric `{name}`")))
-        };
-        events.push(GrowthEvent {
-            file_id: number("file_id")?,
-            file_name: field("file_name").unwrap_or_default().to_string(),
-            size_change_kb: number("size_change_kb")?,
-            duration: field("duration").and_then(|v| v.parse().ok()),
-            is_automatic: matches!(field("is_automatic"), Some("true") | Some("1")),
-        });
+        events.push(parse_event(event)?);
     }
     let processed = attr("totalEventsProcessed").max(events.len() as u64);
-    let truncated = root.attribute("truncated") == Some("1");
-    let lost = attr("droppedCount")
-        + if truncated {
-            processed.saturating_sub(events.len() as u64)
-        } else {
-            0
-        };
+    // The XML is cut at about 4 MB without always saying so: every processed event that is not
+    // in the XML is lost to the reader, whatever `truncated` and `droppedCount` say.
+    let lost = attr("droppedCount").max(processed - events.len() as u64);
     Ok(RingBuffer {
         events,
         processed,
         lost,
     })
+}
+
+/// One `<event>` element of either target.
+fn parse_event(event: roxmltree::Node<'_, '_>) -> Result<GrowthEvent> {
+    let field = |name: &str| {
+        event
+            .children()
+            .find(|d| d.has_tag_name("data") && d.attribute("name") == Some(name))
+            .and_then(|d| d.children().find(|v| v.has_tag_name("value")))
+            .and_then(|v| v.text())
+            .map(str::trim)
+    };
+    let number = |name: &str| -> Result<i64> {
+        field(name)
+            .and_then(|v| v.parse::<i64>().ok())
+            .ok_or_else(|| Error::msg(format!("a growth event has no numeric `{name}`")))
+    };
+    Ok(GrowthEvent {
+        file_id: number("file_id")?,
+        file_name: field("file_name").unwrap_or_default().to_string(),
+        size_change_kb: number("size_change_kb")?,
+        duration: field("duration").and_then(|v| v.parse().ok()),
+        is_automatic: matches!(field("is_automatic"), Some("true") | Some("1")),
+    })
+}
+
+/// Parses the `event_data` rows of [`read_file_sql`]: one `<event>` document each.
+pub fn parse_event_file(documents: &[String]) -> Result<Vec<GrowthEvent>> {
+    let mut events = Vec::with_capacity(documents.len());
+    for text in documents {
+        let doc = roxmltree::Document::parse(text)
+            .map_err(|e| Error::msg(format!("an event_file record is not XML: {e}")))?;
+        events.push(parse_event(doc.root_element())?);
+    }
+    Ok(events)
 }
 
 /// Autogrowth of one file in the window.
@@ -268,6 +393,14 @@ mod tests {
         );
         let rb = parse_ring_buffer(&truncated).unwrap();
         assert_eq!((rb.processed, rb.lost), (10, 7));
+        // target_data cut at ~4 MB: the target processed 4 812 events, the XML holds 3, and the
+        // root does not say `truncated`. The loss is still counted.
+        let silent = RING_BUFFER.replace(
+            r#"totalEventsProcessed="3" eventCount="3""#,
+            r#"totalEventsProcessed="4812" eventCount="4812""#,
+        );
+        let rb = parse_ring_buffer(&silent).unwrap();
+        assert_eq!((rb.processed, rb.lost, rb.events.len()), (4812, 4809, 3));
         assert!(parse_ring_buffer("<RingBufferTarget><event>").is_err());
         let empty = parse_ring_buffer(
             r#"<RingBufferTarget truncated="0" totalEventsProcessed="0" droppedCount="0" />"#,
@@ -295,12 +428,42 @@ mod tests {
     #[test]
     fn session_statements() {
         let name = session_name("dbbench_x_r0_4242");
-        insta::assert_snapshot!(format!(
-            "{}\n{}\n{}\n{}",
-            create_sql(&name, 7),
+        let file = "/var/opt/mssql/log/dbbench_growth_dbbench_x_r0_4242_0_133512345678900000.xel";
+        let pattern = file_pattern(file, &name);
+        assert_eq!(
+            pattern,
+            "/var/opt/mssql/log/dbbench_growth_dbbench_x_r0_4242*.xel"
+        );
+        insta::assert_snapshot!([
+            create_sql(&name, 7, Target::EventFile),
+            file_name_sql(&name),
+            read_file_sql(&pattern),
+            delete_files_sql(&pattern),
+            create_sql(&name, 7, Target::RingBuffer),
             read_sql(&name),
-            DURATION_UNIT_SQL,
-            drop_sql(&name)
-        ));
+            DURATION_UNIT_SQL.to_string(),
+            drop_sql(&name),
+        ]
+        .join("\n"));
+    }
+
+    #[test]
+    fn parses_event_file_records() {
+        // event_data rows of sys.fn_xe_file_target_read_file: one <event> document per row.
+        let docs: Vec<String> = (0..3)
+            .map(|i| {
+                format!(
+                    r#"<event name="database_file_size_change" package="sqlserver" timestamp="2024-05-01T10:00:0{i}.000Z"><data name="file_id"><value>2</value></data><data name="size_change_kb"><value>1024</value></data><data name="duration"><value>{}</value></data><data name="is_automatic"><value>true</value></data><data name="file_name"><value><![CDATA[log]]></value></data></event>"#,
+                    1000 * (i + 1)
+                )
+            })
+            .collect();
+        let events = parse_event_file(&docs).unwrap();
+        let growth = per_file(&events, Some(DurationUnit::Micros));
+        assert_eq!(
+            (growth[&2].events, growth[&2].bytes, growth[&2].max_ms),
+            (3, 3 << 20, 3.0)
+        );
+        assert!(parse_event_file(&["<event".to_string()]).is_err());
     }
 }

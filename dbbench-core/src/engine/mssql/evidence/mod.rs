@@ -40,9 +40,12 @@ pub struct Window {
     io: Outcome<BTreeMap<i64, FileIo>>,
     vlf: Outcome<vlf::VlfCount>,
     waits: Outcome<waits::WaitSnapshot>,
-    /// `Ok(unit)` once the session runs; the unit is `None` when the server does not name it.
-    xe: Outcome<Outcome<DurationUnit>>,
+    /// The session's target and duration unit once it runs (the unit is an `Err` when the
+    /// server does not name it).
+    xe: Outcome<(growth_events::Target, Outcome<DurationUnit>)>,
     sampler: Outcome<counters::Sampler>,
+    /// Notes for `unavailable` made while opening (a fallback taken).
+    notes: BTreeMap<String, String>,
 }
 
 async fn rows(conn: &mut MssqlConnection, sql: &str) -> Outcome<Vec<crate::model::value::Row>> {
@@ -65,15 +68,43 @@ async fn wait_snapshot(conn: &mut MssqlConnection) -> Outcome<waits::WaitSnapsho
 async fn start_growth_session(
     conn: &mut MssqlConnection,
     ctx: &WindowContext<'_>,
-) -> Outcome<Outcome<DurationUnit>> {
+    notes: &mut BTreeMap<String, String>,
+) -> Outcome<(growth_events::Target, Outcome<DurationUnit>)> {
+    use growth_events::Target;
     let session = growth_events::session_name(ctx.db);
     // A session left by a crashed run of the same database name would make CREATE fail.
-    conn.batch(&growth_events::drop_sql(&session))
+    let leftovers = growth_events::stop_and_clean(conn, &session).await;
+    if !leftovers.is_empty() {
+        return Err(leftovers.join("; "));
+    }
+    let target = match conn
+        .batch(&growth_events::create_sql(
+            &session,
+            ctx.database_id,
+            Target::EventFile,
+        ))
         .await
-        .map_err(|e| e.to_string())?;
-    conn.batch(&growth_events::create_sql(&session, ctx.database_id))
-        .await
-        .map_err(|e| e.to_string())?;
+    {
+        Ok(()) => Target::EventFile,
+        Err(file_error) => {
+            // A CREATE that failed part-way may have left the session defined.
+            let _ = conn.batch(&growth_events::drop_sql(&session)).await;
+            conn.batch(&growth_events::create_sql(
+                &session,
+                ctx.database_id,
+                Target::RingBuffer,
+            ))
+            .await
+            .map_err(|e| format!("event_file: {file_error}; ring_buffer: {e}"))?;
+            notes.insert(
+                "growth_events_file".into(),
+                format!(
+                    "the event_file target could not be created ({file_error}); events came from                      a ring buffer, whose losses are counted in growth_events_complete"
+                ),
+            );
+            Target::RingBuffer
+        }
+    };
     let unit = match rows(conn, growth_events::DURATION_UNIT_SQL).await {
         Ok(r) => match r.first().map(|row| row.get::<String>(0)) {
             Some(Ok(text)) => DurationUnit::from_description(&text).ok_or(format!(
@@ -84,14 +115,15 @@ async fn start_growth_session(
         },
         Err(e) => Err(e),
     };
-    Ok(unit)
+    Ok((target, unit))
 }
 
 impl Window {
     /// Starts the growth session and the counter sampler, then snapshots files, I/O, VLFs and
     /// waits (waits last, closest to the body's start).
     pub async fn open(conn: &mut MssqlConnection, ctx: &WindowContext<'_>) -> Window {
-        let xe = start_growth_session(conn, ctx).await;
+        let mut notes = BTreeMap::new();
+        let xe = start_growth_session(conn, ctx, &mut notes).await;
         let sampler = match ctx.settings.connect(Some(ctx.db)).await {
             Ok(sampler_conn) => Ok(counters::Sampler::start(sampler_conn, ctx.db)),
             Err(e) => Err(format!("cannot open the sampling connection: {e}")),
@@ -103,6 +135,7 @@ impl Window {
             waits: wait_snapshot(conn).await,
             xe,
             sampler,
+            notes,
         }
     }
 
@@ -122,9 +155,10 @@ impl Window {
         let files_after = files(conn).await;
         let vlf_after = vlf::read(conn).await.map_err(|e| e.to_string());
         let growth = match self.xe {
-            Ok(unit) => read_growth(conn, ctx, unit.clone(), evidence).await,
+            Ok((target, unit)) => read_growth(conn, ctx, target, unit, evidence).await,
             Err(e) => Err(e),
         };
+        evidence.unavailable.extend(self.notes);
         let unavailable = &mut evidence.unavailable;
         let mut missing = |metric: &str, why: String| {
             unavailable.insert(metric.to_string(), why);
@@ -138,10 +172,25 @@ impl Window {
         }
 
         let log_growths = match &samples {
-            Ok(samples) => {
-                evidence.series.extend(counters::series(samples));
-                counters::increase(samples, "Log Growths")
-            }
+            Ok(samples) => match counters::missing(samples) {
+                Some(why) => {
+                    missing("counters", why);
+                    None
+                }
+                None => {
+                    evidence.series.extend(counters::series(samples));
+                    let growths = counters::increase(samples, "Log Growths");
+                    if growths.is_none() {
+                        missing(
+                            "log_growths_counter",
+                            "the Log Growths counter of this database was not sampled; log \
+                             growths come from the growth events"
+                                .into(),
+                        );
+                    }
+                    growths
+                }
+            },
             Err(e) => {
                 missing("counters", e.clone());
                 None
@@ -224,21 +273,72 @@ impl Window {
     }
 }
 
-/// Waits for the session's dispatch latency, reads the ring buffer, drops the session and sums
-/// the growths per file.
+/// Waits for the session's dispatch latency, reads the events (event file, or ring buffer with
+/// its losses counted), stops and cleans up the session, and sums the growths per file.
 async fn read_growth(
     conn: &mut MssqlConnection,
     ctx: &WindowContext<'_>,
+    target: growth_events::Target,
     unit: Outcome<DurationUnit>,
     evidence: &mut Evidence,
 ) -> Outcome<BTreeMap<i64, growth_events::FileGrowth>> {
     let session = growth_events::session_name(ctx.db);
-    // Events reach the ring buffer within MAX_DISPATCH_LATENCY (1 s); wait it out, outside the
+    // Events reach the target within MAX_DISPATCH_LATENCY (1 s); wait it out, outside the
     // measured time, so the last growths of the window are not lost.
     tokio::time::sleep(Duration::from_millis(1200)).await;
-    let read = rows(conn, &growth_events::read_sql(&session)).await;
-    let dropped = conn.batch(&growth_events::drop_sql(&session)).await;
-    let xml = match read?.first().map(|r| r.get::<String>(0)) {
+    let events = match target {
+        growth_events::Target::EventFile => read_event_file(conn, &session, evidence).await,
+        growth_events::Target::RingBuffer => read_ring_buffer(conn, &session, evidence).await,
+    };
+    let cleanup = growth_events::stop_and_clean(conn, &session).await;
+    if !cleanup.is_empty() {
+        evidence
+            .unavailable
+            .insert("growth_session_cleanup".into(), cleanup.join("; "));
+    }
+    let events = events?;
+    if let Err(why) = &unit {
+        evidence
+            .unavailable
+            .insert("growth_durations".into(), why.clone());
+    }
+    Ok(growth_events::per_file(&events, unit.ok()))
+}
+
+async fn read_event_file(
+    conn: &mut MssqlConnection,
+    session: &str,
+    evidence: &mut Evidence,
+) -> Outcome<Vec<growth_events::GrowthEvent>> {
+    let (file, dropped) = growth_events::running_file(conn, session)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or(format!(
+            "the Extended Events session {session} was not running"
+        ))?;
+    let pattern = growth_events::file_pattern(&file, session);
+    let records = rows(conn, &growth_events::read_file_sql(&pattern)).await?;
+    let documents = records
+        .iter()
+        .map(|r| r.get::<String>(0))
+        .collect::<crate::model::error::Result<Vec<_>>>()
+        .map_err(|e| e.to_string())?;
+    if dropped > 0 {
+        evidence.unavailable.insert(
+            "growth_events_complete".into(),
+            format!("the event file target dropped {dropped} buffers; per-file growth counts are a lower bound"),
+        );
+    }
+    growth_events::parse_event_file(&documents).map_err(|e| e.to_string())
+}
+
+async fn read_ring_buffer(
+    conn: &mut MssqlConnection,
+    session: &str,
+    evidence: &mut Evidence,
+) -> Outcome<Vec<growth_events::GrowthEvent>> {
+    let read = rows(conn, &growth_events::read_sql(session)).await?;
+    let xml = match read.first().map(|r| r.get::<String>(0)) {
         Some(Ok(xml)) => xml,
         Some(Err(e)) => return Err(e.to_string()),
         None => {
@@ -247,25 +347,17 @@ async fn read_growth(
             ))
         }
     };
-    if let Err(e) = dropped {
-        evidence
-            .unavailable
-            .insert("growth_session_cleanup".into(), e.to_string());
-    }
     let buffer = growth_events::parse_ring_buffer(&xml).map_err(|e| e.to_string())?;
     if buffer.lost > 0 {
         evidence.unavailable.insert(
             "growth_events_complete".into(),
             format!(
-                "the ring buffer lost {} of {} events; per-file growth counts are a lower bound",
-                buffer.lost, buffer.processed
+                "the ring buffer returned {} of the {} events it processed; per-file growth \
+                 counts are a lower bound",
+                buffer.events.len(),
+                buffer.processed
             ),
         );
     }
-    if let Err(why) = &unit {
-        evidence
-            .unavailable
-            .insert("growth_durations".into(), why.clone());
-    }
-    Ok(growth_events::per_file(&buffer.events, unit.ok()))
+    Ok(buffer.events)
 }

@@ -1,6 +1,11 @@
 //! Virtual log file (VLF) counts: `sys.dm_db_log_info` (SQL Server 2016 SP2 and later, one row per
-//! VLF) with `DBCC LOGINFO` as the fallback on servers that lack it. Both run in the benchmark
-//! database's context.
+//! VLF; it needs VIEW DATABASE STATE on the database, not VIEW SERVER STATE) with `DBCC LOGINFO`
+//! as the fallback on servers that lack it. Both run in the benchmark database's context.
+//!
+//! How many VLFs a growth makes depends on the version: up to 2012 a growth of ≤ 64 MB makes 4,
+//! ≤ 1 GB 8 and more 16; from 2014 a growth smaller than 1/8 of the current log makes 1 VLF (the
+//! rule above applies otherwise); from 2022 (and Azure SQL) a growth ≤ 64 MB in that "otherwise"
+//! branch makes 1 VLF instead of 4.
 
 use crate::model::error::{Error, Result};
 use crate::model::value::Row;
@@ -62,7 +67,7 @@ pub async fn read(conn: &mut super::super::MssqlConnection) -> Result<VlfCount> 
     match conn.query(LOGINFO_SQL, &[]).await {
         Ok(rows) => from_loginfo(&rows),
         Err(fallback) => Err(Error::msg(format!(
-            "sys.dm_db_log_info: {primary}; DBCC LOGINFO: {fallback}"
+            "sys.dm_db_log_info (needs VIEW DATABASE STATE): {primary}; DBCC LOGINFO: {fallback}"
         ))),
     }
 }

@@ -14,13 +14,25 @@ pub const SNAPSHOT_SQL: &str = "SELECT CAST(wait_type AS nvarchar(60)) AS wait_t
      waiting_tasks_count, wait_time_ms, signal_wait_time_ms \
      FROM sys.dm_os_wait_stats WHERE wait_time_ms > 0 OR waiting_tasks_count > 0;";
 
-/// Waits that accumulate on an idle server and say nothing about a workload: Paul Randal's list
-/// from "Wait statistics, or please tell me where it hurts" (sqlskills.com, as maintained in Glenn
-/// Berry's diagnostic queries), which contains every wait the VLF article's query filters.
+/// Which benign-wait list [`BENIGN_WAITS`] is, recorded as the `wait_filter` precondition.
+pub const LIST_VERSION: &str = "SQLskills benign waits (Paul Randal, \"Wait statistics, or please \
+     tell me where it hurts\", list last updated 2019-10-30) plus the SQL Server 2019/2022 idle \
+     waits of the SQLskills wait library (SOS_WORK_DISPATCHER, PVS_PREALLOCATE, \
+     PWAIT_EXTENSIBILITY_CLEANUP_TASK, QDS_SHUTDOWN_QUEUE, REDO_THREAD_PENDING_WORK, \
+     VDI_CLIENT_OTHER, UCS_SESSION_REGISTRATION, STARTUP_DEPENDENCY_MANAGER, \
+     HADR_FABRIC_CALLBACK), dbbench list 2026-12; PREEMPTIVE_OS_FILEOPS, PREEMPTIVE_OS_WRITEFILE \
+     and PREEMPTIVE_OS_FLUSHFILEBUFFERS kept visible";
+
+/// Waits that accumulate on an idle server and say nothing about a workload: SQLskills' list
+/// (Paul Randal's "Wait statistics, or please tell me where it hurts", as maintained there and in
+/// Glenn Berry's diagnostic queries) with the idle waits SQL Server 2019 and 2022 added, which
+/// contains every wait the VLF article's query filters. `SOS_WORK_DISPATCHER` (idle workers in
+/// the dispatcher pool, instance-wide) alone would otherwise dominate the percentages on 2019+.
 ///
-/// Two entries of that list are deliberately kept visible: `PREEMPTIVE_OS_FILEOPS` and
-/// `PREEMPTIVE_OS_WRITEFILE`. They are file growth and zeroing, the very thing storage experiments
-/// measure, and the article's Table 1 and 2 list `PREEMPTIVE_OS_FILEOPS` among the top waits.
+/// Three entries of that list are deliberately kept visible: `PREEMPTIVE_OS_FILEOPS`,
+/// `PREEMPTIVE_OS_WRITEFILE` and `PREEMPTIVE_OS_FLUSHFILEBUFFERS`. They are file growth, zeroing
+/// and flushing, the very thing storage experiments measure; the article's Tables 1 and 2 list
+/// `PREEMPTIVE_OS_FILEOPS` and `PREEMPTIVE_OS_FLUSHFILEBUFFERS` among the top waits.
 pub const BENIGN_WAITS: &[&str] = &[
     "BROKER_EVENTHANDLER",
     "BROKER_RECEIVE_WAITFOR",
@@ -44,6 +56,7 @@ pub const BENIGN_WAITS: &[&str] = &[
     "FT_IFTS_SCHEDULER_IDLE_WAIT",
     "FT_IFTSHC_MUTEX",
     "HADR_CLUSAPI_CALL",
+    "HADR_FABRIC_CALLBACK",
     "HADR_FILESTREAM_IOMGR_IOCOMPLETION",
     "HADR_LOGCAPTURE_WAIT",
     "HADR_NOTIFICATION_DEQUEUE",
@@ -76,11 +89,15 @@ pub const BENIGN_WAITS: &[&str] = &[
     "PREEMPTIVE_XE_SESSIONCOMMIT",
     "PREEMPTIVE_XE_TARGETINIT",
     "PREEMPTIVE_XE_TARGETFINALIZE",
+    "PVS_PREALLOCATE",
     "PWAIT_ALL_COMPONENTS_INITIALIZED",
     "PWAIT_DIRECTLOGCONSUMER_GETNEXT",
+    "PWAIT_EXTENSIBILITY_CLEANUP_TASK",
     "QDS_PERSIST_TASK_MAIN_LOOP_SLEEP",
     "QDS_ASYNC_QUEUE",
     "QDS_CLEANUP_STALE_QUERIES_TASK_MAIN_LOOP_SLEEP",
+    "QDS_SHUTDOWN_QUEUE",
+    "REDO_THREAD_PENDING_WORK",
     "REQUEST_FOR_DEADLOCK_SEARCH",
     "RESOURCE_QUEUE",
     "SERVER_IDLE_CHECK",
@@ -95,10 +112,14 @@ pub const BENIGN_WAITS: &[&str] = &[
     "SLEEP_TASK",
     "SLEEP_TEMPDBSTARTUP",
     "SNI_HTTP_ACCEPT",
+    "SOS_WORK_DISPATCHER",
     "SP_SERVER_DIAGNOSTICS_SLEEP",
     "SQLTRACE_BUFFER_FLUSH",
     "SQLTRACE_INCREMENTAL_FLUSH_SLEEP",
     "SQLTRACE_WAIT_ENTRIES",
+    "STARTUP_DEPENDENCY_MANAGER",
+    "UCS_SESSION_REGISTRATION",
+    "VDI_CLIENT_OTHER",
     "WAIT_FOR_RESULTS",
     "WAITFOR",
     "WAITFOR_TASKSHUTDOWN",
@@ -347,6 +368,40 @@ mod tests {
         assert_eq!(waits[0].waiting_tasks, 90_000);
         assert_eq!(waits[0].wait_time_s, 722.2);
         insta::assert_snapshot!(render_table(&waits));
+    }
+
+    #[test]
+    fn idle_waits_of_2019_and_2022_are_filtered() {
+        // Recorded-style snapshot of an idle SQL Server 2022: SOS_WORK_DISPATCHER grows by the
+        // window's length on every idle worker and would top the table.
+        let before = snapshot_from_rows(&snapshot_rows(&[
+            ("SOS_WORK_DISPATCHER", 50_000, 90_000_000),
+            ("WRITELOG", 10, 100),
+        ]))
+        .unwrap();
+        let after = snapshot_from_rows(&snapshot_rows(&[
+            ("SOS_WORK_DISPATCHER", 52_000, 90_000_000 + 480_000),
+            ("PVS_PREALLOCATE", 3, 60_000),
+            ("WRITELOG", 410, 4_100),
+        ]))
+        .unwrap();
+        let waits = top_waits(&window_delta(&before, &after));
+        assert_eq!(waits.len(), 1);
+        assert_eq!(
+            (waits[0].wait_type.as_str(), waits[0].pct),
+            ("WRITELOG", 100.0)
+        );
+        for wait in [
+            "SOS_WORK_DISPATCHER",
+            "PVS_PREALLOCATE",
+            "QDS_SHUTDOWN_QUEUE",
+            "VDI_CLIENT_OTHER",
+        ] {
+            assert!(BENIGN_WAITS.contains(&wait), "{wait}");
+        }
+        assert!(
+            LIST_VERSION.contains("SOS_WORK_DISPATCHER") && LIST_VERSION.contains("2019-10-30")
+        );
     }
 
     #[test]

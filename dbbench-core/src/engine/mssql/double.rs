@@ -1,0 +1,383 @@
+//! A scripted stand-in for SQL Server, for tests that cannot reach a real one: every statement a
+//! connection sends is recorded with the tiberius API it would have taken (a plain batch through
+//! `simple_query`, an RPC through `sp_executesql` for `execute`/`query` with parameters, a bulk
+//! load), and answered from rules the test sets up (result sets recorded from a real server, an
+//! affected-row count, or a server error number and message).
+//!
+//! [`ConnectSettings::scripted`](super::ConnectSettings::scripted) makes every connection of the
+//! backend talk to one `ScriptedServer`, so whole lifecycles (start-up, creation, teardown) run
+//! against recorded server behaviour. The routing rule matters on a real server: transaction
+//! control sent as an RPC fails with error 266, so tests assert which API each statement took.
+
+use crate::model::value::{Row, Value};
+use std::sync::{Arc, Mutex};
+
+/// The tiberius API a statement went through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// A login; the recorded text is the database connected to.
+    Login,
+    /// `Client::simple_query`: a plain SQL batch.
+    Batch,
+    /// `Client::execute` / `Client::query`: an RPC call of `sp_executesql`.
+    Rpc,
+    /// `Client::bulk_insert`: TDS `INSERT BULK`; the text names the table and the row count.
+    Bulk,
+}
+
+/// One recorded statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// The API it took.
+    pub api: Api,
+    /// The statement text.
+    pub sql: String,
+}
+
+/// How the scripted server answers a statement.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// These result sets (a batch may return several).
+    Sets(Vec<Vec<Row>>),
+    /// No result set; this many rows changed.
+    Affected(u64),
+    /// A server error with its number and message, as SQL Server sends it.
+    Error {
+        /// The error number.
+        code: u32,
+        /// The message.
+        message: String,
+    },
+}
+
+impl Reply {
+    /// One result set with `columns` and `values`, e.g. rows recorded from a real server.
+    pub fn rows(columns: &[&str], values: Vec<Vec<Value>>) -> Reply {
+        Reply::Sets(vec![rows(columns, values)])
+    }
+
+    /// A server error.
+    pub fn error(code: u32, message: &str) -> Reply {
+        Reply::Error {
+            code,
+            message: message.to_string(),
+        }
+    }
+}
+
+/// Rows with the given column names.
+pub fn rows(columns: &[&str], values: Vec<Vec<Value>>) -> Vec<Row> {
+    let columns: Arc<[String]> = columns.iter().map(|c| c.to_string()).collect();
+    values
+        .into_iter()
+        .map(|v| Row::new(columns.clone(), v))
+        .collect()
+}
+
+struct Rule {
+    needle: String,
+    reply: Reply,
+    /// `Some(n)`: answers only n more times.
+    remaining: Option<usize>,
+}
+
+#[derive(Default)]
+struct Inner {
+    rules: Vec<Rule>,
+    calls: Vec<Call>,
+    catalog: Option<Catalog>,
+}
+
+/// A minimal model of the server's databases, so a lifecycle can run without a rule for every
+/// `DB_ID` and marker query: `CREATE DATABASE [x]` / `DROP DATABASE [x]` change it, the property
+/// and the marker table are kept per database.
+#[derive(Default)]
+struct Catalog {
+    next_id: i64,
+    databases: std::collections::BTreeMap<String, Database>,
+    /// Like Babelfish: `EXEC [db].sys.sp_addextendedproperty` lands outside the database.
+    properties_land_on_master: bool,
+}
+
+#[derive(Default)]
+struct Database {
+    id: i64,
+    property: Option<String>,
+    table: Option<String>,
+}
+
+/// The bracketed name after `marker` in `sql` (`[a]]b]` unescaped).
+fn bracketed_after(sql: &str, marker: &str) -> Option<String> {
+    let start = sql.find(marker)? + marker.len();
+    let rest = &sql[start..];
+    let rest = rest.strip_prefix('[')?;
+    let mut name = String::new();
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ']' {
+            if chars.peek() == Some(&']') {
+                chars.next();
+            } else {
+                return Some(name);
+            }
+        }
+        name.push(c);
+    }
+    None
+}
+
+/// The first N'…' literal after `marker` in `sql`, unescaped.
+fn literal_after(sql: &str, marker: &str) -> Option<String> {
+    let start = sql.find(marker)? + marker.len();
+    let rest = sql[start..].trim_start().strip_prefix("N'")?;
+    let mut out = String::new();
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\'' {
+            if chars.peek() == Some(&'\'') {
+                chars.next();
+            } else {
+                return Some(out);
+            }
+        }
+        out.push(c);
+    }
+    None
+}
+
+impl Catalog {
+    fn answer(&mut self, sql: &str) -> Option<Reply> {
+        let marker_rows = |m: Option<String>| {
+            Reply::rows(
+                &["marker"],
+                m.into_iter().map(|m| vec![Value::Text(m)]).collect(),
+            )
+        };
+        if let Some(name) = literal_after(sql, "DB_ID(").filter(|_| sql.contains("AS database_id"))
+        {
+            let id = self
+                .databases
+                .get(&name)
+                .map_or(Value::Null, |d| Value::Int(d.id));
+            return Some(Reply::rows(&["database_id"], vec![vec![id]]));
+        }
+        if sql.contains("sys.sp_addextendedproperty") {
+            let db = bracketed_after(sql, "EXEC ")?;
+            let value = literal_after(sql, "@value =")?;
+            if !self.properties_land_on_master {
+                self.databases.get_mut(&db)?.property = Some(value);
+            }
+            return Some(Reply::Sets(Vec::new()));
+        }
+        if sql.contains("sys.extended_properties") && !sql.contains("master.sys") {
+            let db = bracketed_after(sql, "FROM ")?;
+            return Some(marker_rows(
+                self.databases.get(&db).and_then(|d| d.property.clone()),
+            ));
+        }
+        if sql.contains("CREATE TABLE [") && sql.contains("__dbbench_owner") {
+            let db = bracketed_after(sql, "CREATE TABLE ")?;
+            let value = literal_after(sql, "VALUES (")?;
+            self.databases.get_mut(&db)?.table = Some(value);
+            return Some(Reply::Sets(Vec::new()));
+        }
+        if sql.contains("__dbbench_owner") && sql.starts_with("SELECT") {
+            let db = bracketed_after(sql, "FROM ")?;
+            return Some(
+                match self.databases.get(&db).and_then(|d| d.table.clone()) {
+                    Some(m) => marker_rows(Some(m)),
+                    None => Reply::error(208, "Invalid object name 'dbo.__dbbench_owner'."),
+                },
+            );
+        }
+        if let Some(name) = bracketed_after(sql, "CREATE DATABASE ") {
+            if self.databases.contains_key(&name) {
+                return Some(Reply::error(
+                    1801,
+                    &format!("Database '{name}' already exists."),
+                ));
+            }
+            self.next_id += 1;
+            let id = 6 + self.next_id;
+            self.databases.insert(
+                name,
+                Database {
+                    id,
+                    ..Database::default()
+                },
+            );
+            return Some(Reply::Sets(Vec::new()));
+        }
+        if let Some(name) = bracketed_after(sql, "DROP DATABASE ") {
+            self.databases.remove(&name);
+            return Some(Reply::Sets(Vec::new()));
+        }
+        None
+    }
+}
+
+/// A scripted server shared by every connection made from its settings.
+#[derive(Clone, Default)]
+pub struct ScriptedServer {
+    inner: Arc<Mutex<Inner>>,
+}
+
+impl std::fmt::Debug for ScriptedServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ScriptedServer({} calls)", self.calls().len())
+    }
+}
+
+impl ScriptedServer {
+    /// A server that answers every statement with an empty result until told otherwise.
+    pub fn new() -> ScriptedServer {
+        ScriptedServer::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Answers every statement containing `needle` with `reply`. Later rules win, so a test can
+    /// override a default answer.
+    pub fn on(&self, needle: &str, reply: Reply) -> &ScriptedServer {
+        self.push(needle, reply, None)
+    }
+
+    /// Answers only the next `times` statements containing `needle` with `reply`.
+    pub fn times(&self, needle: &str, times: usize, reply: Reply) -> &ScriptedServer {
+        self.push(needle, reply, Some(times))
+    }
+
+    fn push(&self, needle: &str, reply: Reply, remaining: Option<usize>) -> &ScriptedServer {
+        self.lock().rules.push(Rule {
+            needle: needle.to_string(),
+            reply,
+            remaining,
+        });
+        self
+    }
+
+    /// Keeps a model of the server's databases (created, dropped, marked) to answer `DB_ID` and
+    /// ownership-marker queries; rules still win over it. With `properties_land_on_master`,
+    /// extended properties added with a three-part name never reach the database, as on
+    /// Babelfish.
+    pub fn with_catalog(self, properties_land_on_master: bool) -> ScriptedServer {
+        self.lock().catalog = Some(Catalog {
+            properties_land_on_master,
+            ..Catalog::default()
+        });
+        self
+    }
+
+    /// The databases the catalog holds now.
+    pub fn databases(&self) -> Vec<String> {
+        self.lock()
+            .catalog
+            .as_ref()
+            .map(|c| c.databases.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Every statement so far, in order.
+    pub fn calls(&self) -> Vec<Call> {
+        self.lock().calls.clone()
+    }
+
+    /// The statements containing `needle`.
+    pub fn calls_with(&self, needle: &str) -> Vec<Call> {
+        self.calls()
+            .into_iter()
+            .filter(|c| c.sql.contains(needle))
+            .collect()
+    }
+
+    /// Records `sql` as sent through `api` and returns the newest matching rule's reply (an empty
+    /// result when none matches).
+    pub(crate) fn answer(&self, api: Api, sql: &str) -> Reply {
+        let mut inner = self.lock();
+        inner.calls.push(Call {
+            api,
+            sql: sql.to_string(),
+        });
+        let found = inner
+            .rules
+            .iter_mut()
+            .rev()
+            .find(|r| sql.contains(&r.needle) && r.remaining != Some(0));
+        let reply = match found {
+            Some(rule) => {
+                if let Some(n) = rule.remaining.as_mut() {
+                    *n -= 1;
+                }
+                Some(rule.reply.clone())
+            }
+            None => None,
+        };
+        // A rule's answer wins, but a batch that creates or drops still changes the catalog
+        // unless the rule made it fail.
+        let modelled = match (&reply, api, inner.catalog.as_mut()) {
+            (
+                None | Some(Reply::Sets(_)) | Some(Reply::Affected(_)),
+                Api::Batch | Api::Rpc,
+                Some(c),
+            ) => c.answer(sql),
+            _ => None,
+        };
+        reply.or(modelled).unwrap_or(Reply::Sets(Vec::new()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalog_models_databases_and_markers() {
+        let server = ScriptedServer::new().with_catalog(false);
+        let id = |server: &ScriptedServer| match server.answer(
+            Api::Batch,
+            "SELECT CAST(DB_ID(N'dbbench_a') AS int) AS database_id;",
+        ) {
+            Reply::Sets(s) => s[0][0].get::<Option<i64>>(0).unwrap(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(id(&server), None);
+        server.answer(
+            Api::Batch,
+            "CREATE DATABASE [dbbench_a]\nON PRIMARY (NAME = N'data_1')",
+        );
+        assert_eq!(id(&server), Some(7));
+        server.answer(Api::Batch, "EXEC [dbbench_a].sys.sp_addextendedproperty @name = N'dbbench_owner', @value = N'it''s me';");
+        match server.answer(Api::Batch, "SELECT CAST(value AS nvarchar(4000)) AS marker FROM [dbbench_a].sys.extended_properties WHERE class = 0;") {
+            Reply::Sets(s) => assert_eq!(s[0][0].get::<String>(0).unwrap(), "it's me"),
+            other => panic!("{other:?}"),
+        }
+        server.answer(
+            Api::Batch,
+            "ALTER DATABASE [dbbench_a] SET SINGLE_USER;\nDROP DATABASE [dbbench_a];",
+        );
+        assert_eq!(id(&server), None);
+        assert!(server.databases().is_empty());
+    }
+
+    #[test]
+    fn newest_rule_wins_and_counted_rules_run_out() {
+        let server = ScriptedServer::new();
+        server.on("SELECT", Reply::Affected(1));
+        server.times("SELECT 2", 1, Reply::error(208, "Invalid object name"));
+        assert!(matches!(
+            server.answer(Api::Rpc, "SELECT 2"),
+            Reply::Error { code: 208, .. }
+        ));
+        assert!(matches!(
+            server.answer(Api::Rpc, "SELECT 2"),
+            Reply::Affected(1)
+        ));
+        assert!(matches!(server.answer(Api::Batch, "DROP x"), Reply::Sets(s) if s.is_empty()));
+        assert_eq!(
+            server.calls().iter().map(|c| c.api).collect::<Vec<_>>(),
+            vec![Api::Rpc, Api::Rpc, Api::Batch]
+        );
+    }
+}

@@ -1,0 +1,203 @@
+//! Which product answers on the TDS port. Several servers speak SQL Server's protocol and T-SQL
+//! grammar without its storage engine: Babelfish for PostgreSQL accepts `CREATE DATABASE … ON`
+//! file specifications and silently ignores them (its `storage_options` escape hatch), Azure SQL
+//! Database and Managed Instance manage files themselves and have no server-scoped Extended
+//! Events or global trace flags. dbbench detects the product at start-up and refuses each option
+//! the product cannot honour before anything is created, with one sentence per option, instead
+//! of failing at the first statement, or worse, measuring a configuration that never existed.
+
+use crate::model::config::StorageSpec;
+
+/// The product behind the connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Product {
+    /// Microsoft SQL Server (box product, any edition, Windows or Linux).
+    SqlServer,
+    /// Azure SQL Database (`EngineEdition` 5).
+    AzureSqlDatabase,
+    /// Azure SQL Managed Instance (`EngineEdition` 8).
+    AzureSqlManagedInstance,
+    /// Azure SQL Edge (`EngineEdition` 9).
+    AzureSqlEdge,
+    /// Babelfish for PostgreSQL (`@@VERSION` names it; `SERVERPROPERTY('Babelfish')` is 1).
+    Babelfish,
+}
+
+impl Product {
+    /// The product from `@@VERSION`, `SERVERPROPERTY('EngineEdition')` and
+    /// `SERVERPROPERTY('Babelfish')` (NULL on SQL Server).
+    pub fn detect(version_text: &str, engine_edition: i64, babelfish: Option<&str>) -> Product {
+        let babelfish_flag = babelfish.is_some_and(|v| v.trim() == "1");
+        if babelfish_flag || version_text.to_ascii_lowercase().contains("babelfish") {
+            return Product::Babelfish;
+        }
+        match engine_edition {
+            5 => Product::AzureSqlDatabase,
+            8 => Product::AzureSqlManagedInstance,
+            9 => Product::AzureSqlEdge,
+            _ => Product::SqlServer,
+        }
+    }
+
+    /// The product's name for the results.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Product::SqlServer => "Microsoft SQL Server",
+            Product::AzureSqlDatabase => "Azure SQL Database",
+            Product::AzureSqlManagedInstance => "Azure SQL Managed Instance",
+            Product::AzureSqlEdge => "Azure SQL Edge",
+            Product::Babelfish => "Babelfish for PostgreSQL",
+        }
+    }
+
+    /// Whether the product runs server-scoped Extended Events sessions (`ON SERVER`).
+    pub fn has_server_event_sessions(&self) -> bool {
+        !matches!(self, Product::AzureSqlDatabase | Product::Babelfish)
+    }
+
+    /// Every option of `spec` this product cannot honour, with one sentence each. Options the
+    /// spec leaves unset are never refused.
+    pub fn refusals(&self, spec: &StorageSpec) -> Vec<(&'static str, String)> {
+        let set: [(&'static str, bool); 13] = [
+            ("data_files", spec.data_files > 1),
+            ("data_size", spec.data_size.is_some()),
+            ("growth", spec.growth.is_some()),
+            ("log_size", spec.log_size.is_some()),
+            ("log_growth", spec.log_growth.is_some()),
+            ("log_pregrow", spec.log_pregrow.is_some()),
+            ("ifi", spec.ifi.is_some()),
+            ("recovery", spec.recovery.is_some()),
+            ("maxdop", spec.maxdop.is_some()),
+            ("tempdb_files", spec.tempdb_files.is_some()),
+            ("tempdb_size", spec.tempdb_size.is_some()),
+            ("tempdb_growth", spec.tempdb_growth.is_some()),
+            ("data_on", !spec.data_on.is_empty() || spec.log_on.is_some()),
+        ];
+        set.iter()
+            .filter(|(_, used)| *used)
+            .filter_map(|(option, _)| self.reason(option).map(|r| (*option, r)))
+            .collect()
+    }
+
+    /// Why this product cannot honour `option`, or `None` when it can.
+    fn reason(&self, option: &str) -> Option<String> {
+        let name = self.name();
+        let sentence = match (self, option) {
+            (Product::SqlServer, _) => return None,
+            (Product::Babelfish, "maxdop") => {
+                "Babelfish for PostgreSQL has no ALTER DATABASE SCOPED CONFIGURATION; parallelism \
+                 is PostgreSQL's max_parallel_workers_per_gather"
+            }
+            (Product::Babelfish, "ifi" | "tempdb_files" | "tempdb_size" | "tempdb_growth") => {
+                "Babelfish for PostgreSQL has no trace flags, no sys.dm_server_services and no \
+                 tempdb files to change"
+            }
+            (Product::Babelfish, "recovery") => {
+                "Babelfish for PostgreSQL has no ALTER DATABASE … SET RECOVERY and no BACKUP"
+            }
+            (Product::Babelfish, _) => {
+                "Babelfish for PostgreSQL ignores file specifications in CREATE DATABASE (its \
+                 storage_options escape hatch) and has no ALTER DATABASE … MODIFY FILE: the files \
+                 are PostgreSQL's, so the declared layout would never exist"
+            }
+            (Product::AzureSqlDatabase, "maxdop") => return None,
+            (Product::AzureSqlDatabase, "recovery") => {
+                "Azure SQL Database always uses FULL recovery and backs itself up"
+            }
+            (
+                Product::AzureSqlDatabase,
+                "ifi" | "tempdb_files" | "tempdb_size" | "tempdb_growth",
+            ) => {
+                "Azure SQL Database has no global trace flags and no instance-level tempdb \
+                 configuration"
+            }
+            (Product::AzureSqlDatabase, _) => {
+                "Azure SQL Database accepts no file specifications in CREATE DATABASE and sizes \
+                 its files itself"
+            }
+            (Product::AzureSqlManagedInstance, "maxdop") => return None,
+            (Product::AzureSqlManagedInstance, "recovery") => {
+                "Azure SQL Managed Instance always uses FULL recovery"
+            }
+            (Product::AzureSqlManagedInstance, "ifi") => {
+                "Azure SQL Managed Instance does not allow trace flag 1806/1805 or report IFI"
+            }
+            (
+                Product::AzureSqlManagedInstance,
+                "tempdb_files" | "tempdb_size" | "tempdb_growth",
+            ) => "Azure SQL Managed Instance manages tempdb's files itself",
+            (Product::AzureSqlManagedInstance, _) => {
+                "Azure SQL Managed Instance places and names database files itself (no FILENAME \
+                 in CREATE DATABASE)"
+            }
+            (Product::AzureSqlEdge, "ifi") => {
+                "Azure SQL Edge does not report IFI in sys.dm_server_services, so neither state \
+                 can be verified"
+            }
+            (Product::AzureSqlEdge, _) => return None,
+        };
+        Some(format!("{sentence} (this server is {name})"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::config::{Recovery, Size};
+
+    #[test]
+    fn detects_products_from_recorded_identity() {
+        // @@VERSION as Babelfish 4.3 returns it (recorded in the issue's run).
+        let babelfish = "Babelfish for PostgreSQL with SQL Server Compatibility - 12.0.2000.8\n\
+                         Oct 22 2024 17:48:41\nCopyright (c) Amazon Web Services\n\
+                         PostgreSQL 16.4 on x86_64-pc-linux-gnu (Babelfish 4.3.0)";
+        assert_eq!(Product::detect(babelfish, 3, None), Product::Babelfish);
+        assert_eq!(
+            Product::detect("Microsoft SQL Server 2022", 3, Some("1")),
+            Product::Babelfish
+        );
+        let box_product = "Microsoft SQL Server 2022 (RTM-CU12) - 16.0.4125.3 (X64)";
+        assert_eq!(Product::detect(box_product, 3, None), Product::SqlServer);
+        assert_eq!(
+            Product::detect("Microsoft SQL Azure (RTM) - 12.0.2000.8", 5, None),
+            Product::AzureSqlDatabase
+        );
+        assert_eq!(
+            Product::detect(box_product, 8, None),
+            Product::AzureSqlManagedInstance
+        );
+        assert_eq!(Product::detect(box_product, 9, None), Product::AzureSqlEdge);
+    }
+
+    #[test]
+    fn one_sentence_per_unsupported_option() {
+        let spec = StorageSpec {
+            data_size: Some(Size::new(8 << 20, "8MB")),
+            recovery: Some(Recovery::Full),
+            maxdop: Some(4),
+            ..StorageSpec::DEFAULT
+        };
+        assert!(Product::SqlServer.refusals(&spec).is_empty());
+        let babelfish = Product::Babelfish.refusals(&spec);
+        let options: Vec<&str> = babelfish.iter().map(|(o, _)| *o).collect();
+        assert_eq!(options, vec!["data_size", "recovery", "maxdop"]);
+        assert!(babelfish
+            .iter()
+            .all(|(_, r)| r.ends_with("(this server is Babelfish for PostgreSQL)")));
+        let azure: Vec<&str> = Product::AzureSqlDatabase
+            .refusals(&spec)
+            .iter()
+            .map(|(o, _)| *o)
+            .collect();
+        assert_eq!(
+            azure,
+            vec!["data_size", "recovery"],
+            "MAXDOP per database works on Azure"
+        );
+        assert!(Product::Babelfish
+            .refusals(&StorageSpec::DEFAULT)
+            .is_empty());
+        assert!(!Product::AzureSqlDatabase.has_server_event_sessions());
+        assert!(Product::AzureSqlManagedInstance.has_server_event_sessions());
+    }
+}

@@ -1,0 +1,188 @@
+//! After provisioning, the files are read back from the new database's `sys.database_files` and
+//! compared with the plan: a server that silently ignored a file specification (Babelfish's
+//! escape hatch), rounded a size, or dropped a growth setting would otherwise be measured as the
+//! configuration the cell declares. A difference fails the cell; a server that lists no files at
+//! all is recorded as unavailable with the reason, never silently.
+
+use super::provision::PlannedFile;
+use super::tsql::ident;
+use crate::model::config::Growth;
+use crate::model::error::Result;
+use crate::model::evidence::FileKind;
+use crate::model::units::PAGE;
+use crate::model::value::Row;
+
+/// The files of database `db` as the server created them.
+pub fn files_sql(db: &str) -> String {
+    format!(
+        "SELECT CAST(name AS nvarchar(128)) AS name, CAST(type AS int) AS type, \
+         CAST(size AS bigint) AS size_pages, CAST(growth AS bigint) AS growth, \
+         CAST(is_percent_growth AS int) AS is_percent_growth \
+         FROM {}.sys.database_files ORDER BY file_id;",
+        ident(db)
+    )
+}
+
+/// Sizes may differ from the request by the server's rounding (whole pages, 64 KB growth
+/// increments, the log rounded to its VLF layout): 1 MB or 1 %, whichever is larger.
+fn close_enough(actual: u64, planned: u64) -> bool {
+    actual.abs_diff(planned) <= (1 << 20).max(planned / 100)
+}
+
+/// What the comparison found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every planned file exists with its size and growth.
+    Matches,
+    /// The server listed no files: the reason to record as unavailable.
+    Unavailable(String),
+    /// The differences, one phrase each.
+    Differs(Vec<String>),
+}
+
+/// Compares the rows of [`files_sql`] with `plan`.
+pub fn compare(rows: &[Row], plan: &[PlannedFile]) -> Result<Verdict> {
+    if rows.is_empty() {
+        return Ok(Verdict::Unavailable(
+            "sys.database_files of the new database returned no rows, so the created files \
+             could not be checked against the plan"
+                .into(),
+        ));
+    }
+    let mut differences = Vec::new();
+    let mut seen = Vec::new();
+    for row in rows {
+        let name = row.get_named::<String>("name")?.trim().to_string();
+        let kind = if row.get_named::<i64>("type")? == 1 {
+            FileKind::Log
+        } else {
+            FileKind::Data
+        };
+        let Some(planned) = plan.iter().find(|p| p.logical == name) else {
+            differences.push(format!("file {name} was not planned"));
+            continue;
+        };
+        seen.push(name.clone());
+        if planned.kind != kind {
+            differences.push(format!(
+                "{name} is a {kind:?} file, planned {:?}",
+                planned.kind
+            ));
+        }
+        let size = row.get_named::<i64>("size_pages")?.max(0) as u64 * PAGE;
+        if let Some(want) = planned.size.filter(|w| !close_enough(size, *w)) {
+            differences.push(format!(
+                "{name} is {} KB, planned {} KB",
+                size / 1024,
+                want / 1024
+            ));
+        }
+        let growth = row.get_named::<i64>("growth")?.max(0) as u64;
+        let percent = row.get_named::<i64>("is_percent_growth")? == 1;
+        let growth_ok = match planned.growth {
+            None => true,
+            Some(Growth::None) => growth == 0,
+            Some(Growth::Percent(p)) => percent && growth == u64::from(p),
+            Some(Growth::Fixed(s)) => !percent && (growth * PAGE).abs_diff(s.bytes) < 64 * 1024,
+        };
+        if !growth_ok {
+            let actual = if percent {
+                format!("{growth}%")
+            } else {
+                format!("{} KB", growth * PAGE / 1024)
+            };
+            differences.push(format!(
+                "{name} grows by {actual}, planned {}",
+                planned.growth.map(|g| g.describe()).unwrap_or_default()
+            ));
+        }
+    }
+    for missing in plan.iter().filter(|p| !seen.contains(&p.logical)) {
+        differences.push(format!("{} was not created", missing.logical));
+    }
+    Ok(if differences.is_empty() {
+        Verdict::Matches
+    } else {
+        Verdict::Differs(differences)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::mssql::double::rows;
+    use crate::model::config::Size;
+    use crate::model::value::Value;
+
+    fn planned(logical: &str, kind: FileKind, size_mb: u64, growth: Option<Growth>) -> PlannedFile {
+        PlannedFile {
+            logical: logical.into(),
+            physical: format!("/var/opt/mssql/data/x_{logical}"),
+            kind,
+            volume: None,
+            size: Some(size_mb << 20),
+            growth,
+        }
+    }
+
+    fn server(files: &[(&str, i64, i64, i64, i64)]) -> Vec<Row> {
+        rows(
+            &["name", "type", "size_pages", "growth", "is_percent_growth"],
+            files
+                .iter()
+                .map(|(n, t, s, g, p)| {
+                    vec![
+                        Value::Text(format!("{n:<20}")),
+                        Value::Int(*t),
+                        Value::Int(*s),
+                        Value::Int(*g),
+                        Value::Int(*p),
+                    ]
+                })
+                .collect(),
+        )
+    }
+
+    fn plan() -> Vec<PlannedFile> {
+        vec![
+            planned(
+                "data_1",
+                FileKind::Data,
+                8,
+                Some(Growth::Fixed(Size::new(1 << 20, "1MB"))),
+            ),
+            planned("log", FileKind::Log, 1, Some(Growth::Percent(10))),
+        ]
+    }
+
+    #[test]
+    fn matching_files_pass() {
+        // 8 MB = 1024 pages, 1 MB growth = 128 pages; the log 1 MB = 128 pages, 10 %.
+        let rows = server(&[("data_1", 0, 1024, 128, 0), ("log", 1, 128, 10, 1)]);
+        assert_eq!(compare(&rows, &plan()).unwrap(), Verdict::Matches);
+    }
+
+    #[test]
+    fn differences_fail_and_empty_is_unavailable() {
+        let rows = server(&[("data_1", 0, 4096, 1024, 0)]);
+        let Verdict::Differs(d) = compare(&rows, &plan()).unwrap() else {
+            panic!("expected differences")
+        };
+        assert_eq!(
+            d,
+            vec![
+                "data_1 is 32768 KB, planned 8192 KB",
+                "data_1 grows by 8192 KB, planned 1MB",
+                "log was not created"
+            ]
+        );
+        assert!(
+            matches!(compare(&[], &plan()).unwrap(), Verdict::Unavailable(r) if r.contains("no rows"))
+        );
+    }
+
+    #[test]
+    fn readback_query() {
+        insta::assert_snapshot!(files_sql("dbbench_a"));
+    }
+}

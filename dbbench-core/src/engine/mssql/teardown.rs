@@ -1,0 +1,119 @@
+//! Dropping a database dbbench owns. Each step stands on its own: the growth session is stopped
+//! and its file removed, then `SET SINGLE_USER WITH ROLLBACK IMMEDIATE` and `DROP DATABASE` go in
+//! ONE batch (in two batches another connection could take the single user slot in between and
+//! leave the database single-user), a plain `DROP DATABASE` follows if the database is still
+//! there (a server without `ALTER DATABASE … SET SINGLE_USER`, a missing permission), and the drop
+//! is verified with `DB_ID`. A failed step never stops the next; every error is reported together,
+//! the drop's first. The marker is checked before any of it.
+
+use super::evidence::growth_events;
+use super::marker;
+use super::provision::exists_sql;
+use super::tsql::ident;
+use super::MssqlConnection;
+use crate::model::error::{Error, Result};
+
+/// The batch that takes the database from every other session and drops it.
+pub fn single_user_and_drop_sql(name: &str) -> String {
+    let db = ident(name);
+    format!("ALTER DATABASE {db} SET SINGLE_USER WITH ROLLBACK IMMEDIATE;\nDROP DATABASE {db};")
+}
+
+/// The drop alone, for servers where the batch above failed.
+pub fn plain_drop_sql(name: &str) -> String {
+    format!(
+        "IF DB_ID({}) IS NOT NULL DROP DATABASE {};",
+        super::tsql::literal(name),
+        ident(name)
+    )
+}
+
+/// Whether database `name` still exists.
+async fn exists(conn: &mut MssqlConnection, name: &str) -> Result<bool> {
+    let rows = conn.query(&exists_sql(name), &[]).await?;
+    Ok(rows
+        .first()
+        .map(|r| r.get::<Option<i64>>(0))
+        .transpose()?
+        .flatten()
+        .is_some())
+}
+
+/// Drops database `name` after finding its marker inside it (`require_marker` is false only for
+/// a database this connection has just created and could not mark).
+pub async fn drop_owned(
+    conn: &mut MssqlConnection,
+    name: &str,
+    require_marker: bool,
+) -> Result<()> {
+    if require_marker {
+        if let Err(why) = marker::find(conn, name).await {
+            return Err(Error::msg(format!(
+                "{} ({why})",
+                Error::NotOwned(name.to_string())
+            )));
+        }
+    }
+    let mut drop_errors = Vec::new();
+    let mut other_errors = growth_events::stop_and_clean(conn, &growth_events::session_name(name))
+        .await
+        .into_iter()
+        .map(|e| format!("stopping the growth session: {e}"))
+        .collect::<Vec<_>>();
+    let batch = conn.batch(&single_user_and_drop_sql(name)).await;
+    match exists(conn, name).await {
+        // Dropped and verified: a failed SET SINGLE_USER in the batch did not matter.
+        Ok(false) => {
+            if let Err(e) = batch {
+                crate::util::console::say(&format!(
+                    "dbbench › mssql: {name} was dropped; SET SINGLE_USER had failed: {e}"
+                ));
+            }
+        }
+        Ok(true) => {
+            let plain = conn.batch(&plain_drop_sql(name)).await;
+            match exists(conn, name).await {
+                // The plain drop did it: the batch's failure (SET SINGLE_USER unsupported or
+                // denied) did not matter.
+                Ok(false) => {}
+                Ok(true) => {
+                    if let Err(e) = batch {
+                        drop_errors.push(format!("SET SINGLE_USER + DROP DATABASE: {e}"));
+                    }
+                    if let Err(e) = plain {
+                        drop_errors.push(format!("DROP DATABASE: {e}"));
+                    }
+                    drop_errors.push(format!(
+                        "database {name} still exists after DROP DATABASE (DB_ID is not NULL); \
+                         drop it by hand"
+                    ));
+                }
+                Err(e) => drop_errors.push(format!("verifying the drop: {e}")),
+            }
+        }
+        Err(e) => other_errors.push(format!("verifying the drop: {e}")),
+    }
+    if drop_errors.is_empty() && other_errors.is_empty() {
+        return Ok(());
+    }
+    drop_errors.extend(other_errors);
+    Err(Error::msg(format!(
+        "dropping database {name}: {}",
+        drop_errors.join("; ")
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drop_statements() {
+        insta::assert_snapshot!(format!(
+            "{}\n{}\n{}",
+            single_user_and_drop_sql("dbbench_a"),
+            plain_drop_sql("dbbench_a"),
+            exists_sql("dbbench_a")
+        ));
+    }
+}

@@ -1,0 +1,335 @@
+//! The preflight's checks and per-cell decisions from recorded server answers (no live server):
+//! a sysadmin on SQL Server 2022, a least-privileged login that may only create databases, and
+//! Babelfish for PostgreSQL; plus `preflight::run` against a scripted server, which must create
+//! nothing. The cells are the seed suites' (suites/src/vlf.rs, population.rs, data_files.rs) at
+//! smoke scale.
+
+use dbbench_core::__internals::config::{Growth, Recovery, RunSpec, Size, StorageSpec};
+use dbbench_core::__internals::mssql::double::{Api, Reply, ScriptedServer};
+use dbbench_core::__internals::mssql::floors::Floors;
+use dbbench_core::__internals::mssql::identity::Product;
+use dbbench_core::__internals::mssql::ifi::IfiState;
+use dbbench_core::__internals::mssql::preflight::{self, Answers, Permissions};
+use dbbench_core::__internals::mssql::provision::{Platform, ServerDirs};
+use dbbench_core::__internals::mssql::ConnectSettings;
+use dbbench_core::{Scale, Value};
+
+const MB: u64 = 1 << 20;
+
+fn mb(n: u64) -> Option<Size> {
+    Some(Size::new(n * MB, "declared"))
+}
+
+fn grow(n: u64) -> Option<Growth> {
+    Some(Growth::Fixed(Size::new(n * MB, "declared")))
+}
+
+/// The seed suites' cells at smoke scale, `(benchmark, cell, storage)`.
+fn seed_cells() -> Vec<(&'static str, &'static str, StorageSpec)> {
+    let smoke = |divisor: u32, spec: StorageSpec| {
+        let run = RunSpec {
+            smoke_divisor: divisor,
+            ..RunSpec::DEFAULT
+        };
+        spec.scaled(true, &Scale::smoke().for_benchmark(&run))
+    };
+    let vlf = StorageSpec {
+        data_size: mb(1000),
+        log_size: mb(400),
+        recovery: Some(Recovery::Full),
+        ifi: Some(true),
+        growth: grow(1024),
+        log_growth: grow(1024),
+        ..StorageSpec::DEFAULT
+    };
+    let pregrown = StorageSpec {
+        log_size: mb(32000),
+        log_pregrow: mb(4000),
+        ..vlf
+    };
+    let population = StorageSpec {
+        data_size: mb(1 << 20),
+        growth: grow(1024),
+        ifi: Some(true),
+        log_size: mb(250),
+        log_growth: grow(50),
+        ..StorageSpec::DEFAULT
+    };
+    let files = |n| StorageSpec {
+        data_files: n,
+        data_size: mb(160 << 10),
+        growth: grow(1024),
+        ifi: Some(true),
+        log_size: mb(8 << 10),
+        log_growth: grow(1024),
+        ..StorageSpec::DEFAULT
+    };
+    let mut out = vec![
+        (
+            "vlf::doubling",
+            "test_1",
+            smoke(
+                512,
+                StorageSpec {
+                    growth: grow(1),
+                    log_growth: grow(1),
+                    ifi: Some(false),
+                    ..vlf
+                },
+            ),
+        ),
+        (
+            "vlf::doubling",
+            "test_2",
+            smoke(
+                512,
+                StorageSpec {
+                    growth: grow(1),
+                    log_growth: grow(1),
+                    ..vlf
+                },
+            ),
+        ),
+        ("vlf::doubling", "test_3", smoke(512, vlf)),
+        ("vlf::doubling", "test_4", smoke(512, pregrown)),
+        (
+            "vlf::doubling",
+            "test_5",
+            smoke(
+                512,
+                StorageSpec {
+                    maxdop: Some(4),
+                    ..pregrown
+                },
+            ),
+        ),
+        (
+            "vlf::doubling",
+            "test_6",
+            smoke(
+                512,
+                StorageSpec {
+                    maxdop: Some(4),
+                    tempdb_files: Some(4),
+                    tempdb_size: mb(2048),
+                    tempdb_growth: grow(1024),
+                    ..pregrown
+                },
+            ),
+        ),
+        (
+            "population::population",
+            "same_volume",
+            smoke(65536, population),
+        ),
+        (
+            "population::population",
+            "separate_volumes",
+            smoke(
+                65536,
+                StorageSpec {
+                    data_on: &["data"],
+                    log_on: Some("log"),
+                    ..population
+                },
+            ),
+        ),
+    ];
+    for (n, name) in [
+        (1, "data_files_1"),
+        (2, "data_files_2"),
+        (4, "data_files_4"),
+        (8, "data_files_8"),
+        (16, "data_files_16"),
+    ] {
+        out.push(("data_files::equal_shares", name, smoke(16384, files(n))));
+    }
+    out
+}
+
+fn floors() -> Floors {
+    Floors::from_model(Ok(&dbbench_core::__internals::mssql::double::rows(
+        &["pages"],
+        vec![vec![Value::Int(1024)]],
+    )))
+}
+
+fn sysadmin_2022() -> Answers {
+    Answers {
+        server: "sql2022,1433".into(),
+        product: Product::SqlServer,
+        version: "Microsoft SQL Server 16.0.4135.4 (RTM CU15) Developer Edition (64-bit)".into(),
+        major: 16,
+        platform: Platform::Linux,
+        ifi: IfiState::Enabled,
+        permissions: Permissions {
+            sysadmin: Some(true),
+            alter_settings: Some(true),
+            alter_any_event_session: Some(true),
+            view_server_state: Some(true),
+            view_database_state: Some(true),
+            alter_any_database: Some(true),
+            create_any_database: Some(true),
+        },
+        dirs: Ok(ServerDirs {
+            data: "/var/opt/mssql/data/".into(),
+            log: "/var/opt/mssql/data/".into(),
+        }),
+        floors: floors(),
+        allow_instance_changes: true,
+    }
+}
+
+#[test]
+fn a_sysadmin_on_2022_can_run_every_seed_cell() {
+    let report = preflight::evaluate(&sysadmin_2022(), &seed_cells());
+    assert!(
+        report.cells.iter().all(|c| c.blockers.is_empty()),
+        "{}",
+        report.render()
+    );
+    assert!(
+        report.checks.iter().all(|c| c.ok == Some(true)),
+        "{}",
+        report.render()
+    );
+    insta::assert_snapshot!(report.render());
+}
+
+#[test]
+fn a_least_privileged_login_is_told_what_each_cell_lacks() {
+    let answers = Answers {
+        permissions: Permissions {
+            sysadmin: Some(false),
+            alter_settings: Some(false),
+            alter_any_event_session: Some(false),
+            view_server_state: Some(false),
+            view_database_state: Some(false),
+            alter_any_database: Some(false),
+            create_any_database: Some(true),
+        },
+        ifi: IfiState::Unknown("VIEW SERVER STATE permission was denied on object 'server'".into()),
+        allow_instance_changes: false,
+        ..sysadmin_2022()
+    };
+    let report = preflight::evaluate(&answers, &seed_cells());
+    let verdict = |cell: &str| report.cells.iter().find(|c| c.cell == cell).unwrap();
+    assert!(verdict("test_1")
+        .blockers
+        .iter()
+        .any(|b| b.contains("trace flag 1805 (sysadmin)")));
+    assert!(verdict("test_2")
+        .blockers
+        .iter()
+        .any(|b| b.contains("IFI state is unreadable")));
+    assert!(verdict("test_6")
+        .blockers
+        .iter()
+        .any(|b| b.contains("DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1")));
+    assert!(verdict("data_files_16")
+        .notes
+        .iter()
+        .any(|n| n.contains("VIEW SERVER STATE")));
+    insta::assert_snapshot!(report.render());
+}
+
+#[test]
+fn babelfish_cells_are_refused_with_one_sentence_per_option() {
+    let answers = Answers {
+        product: Product::Babelfish,
+        version: "Babelfish for PostgreSQL 12.0.2000.8".into(),
+        ifi: IfiState::Unknown("Invalid object name 'sys.dm_server_services'.".into()),
+        permissions: Permissions::default(),
+        dirs: Err(
+            "the server reports no default data or log directory: set DBBENCH_VOLUMES".into(),
+        ),
+        ..sysadmin_2022()
+    };
+    let report = preflight::evaluate(&answers, &seed_cells());
+    assert!(report.cells.iter().all(|c| !c.blockers.is_empty()));
+    let test_5 = report.cells.iter().find(|c| c.cell == "test_5").unwrap();
+    assert!(
+        test_5
+            .blockers
+            .iter()
+            .any(|b| b.starts_with("`maxdop`: Babelfish")),
+        "{:?}",
+        test_5.blockers
+    );
+    insta::assert_snapshot!(report.render());
+}
+
+#[tokio::test]
+async fn run_asks_the_server_and_creates_nothing() {
+    let server = ScriptedServer::new();
+    server
+        .on(
+            "SERVERPROPERTY('ProductVersion')",
+            Reply::rows(
+                &[
+                    "product_version",
+                    "edition",
+                    "engine_edition",
+                    "default_data_path",
+                    "default_log_path",
+                    "version_text",
+                ],
+                vec![vec![
+                    Value::Text("16.0.4135.4".into()),
+                    Value::Text("Developer Edition (64-bit)".into()),
+                    Value::Int(3),
+                    Value::Text("/var/opt/mssql/data/".into()),
+                    Value::Text("/var/opt/mssql/data/".into()),
+                    Value::Text("Microsoft SQL Server 2022".into()),
+                ]],
+            ),
+        )
+        .on(
+            "HAS_PERMS_BY_NAME",
+            Reply::rows(
+                &[
+                    "sysadmin",
+                    "alter_any_event_session",
+                    "view_server_state",
+                    "create_any_database",
+                ],
+                vec![vec![
+                    Value::Int(0),
+                    Value::Int(1),
+                    Value::Int(1),
+                    Value::Int(1),
+                ]],
+            ),
+        );
+    let settings = ConnectSettings::scripted(
+        "server=tcp:sql2022,1433;user id=dba;password=Pre!flight9",
+        &server,
+    )
+    .unwrap();
+    let report = preflight::run(&settings, &seed_cells(), false)
+        .await
+        .unwrap();
+    let text = report.render();
+    assert!(
+        text.starts_with("dbbench preflight: SQL Server at sql2022,1433 (nothing was created)"),
+        "{text}"
+    );
+    assert!(text.contains("[no] trace flags"), "{text}");
+    assert!(
+        text.contains("[ok] server-scoped Extended Events"),
+        "{text}"
+    );
+    assert!(!text.contains("Pre!flight9"));
+    // Only reads: SELECTs and DBCC TRACESTATUS, nothing that creates or changes.
+    let writes: Vec<_> = server
+        .calls()
+        .into_iter()
+        .filter(|c| c.api != Api::Login)
+        .filter(|c| !c.sql.starts_with("SELECT") && !c.sql.starts_with("DBCC TRACESTATUS"))
+        .collect();
+    assert!(
+        writes.is_empty(),
+        "the preflight changes nothing: {writes:?}"
+    );
+    assert!(server.calls().len() > 5, "it did ask the server");
+}

@@ -1,0 +1,501 @@
+//! The SQL Server backend's whole lifecycle against a scripted server (no SQL Server can run
+//! here): recorded answers of SQL Server 2022 on Linux and of Babelfish for PostgreSQL 4.3, every
+//! statement recorded with the tiberius API it took. Covers the routing of transaction control
+//! (plain batch, never `sp_executesql`), the size floors reaching the cell's effective sizes and
+//! `CREATE DATABASE`, the ownership marker verified inside the new database with its fallback and
+//! refusal, a teardown that still drops after an Extended Events or `SET SINGLE_USER` failure, the
+//! file read-back, the log-chain proof, product detection, the default-path fallback and Azure's
+//! retryable throttling.
+
+mod support;
+
+use dbbench_core::__internals::config::{Recovery, RunSpec, StorageSpec};
+use dbbench_core::__internals::mssql::double::{Api, Reply, ScriptedServer};
+use dbbench_core::__internals::mssql::{ConnectSettings, Hooks, MssqlBackend, MssqlConnection};
+use dbbench_core::__internals::run_benchmark;
+use dbbench_core::__internals::Backend;
+use dbbench_core::__internals::BodyFuture;
+use dbbench_core::__internals::Volumes;
+use dbbench_core::driver::{Load, Op, Work};
+use dbbench_core::results::{BenchmarkResult, CellStatus};
+use dbbench_core::{Connection, Scale, Session, Value};
+use support::{cell, context, grow_mib, mib};
+
+const ADO: &str = "server=tcp:sql2022,1433;user id=bench;password=Sc3ipted!Pass";
+
+/// `SERVERPROPERTY` and `@@VERSION` as a server answers them.
+fn identity(version_text: &str, engine_edition: i64, data_path: Option<&str>) -> Reply {
+    let text = |v: &str| Value::Text(v.to_string());
+    let path = data_path.map_or(Value::Null, text);
+    Reply::rows(
+        &[
+            "product_version",
+            "product_level",
+            "product_update_level",
+            "edition",
+            "engine_edition",
+            "babelfish",
+            "default_data_path",
+            "default_log_path",
+            "machine_name",
+            "is_sysadmin",
+            "version_text",
+        ],
+        vec![vec![
+            text("16.0.4135.4"),
+            text("RTM"),
+            text("CU15"),
+            text("Developer Edition (64-bit)"),
+            Value::Int(engine_edition),
+            Value::Null,
+            path.clone(),
+            path,
+            text("sql2022"),
+            Value::Int(1),
+            text(version_text),
+        ]],
+    )
+}
+
+/// SQL Server 2022 on Linux, IFI on, model 8 MB, recorded answers.
+fn sql_server_2022() -> ScriptedServer {
+    let server = ScriptedServer::new().with_catalog(false);
+    server
+        .on("SERVERPROPERTY('ProductVersion')", identity(
+            "Microsoft SQL Server 2022 (RTM-CU15) (KB5041321) - 16.0.4135.4 (X64)\n\tJul 10 2024 14:09:09\n\tDeveloper Edition (64-bit) on Linux (Ubuntu 22.04.4 LTS) <X64>",
+            3,
+            Some("/var/opt/mssql/data/"),
+        ))
+        .on("sys.dm_os_host_info", Reply::rows(&["host_platform"], vec![vec![Value::Text("Linux".into())]]))
+        .on("sys.dm_server_services", Reply::rows(&["ifi"], vec![vec![Value::Text("Y".into())]]))
+        .on("recovery_model_desc", Reply::rows(&["recovery"], vec![vec![Value::Text("FULL".into())]]))
+        .on("database_id = 3 AND file_id = 1", Reply::rows(&["pages"], vec![vec![Value::Int(1024)]]))
+        .on("INSERT INTO dbo.big", Reply::Affected(1))
+        .on("SELECT count(*) FROM big", Reply::rows(&["n"], vec![vec![Value::Int(ROWS as i64)]]));
+    server
+}
+
+async fn scripted_backend(server: &ScriptedServer) -> Backend {
+    let settings = ConnectSettings::scripted(ADO, server).unwrap();
+    Backend::Mssql(Box::new(
+        MssqlBackend::connect(settings, Hooks::default(), false)
+            .await
+            .unwrap(),
+    ))
+}
+
+const ROWS: u64 = 40;
+
+/// The population suite's body in small: a table of 4.1 KB rows, four connections inserting in
+/// transactions of ten through the driver.
+fn populate(db: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async move {
+        db.execute("CREATE TABLE dbo.big (c1 bigint IDENTITY NOT NULL, c3 char(4100) NOT NULL DEFAULT 'a')")
+            .await?;
+        let load = Load::new(4, Work::Statements(ROWS)).statements_per_transaction(10);
+        db.load(load)
+            .run(async move |conn: &mut Connection, _op: Op| {
+                conn.execute("INSERT INTO dbo.big DEFAULT VALUES").await
+            })
+            .await?;
+        let n: i64 = db.query_scalar("SELECT count(*) FROM big").await?;
+        db.record_count("rows_after", n);
+        Ok(())
+    })
+}
+
+// The population suite's cells (suites/src/population.rs): at smoke (1/65536) the 250 MB log is
+// 64 KB, below SQL Server's 512 KB minimum.
+support::benchmark! {
+    static POPULATION = populate,
+    title: "population, scripted",
+    run: RunSpec {
+        scale_storage: true,
+        smoke_divisor: 65536,
+        default_divisor: 1024,
+        ..RunSpec::DEFAULT
+    },
+    cells: [cell("same_volume", StorageSpec {
+        data_size: Some(mib(1 << 20, "1TB")),
+        growth: Some(grow_mib(1024, "1024MB")),
+        log_size: Some(mib(250, "250MB")),
+        log_growth: Some(grow_mib(50, "50MB")),
+        ..StorageSpec::DEFAULT
+    })],
+}
+
+async fn run(server: &ScriptedServer, name: &str) -> BenchmarkResult {
+    let mut backend = scripted_backend(server).await;
+    let ctx = context(name, Scale::smoke(), Volumes::default());
+    run_benchmark(&POPULATION, None, &ctx, &mut backend)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactions_go_as_batches_and_floors_reach_the_results() {
+    let server = sql_server_2022();
+    let result = run(&server, "mssql-scripted-population").await;
+    let cell = &result.cells[0];
+    assert_eq!(cell.status, CellStatus::Ok, "{:?}", cell.status);
+
+    // Transaction control never went through sp_executesql (error 266 on a real server).
+    let begins = server.calls_with("BEGIN TRANSACTION");
+    let commits = server.calls_with("COMMIT TRANSACTION");
+    assert_eq!(
+        (begins.len(), commits.len()),
+        (4, 4),
+        "40 rows in transactions of ten"
+    );
+    assert!(
+        begins.iter().chain(&commits).all(|c| c.api == Api::Batch),
+        "{begins:?}"
+    );
+    let inserts = server.calls_with("INSERT INTO dbo.big");
+    assert_eq!(inserts.len(), ROWS as usize);
+    assert!(inserts.iter().all(|c| c.api == Api::Rpc));
+
+    // The 64 KB log was raised to 512 KB: in the results and in CREATE DATABASE.
+    assert_eq!(cell.effective["log_size_bytes"], 512 << 10);
+    assert_eq!(cell.config["log_size"], "250MB");
+    assert!(result.backend.preconditions["size floors"]
+        .starts_with("primary data file ≥ 8 MB (model database, 1024 pages)"));
+    let create = &server.calls_with("CREATE DATABASE")[0];
+    assert!(
+        create.sql.contains("SIZE = 512KB, FILEGROWTH = 64KB"),
+        "{}",
+        create.sql
+    );
+    assert!(result
+        .backend
+        .version
+        .starts_with("Microsoft SQL Server 16.0.4135.4"));
+    assert!(result.backend.preconditions["version_text"].contains("on Linux (Ubuntu"));
+
+    // Marker verified inside the database; files that cannot be listed are unavailable, not silent.
+    let run = &cell.runs[0];
+    assert_eq!(run.counts["rows_after"], ROWS as i64);
+    assert!(
+        run.unavailable["files_verified"].contains("returned no rows"),
+        "{:?}",
+        run.unavailable
+    );
+    assert!(!run.counts.contains_key("ownership_marker_table"));
+    // Dropped in one batch, then verified gone.
+    let drops = server.calls_with("DROP DATABASE");
+    assert!(drops[0]
+        .sql
+        .contains("SET SINGLE_USER WITH ROLLBACK IMMEDIATE;\nDROP DATABASE"));
+    assert!(server.databases().is_empty());
+    assert!(!format!("{:?}", server.calls()).contains("Sc3ipted!Pass"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn azure_throttling_is_retried() {
+    let server = sql_server_2022();
+    server.times(
+        "INSERT INTO dbo.big",
+        1,
+        Reply::error(
+            40501,
+            "The service is currently busy. Retry the request after 10 seconds.",
+        ),
+    );
+    let result = run(&server, "mssql-scripted-throttled").await;
+    assert_eq!(
+        result.cells[0].status,
+        CellStatus::Ok,
+        "{:?}",
+        result.cells[0].status
+    );
+    assert_eq!(
+        server.calls_with("INSERT INTO dbo.big").len(),
+        ROWS as usize + 1
+    );
+    assert!(server
+        .calls_with("IF @@TRANCOUNT > 0 ROLLBACK")
+        .iter()
+        .all(|c| c.api == Api::Batch));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn teardown_drops_after_an_extended_events_failure() {
+    let server = sql_server_2022();
+    // A session exists but may not be dropped (recorded: Msg 15151).
+    server.on("DROP EVENT SESSION", Reply::error(15151, "Cannot drop the event session 'dbbench_growth_x', because it does not exist or you do not have permission."));
+    let result = run(&server, "mssql-scripted-xe-failure").await;
+    let CellStatus::Failed(why) = &result.cells[0].status else {
+        panic!("{:?}", result.cells[0].status)
+    };
+    assert!(
+        why.contains("stopping the growth session") && why.contains("15151"),
+        "{why}"
+    );
+    assert!(!why.contains("still exists"), "{why}");
+    assert!(
+        server.databases().is_empty(),
+        "the database was still dropped"
+    );
+    let calls = server.calls();
+    let last_xe = calls
+        .iter()
+        .rposition(|c| c.sql.contains("DROP EVENT SESSION"))
+        .unwrap();
+    let drop = calls
+        .iter()
+        .rposition(|c| c.sql.contains("DROP DATABASE"))
+        .unwrap();
+    assert!(
+        drop > last_xe,
+        "the drop came after the failed session drop"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_single_user_still_drops_and_verifies() {
+    let server = sql_server_2022();
+    // Servers without ALTER DATABASE … SET SINGLE_USER (recorded from Babelfish).
+    server.on(
+        "SET SINGLE_USER",
+        Reply::error(
+            33557097,
+            "'ALTER DATABASE SET SINGLE_USER' is not currently supported in Babelfish",
+        ),
+    );
+    let result = run(&server, "mssql-scripted-single-user").await;
+    assert_eq!(
+        result.cells[0].status,
+        CellStatus::Ok,
+        "{:?}",
+        result.cells[0].status
+    );
+    assert_eq!(
+        server.calls_with("IF DB_ID(N'").len(),
+        1,
+        "the plain DROP ran"
+    );
+    assert!(server.databases().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn babelfish_markers_fall_back_to_a_table_or_the_cell_is_refused() {
+    let babelfish_version = "Babelfish for PostgreSQL with SQL Server Compatibility - 12.0.2000.8\nOct 22 2024\nCopyright (c) Amazon Web Services\nPostgreSQL 16.4 (Babelfish 4.3.0)";
+    // The property lands on master (as recorded); the marker table works.
+    let server = sql_server_2022().with_catalog(true);
+    server.on(
+        "SERVERPROPERTY('ProductVersion')",
+        identity(babelfish_version, 3, None),
+    );
+    server.on(
+        "database_id = 3 AND file_id = 1",
+        Reply::Sets(vec![Vec::new()]),
+    );
+    server.on(
+        "sys.master_files WHERE database_id = 1",
+        Reply::Sets(vec![Vec::new()]),
+    );
+    let mut backend = scripted_backend(&server).await;
+    let info = backend.info().await.unwrap();
+    assert!(
+        info.version.starts_with("Babelfish for PostgreSQL"),
+        "{}",
+        info.version
+    );
+    assert!(info.preconditions["size floors"]
+        .contains("unreadable (sys.master_files has no row for model)"));
+    // Every storage option fails up front, one sentence each; default paths say what to set.
+    let err = backend
+        .check(&POPULATION.cells[0].storage)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`data_size`: Babelfish for PostgreSQL ignores file specifications")
+            && err.contains("`log_growth`:"),
+        "{err}"
+    );
+    let err = backend
+        .check(&StorageSpec::DEFAULT)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("set DBBENCH_VOLUMES"), "{err}");
+
+    // With default paths known (SQL Server's identity, catalog as Babelfish's): the table holds it.
+    let server = sql_server_2022().with_catalog(true);
+    let result = run_default(&server, "mssql-scripted-marker-table").await;
+    assert_eq!(
+        result.cells[0].status,
+        CellStatus::Ok,
+        "{:?}",
+        result.cells[0].status
+    );
+    assert_eq!(result.cells[0].runs[0].counts["ownership_marker_table"], 1);
+    assert_eq!(
+        server
+            .calls_with("master.sys.sp_dropextendedproperty")
+            .len(),
+        1,
+        "the stray property is removed"
+    );
+    assert!(server.databases().is_empty());
+
+    // Neither can be held: the database just created is dropped and nothing runs.
+    let server = sql_server_2022().with_catalog(true);
+    server.on(
+        "__dbbench_owner",
+        Reply::error(208, "Invalid object name 'dbo.__dbbench_owner'."),
+    );
+    let result = run_default(&server, "mssql-scripted-marker-refused").await;
+    let CellStatus::Failed(why) = &result.cells[0].status else {
+        panic!("{:?}", result.cells[0].status)
+    };
+    assert!(
+        why.contains("cannot hold dbbench's ownership marker inside the new database"),
+        "{why}"
+    );
+    assert!(
+        server.calls_with("CREATE TABLE dbo.big").is_empty(),
+        "the body never ran"
+    );
+    assert!(
+        server.databases().is_empty(),
+        "the database it had just created was dropped"
+    );
+}
+
+fn small(db: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async move { db.execute("CREATE TABLE dbo.t (a int)").await.map(|_| ()) })
+}
+
+support::benchmark! {
+    static SMALL = small,
+    title: "one statement, scripted",
+    run: RunSpec::DEFAULT,
+    cells: [
+        cell("default", StorageSpec::DEFAULT),
+        cell("full_recovery", StorageSpec { recovery: Some(Recovery::Full), ..StorageSpec::DEFAULT }),
+    ],
+}
+
+async fn run_default(server: &ScriptedServer, name: &str) -> BenchmarkResult {
+    let mut backend = scripted_backend(server).await;
+    let ctx = context(name, Scale::smoke(), Volumes::default());
+    run_benchmark(&SMALL, Some(&["default"]), &ctx, &mut backend)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_recovery_needs_a_started_log_chain() {
+    let server = sql_server_2022();
+    let mut backend = scripted_backend(&server).await;
+    let ctx = context("mssql-scripted-chain", Scale::smoke(), Volumes::default());
+    let result = run_benchmark(&SMALL, Some(&["full_recovery"]), &ctx, &mut backend)
+        .await
+        .unwrap();
+    let CellStatus::Failed(why) = &result.cells[0].status else {
+        panic!("{:?}", result.cells[0].status)
+    };
+    assert!(why.contains("the log chain did not start"), "{why}");
+    assert!(
+        server.calls_with("TO DISK = N'NUL'").len() == 1,
+        "NUL on Linux too"
+    );
+    assert!(server.databases().is_empty());
+
+    let server = sql_server_2022();
+    server.on(
+        "last_log_backup_lsn",
+        Reply::rows(
+            &["last_log_backup_lsn"],
+            vec![vec![Value::Text("37000000012800001".into())]],
+        ),
+    );
+    let mut second = scripted_backend(&server).await;
+    let result = run_benchmark(&SMALL, Some(&["full_recovery"]), &ctx, &mut second)
+        .await
+        .unwrap();
+    assert_eq!(
+        result.cells[0].status,
+        CellStatus::Ok,
+        "{:?}",
+        result.cells[0].status
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_that_differ_from_the_plan_fail_the_cell() {
+    let server = sql_server_2022();
+    // The server kept model's sizes instead of the declared ones.
+    server.on(
+        "].sys.database_files",
+        Reply::rows(
+            &["name", "type", "size_pages", "growth", "is_percent_growth"],
+            vec![
+                vec![
+                    Value::Text("data_1".into()),
+                    Value::Int(0),
+                    Value::Int(1024),
+                    Value::Int(8192),
+                    Value::Int(0),
+                ],
+                vec![
+                    Value::Text("log".into()),
+                    Value::Int(1),
+                    Value::Int(1024),
+                    Value::Int(8192),
+                    Value::Int(0),
+                ],
+            ],
+        ),
+    );
+    let result = run(&server, "mssql-scripted-readback").await;
+    let CellStatus::Failed(why) = &result.cells[0].status else {
+        panic!("{:?}", result.cells[0].status)
+    };
+    assert!(
+        why.contains("created the files differently from the plan")
+            && why.contains("log is 8192 KB, planned 512 KB"),
+        "{why}"
+    );
+    assert!(server.databases().is_empty());
+}
+
+#[tokio::test]
+async fn routing_of_each_api() {
+    let server = ScriptedServer::new();
+    let settings = ConnectSettings::scripted(ADO, &server).unwrap();
+    let mut conn = Connection::Mssql(Box::new(settings.connect(Some("db")).await.unwrap()));
+    conn.execute("BEGIN TRANSACTION").await.unwrap();
+    conn.execute_with("INSERT INTO t VALUES (@P1)", &[Value::Int(1)])
+        .await
+        .unwrap();
+    conn.execute("UPDATE t SET a = 2").await.unwrap();
+    conn.execute("COMMIT").await.unwrap();
+    conn.batch("ROLLBACK TRANSACTION").await.unwrap();
+    conn.query("SELECT 1").await.unwrap();
+    conn.query_with("SELECT a FROM t WHERE a = @P1", &[Value::Int(1)])
+        .await
+        .unwrap();
+    let calls = server.calls();
+    let apis: Vec<(Api, &str)> = calls.iter().map(|c| (c.api, c.sql.as_str())).collect();
+    assert_eq!(
+        apis,
+        vec![
+            (Api::Login, "db"),
+            (Api::Batch, "BEGIN TRANSACTION"),
+            (Api::Rpc, "INSERT INTO t VALUES (@P1)"),
+            (Api::Rpc, "UPDATE t SET a = 2"),
+            (Api::Batch, "COMMIT"),
+            (Api::Batch, "ROLLBACK TRANSACTION"),
+            (Api::Batch, "SELECT 1"),
+            (Api::Rpc, "SELECT a FROM t WHERE a = @P1"),
+        ]
+    );
+    let err = conn
+        .execute_with("BEGIN TRAN; INSERT INTO t VALUES (@P1)", &[Value::Int(1)])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("error 266"), "{err}");
+    let _: MssqlConnection = MssqlConnection::scripted(server.clone(), settings);
+}
