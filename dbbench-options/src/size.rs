@@ -151,7 +151,7 @@ pub fn parse_duration(text: &str) -> Result<u64, DurationError> {
 pub fn format_size(bytes: u64) -> String {
     let units = [(TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "KB")];
     for (factor, unit) in units {
-        if bytes >= factor && bytes % factor == 0 {
+        if bytes >= factor && bytes.is_multiple_of(factor) {
             return format!("{}{unit}", bytes / factor);
         }
     }
