@@ -139,7 +139,7 @@ impl Floors {
 
 /// `bytes` as `8 MB` or `512 KB`.
 fn human(bytes: u64) -> String {
-    if bytes % (1024 * KIB) == 0 {
+    if bytes.is_multiple_of(1024 * KIB) {
         format!("{} MB", bytes / (1024 * KIB))
     } else {
         format!("{} KB", bytes.div_ceil(KIB))

@@ -261,7 +261,7 @@ impl LogFile {
         if page_size == 0
             || offset < WAL_HEADER
             || buf.len() < FRAME_HEADER as usize
-            || (offset - WAL_HEADER) % (FRAME_HEADER + page_size) != 0
+            || !(offset - WAL_HEADER).is_multiple_of(FRAME_HEADER + page_size)
         {
             return None;
         }
