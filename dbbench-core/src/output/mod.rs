@@ -15,6 +15,7 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod snapshot;
+pub mod store;
 pub mod summary;
 
 use crate::model::error::{Error, Result};

@@ -9,8 +9,14 @@ use crate::model::results::{BenchmarkResult, CellResult, CellStatus, RunResult, 
 /// Receives a run's results while it runs. An error stops the benchmark: a result that cannot be
 /// kept is not worth measuring.
 pub trait Recorder {
-    /// The benchmark starts: its header (`cells` empty) and every cell it declares.
-    fn benchmark_started(&mut self, header: &BenchmarkResult, declared: &[&str]) -> Result<()>;
+    /// The benchmark starts: its file stem (`dbbench_suites.vlf.doubling`), its header (`cells`
+    /// empty) and every cell it declares.
+    fn benchmark_started(
+        &mut self,
+        stem: &str,
+        header: &BenchmarkResult,
+        declared: &[&str],
+    ) -> Result<()>;
 
     /// A selected cell is about to run (or was skipped or refused before running: see its
     /// status).
@@ -33,7 +39,7 @@ pub trait Recorder {
 pub struct NoRecorder;
 
 impl Recorder for NoRecorder {
-    fn benchmark_started(&mut self, _: &BenchmarkResult, _: &[&str]) -> Result<()> {
+    fn benchmark_started(&mut self, _: &str, _: &BenchmarkResult, _: &[&str]) -> Result<()> {
         Ok(())
     }
 

@@ -65,7 +65,7 @@ pub async fn run_recorded(
     };
     let mut header = header(bench, ctx, &scale, backend_info, started_at_unix_s);
     let declared: Vec<&str> = bench.cells.iter().map(|c| c.name).collect();
-    recorder.benchmark_started(&header, &declared)?;
+    recorder.benchmark_started(&bench.file_stem(), &header, &declared)?;
     let mut results: Vec<CellResult> = cells
         .iter()
         .map(|cell| {

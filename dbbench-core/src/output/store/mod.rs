@@ -1,0 +1,277 @@
+//! The results store: one SQLite database per work dir (`<work_dir>/results.sqlite`) that keeps
+//! every invocation, every cell run and every repetition, each repetition committed as soon as it
+//! finishes. Nothing in it is overwritten or deleted except by an explicit command; the results
+//! JSON, CSV, report and snapshot are views of it ([`view`]).
+//!
+//! Many processes append at once (nextest runs one process per test): the database is in WAL mode
+//! with a busy timeout, every write is one short transaction, and processes of one nextest run
+//! share one invocation through `NEXTEST_RUN_ID`.
+
+mod merge;
+mod recorder;
+mod schema;
+mod view;
+
+pub use merge::Merged;
+pub use recorder::StoreRecorder;
+pub use view::InvocationRow;
+
+use crate::model::error::{Error, Result};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a write waits for another process's write to finish.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The store's file in a work dir.
+pub fn store_file(work_dir: &Path) -> PathBuf {
+    work_dir.join("results.sqlite")
+}
+
+/// An open results store.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// What an invocation is, as it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvocationStart {
+    /// The command line, arguments joined by spaces.
+    pub command_line: String,
+    /// The git commit of the benchmarks' source, if any.
+    pub git_commit: Option<String>,
+    /// The machine's host name.
+    pub host: String,
+    /// The backend's keyword.
+    pub backend: String,
+    /// The scale's name.
+    pub scale: String,
+    /// Processes that share this key share one invocation (a nextest run's id).
+    pub run_key: Option<String>,
+}
+
+/// How an invocation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvocationStatus {
+    /// Still running, or stopped without saying (a killed process).
+    Running,
+    /// Every cell it ran succeeded or was skipped.
+    Completed,
+    /// A cell failed, or the invocation could not run.
+    Failed,
+    /// Stopped by a signal; the repetitions it finished are kept.
+    Interrupted,
+}
+
+impl InvocationStatus {
+    /// The word stored and shown.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            InvocationStatus::Running => "running",
+            InvocationStatus::Completed => "completed",
+            InvocationStatus::Failed => "failed",
+            InvocationStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+fn sql_error(path: &Path, e: rusqlite::Error) -> Error {
+    Error::msg(format!("results store `{}`: {e}", path.display()))
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl Store {
+    /// Opens (creating and migrating as needed) the store of `work_dir`.
+    pub fn open(work_dir: &Path) -> Result<Store> {
+        Store::open_file(&store_file(work_dir))
+    }
+
+    /// Opens the store at `path`, creating it and its directory if needed.
+    pub fn open_file(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io("cannot create directory", dir, e))?;
+        }
+        let fail = |e| sql_error(path, e);
+        let mut conn = Connection::open(path).map_err(fail)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
+        // WAL lets readers and one writer work at once; FULL makes each commit durable, so a
+        // repetition reported as kept survives a crash of the machine too.
+        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+            .map_err(fail)?;
+        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+            .map_err(fail)?;
+        match schema::migrate(&mut conn).map_err(fail)? {
+            Ok(()) => {}
+            Err(newer) => {
+                return Err(Error::Config(format!(
+                    "results store `{}` has schema version {newer}; this dbbench reads up to {} \
+                     (upgrade dbbench, or choose another work dir with DBBENCH_DIR)",
+                    path.display(),
+                    schema::VERSION
+                )))
+            }
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Where the store is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn fail(&self, e: rusqlite::Error) -> Error {
+        sql_error(&self.path, e)
+    }
+
+    /// Starts an invocation, or joins the one of the same `run_key`; returns its id.
+    pub fn begin(&self, start: &InvocationStart) -> Result<i64> {
+        if let Some(key) = &start.run_key {
+            let found: Option<i64> = self
+                .conn
+                .query_row(
+                    "SELECT id FROM invocations WHERE run_key = ?1",
+                    [key],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(|e| self.fail(e))?;
+            if let Some(id) = found {
+                return Ok(id);
+            }
+        }
+        // Two processes of one nextest run may race here: the UNIQUE run_key keeps one row.
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO invocations (uid, run_key, started_at_unix_ms, command_line, \
+                 git_commit, host, backend, scale, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    new_uid(),
+                    start.run_key,
+                    now_ms(),
+                    start.command_line,
+                    start.git_commit,
+                    start.host,
+                    start.backend,
+                    start.scale,
+                    InvocationStatus::Running.keyword()
+                ],
+            )
+            .map_err(|e| self.fail(e))?;
+        match &start.run_key {
+            Some(key) => self
+                .conn
+                .query_row(
+                    "SELECT id FROM invocations WHERE run_key = ?1",
+                    [key],
+                    |r| r.get(0),
+                )
+                .map_err(|e| self.fail(e)),
+            None => Ok(self.conn.last_insert_rowid()),
+        }
+    }
+
+    /// Records how (a part of) invocation `id` ended. `failed` and `interrupted` are kept once
+    /// set, so one failing process of a nextest run marks the whole run.
+    pub fn finish(&self, id: i64, status: InvocationStatus, detail: Option<&str>) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE invocations SET ended_at_unix_ms = ?2, \
+                 status = CASE WHEN status IN ('failed', 'interrupted') THEN status ELSE ?3 END, \
+                 detail = COALESCE(?4, detail) WHERE id = ?1",
+                params![id, now_ms(), status.keyword(), detail],
+            )
+            .map_err(|e| self.fail(e))?;
+        Ok(())
+    }
+
+    /// Names invocation `id` (default: the newest completed one) as the baseline `name`; a name
+    /// in use is moved to it.
+    pub fn save_baseline(&self, name: &str, id: Option<i64>) -> Result<i64> {
+        let id = match id {
+            Some(id) => id,
+            None => self
+                .conn
+                .query_row(
+                    "SELECT max(id) FROM invocations WHERE status = 'completed'",
+                    [],
+                    |r| r.get::<_, Option<i64>>(0),
+                )
+                .map_err(|e| self.fail(e))?
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "`{}` has no completed invocation to save as baseline `{name}`",
+                        self.path.display()
+                    ))
+                })?,
+        };
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(|e| self.fail(e))?;
+        tx.execute(
+            "UPDATE invocations SET baseline = NULL WHERE baseline = ?1",
+            [name],
+        )
+        .map_err(|e| self.fail(e))?;
+        let changed = tx
+            .execute(
+                "UPDATE invocations SET baseline = ?1 WHERE id = ?2",
+                params![name, id],
+            )
+            .map_err(|e| self.fail(e))?;
+        if changed == 0 {
+            return Err(Error::Config(format!(
+                "`{}` has no invocation {id}",
+                self.path.display()
+            )));
+        }
+        tx.commit().map_err(|e| self.fail(e))?;
+        Ok(id)
+    }
+
+    /// The invocation saved as baseline `name`.
+    pub fn baseline(&self, name: &str) -> Result<i64> {
+        self.conn
+            .query_row(
+                "SELECT id FROM invocations WHERE baseline = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.fail(e))?
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "`{}` has no baseline named `{name}`; `history` lists the invocations and \
+                     `baseline save NAME [INVOCATION]` names one",
+                    self.path.display()
+                ))
+            })
+    }
+
+    /// A recorder that writes the runs of invocation `id` into this store.
+    pub fn recorder(&self, invocation: i64) -> StoreRecorder<'_> {
+        StoreRecorder::new(self, invocation)
+    }
+}
+
+/// A random id that stays the invocation's own across stores (merging keeps it).
+fn new_uid() -> String {
+    format!(
+        "{:016x}{:016x}",
+        fastrand::u64(..),
+        now_ms() as u64 ^ u64::from(std::process::id())
+    )
+}

@@ -1,0 +1,142 @@
+//! The store as the runner's [`Recorder`]: each call is one committed write, so what the runner
+//! reported is on disk before the next repetition starts.
+
+use super::Store;
+use crate::model::error::{Error, Result};
+use crate::model::results::{BenchmarkResult, CellResult, CellStatus, RunResult, WindowTimes};
+use crate::run::recorder::Recorder;
+use rusqlite::params;
+use std::collections::BTreeMap;
+
+/// Writes one invocation's runs into a [`Store`].
+#[derive(Debug)]
+pub struct StoreRecorder<'s> {
+    store: &'s Store,
+    invocation: i64,
+    benchmark_run: Option<i64>,
+    cells: BTreeMap<String, i64>,
+}
+
+impl<'s> StoreRecorder<'s> {
+    pub(super) fn new(store: &'s Store, invocation: i64) -> StoreRecorder<'s> {
+        StoreRecorder {
+            store,
+            invocation,
+            benchmark_run: None,
+            cells: BTreeMap::new(),
+        }
+    }
+
+    fn cell_run(&self, cell: &str) -> Result<i64> {
+        self.cells
+            .get(cell)
+            .copied()
+            .ok_or_else(|| Error::msg(format!("the store was not told that cell `{cell}` started")))
+    }
+}
+
+/// The status column of a cell run and its detail.
+pub(super) fn status_columns(status: &CellStatus) -> (&'static str, Option<&str>) {
+    match status {
+        CellStatus::Ok => ("ok", None),
+        CellStatus::Failed(why) => ("failed", Some(why)),
+        CellStatus::Skipped(why) => ("skipped", Some(why)),
+    }
+}
+
+impl Recorder for StoreRecorder<'_> {
+    fn benchmark_started(
+        &mut self,
+        stem: &str,
+        header: &BenchmarkResult,
+        declared: &[&str],
+    ) -> Result<()> {
+        let header_json = serde_json::to_string(header)?;
+        let declared_json = serde_json::to_string(declared)?;
+        self.store
+            .conn
+            .execute(
+                "INSERT INTO benchmark_runs (invocation_id, benchmark, stem, header, declared) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    self.invocation,
+                    header.benchmark,
+                    stem,
+                    header_json,
+                    declared_json
+                ],
+            )
+            .map_err(|e| self.store.fail(e))?;
+        self.benchmark_run = Some(self.store.conn.last_insert_rowid());
+        self.cells.clear();
+        Ok(())
+    }
+
+    fn cell_started(&mut self, cell: &CellResult) -> Result<()> {
+        let run = self
+            .benchmark_run
+            .ok_or_else(|| Error::msg("the store was not told that the benchmark started"))?;
+        // A cell refused or skipped before running is final at once; others run until told.
+        let (status, detail) = match &cell.status {
+            CellStatus::Ok => ("running", None),
+            other => status_columns(other),
+        };
+        self.store
+            .conn
+            .execute(
+                "INSERT INTO cell_runs (benchmark_run_id, cell, config, effective, status, detail) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    run,
+                    cell.name,
+                    serde_json::to_string(&cell.config)?,
+                    serde_json::to_string(&cell.effective)?,
+                    status,
+                    detail
+                ],
+            )
+            .map_err(|e| self.store.fail(e))?;
+        self.cells
+            .insert(cell.name.clone(), self.store.conn.last_insert_rowid());
+        Ok(())
+    }
+
+    fn repetition_finished(
+        &mut self,
+        cell: &str,
+        run: &RunResult,
+        window: WindowTimes,
+    ) -> Result<()> {
+        let cell_run = self.cell_run(cell)?;
+        self.store
+            .conn
+            .execute(
+                "INSERT INTO repetitions (cell_run_id, repetition, sequence, warmup, \
+                 window_start_unix_ns, window_end_unix_ns, run) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    cell_run,
+                    run.index,
+                    run.sequence,
+                    run.warmup,
+                    window.start_unix_ns as i64,
+                    window.end_unix_ns as i64,
+                    serde_json::to_string(run)?
+                ],
+            )
+            .map_err(|e| self.store.fail(e))?;
+        Ok(())
+    }
+
+    fn cell_finished(&mut self, cell: &str, status: &CellStatus) -> Result<()> {
+        let cell_run = self.cell_run(cell)?;
+        let (status, detail) = status_columns(status);
+        self.store
+            .conn
+            .execute(
+                "UPDATE cell_runs SET status = ?2, detail = ?3 WHERE id = ?1",
+                params![cell_run, status, detail],
+            )
+            .map_err(|e| self.store.fail(e))?;
+        Ok(())
+    }
+}
