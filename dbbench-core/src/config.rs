@@ -197,6 +197,8 @@ pub enum BackendKind {
     Embedded,
     /// Microsoft SQL Server over TDS.
     Mssql,
+    /// PostgreSQL: a managed throwaway cluster or the server in `DBBENCH_POSTGRES`.
+    Postgres,
 }
 
 impl BackendKind {
@@ -205,6 +207,7 @@ impl BackendKind {
         match self {
             BackendKind::Embedded => "embedded",
             BackendKind::Mssql => "mssql",
+            BackendKind::Postgres => "postgres",
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::backend::embedded::EmbeddedConnection;
 use crate::backend::mssql::MssqlConnection;
+use crate::backend::postgres::PostgresConnection;
 use crate::error::{Error, Result};
 use crate::value::{FromValue, Row, Value};
 
@@ -12,6 +13,8 @@ pub enum Dialect {
     Sqlite,
     /// Transact-SQL (parameters `@P1`, `@P2`…).
     TSql,
+    /// PostgreSQL's SQL (parameters `$1`, `$2`…).
+    Postgres,
 }
 
 /// One connection to the database under test.
@@ -23,6 +26,8 @@ pub enum Connection {
     Embedded(EmbeddedConnection),
     /// A connection to SQL Server.
     Mssql(Box<MssqlConnection>),
+    /// A connection to PostgreSQL.
+    Postgres(Box<PostgresConnection>),
 }
 
 impl std::fmt::Debug for Connection {
@@ -37,6 +42,7 @@ impl Connection {
         match self {
             Connection::Embedded(_) => Dialect::Sqlite,
             Connection::Mssql(_) => Dialect::TSql,
+            Connection::Postgres(_) => Dialect::Postgres,
         }
     }
 
@@ -50,6 +56,7 @@ impl Connection {
         match self {
             Connection::Embedded(c) => c.execute(sql, params),
             Connection::Mssql(c) => c.execute(sql, params).await,
+            Connection::Postgres(c) => c.execute(sql, params).await,
         }
     }
 
@@ -58,6 +65,7 @@ impl Connection {
         match self {
             Connection::Embedded(c) => c.batch(sql),
             Connection::Mssql(c) => c.batch(sql).await,
+            Connection::Postgres(c) => c.batch(sql).await,
         }
     }
 
@@ -71,6 +79,7 @@ impl Connection {
         match self {
             Connection::Embedded(c) => c.query(sql, params),
             Connection::Mssql(c) => c.query(sql, params).await,
+            Connection::Postgres(c) => c.query(sql, params).await,
         }
     }
 

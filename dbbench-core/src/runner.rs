@@ -65,7 +65,7 @@ pub async fn run_benchmark(
     let scale = ctx.scale.for_benchmark(&bench.run);
     let mut backend_info = backend.info().await?;
     let volumes = match backend.kind() {
-        BackendKind::Embedded => {
+        BackendKind::Embedded | BackendKind::Postgres => {
             let defaulted = default_volumes(&cells, ctx)?;
             for (name, dir) in &defaulted.1 {
                 backend_info.preconditions.insert(

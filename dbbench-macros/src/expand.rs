@@ -186,6 +186,7 @@ fn backend_kinds<'b>(backends: impl IntoIterator<Item = &'b Backend>) -> TokenSt
     let kinds = backends.into_iter().map(|backend| match backend {
         Backend::Embedded => quote!(::dbbench_core::__private::BackendKind::Embedded),
         Backend::Mssql => quote!(::dbbench_core::__private::BackendKind::Mssql),
+        Backend::Postgres => quote!(::dbbench_core::__private::BackendKind::Postgres),
     });
     quote!(&[#(#kinds),*])
 }

@@ -63,6 +63,8 @@ pub enum Backend {
     Embedded,
     /// `"mssql"`
     Mssql,
+    /// `"postgres"`
+    Postgres,
 }
 
 impl Backend {
@@ -71,6 +73,7 @@ impl Backend {
         match self {
             Backend::Embedded => symbol::EMBEDDED,
             Backend::Mssql => symbol::MSSQL,
+            Backend::Postgres => symbol::POSTGRES,
         }
     }
 }

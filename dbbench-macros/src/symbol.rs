@@ -35,6 +35,8 @@ pub const BLOCKED: &str = "blocked";
 pub const EMBEDDED: &str = "embedded";
 /// `backends = ["mssql"]`.
 pub const MSSQL: &str = "mssql";
+/// `backends = ["postgres"]`.
+pub const POSTGRES: &str = "postgres";
 
 /// The name of an option, in `#[db_bench(...)]` or `#[case(...)]`.
 ///

@@ -73,7 +73,9 @@ pub fn example(key: Key, written: Option<&Value>) -> String {
             }
             Key::Fixture => [symbol::FIXTURE_NONE, symbol::CREDIT].contains(&word.as_str()),
             Key::Order => [symbol::INTERLEAVED, symbol::BLOCKED].contains(&word.as_str()),
-            Key::Backends => [symbol::EMBEDDED, symbol::MSSQL].contains(&word.as_str()),
+            Key::Backends => {
+                [symbol::EMBEDDED, symbol::MSSQL, symbol::POSTGRES].contains(&word.as_str())
+            }
             Key::Growth | Key::LogGrowth | Key::TempdbGrowth => word == symbol::GROWTH_NONE,
             Key::Baseline | Key::Name | Key::DataOn | Key::LogOn => true,
             _ => false,
@@ -341,6 +343,7 @@ pub fn backend(value: &Value, errors: &mut Errors) -> Option<Backend> {
         &[
             (symbol::EMBEDDED, Backend::Embedded),
             (symbol::MSSQL, Backend::Mssql),
+            (symbol::POSTGRES, Backend::Postgres),
         ],
         errors,
     )

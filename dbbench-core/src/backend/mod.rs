@@ -1,11 +1,13 @@
 //! Backends: where a benchmark's database lives. The embedded engine (SQLite with dbbench's
-//! storage layer) is the default; SQL Server is chosen with `DBBENCH_BACKEND=mssql`.
+//! storage layer) is the default; SQL Server is chosen with `DBBENCH_BACKEND=mssql`, PostgreSQL
+//! with `DBBENCH_BACKEND=postgres`.
 //!
-//! Dispatch is by enum rather than trait object: there are exactly two backends and their
-//! methods are `async`.
+//! Dispatch is by enum rather than trait object: there are few backends and their methods are
+//! `async`.
 
 pub mod embedded;
 pub mod mssql;
+pub mod postgres;
 
 use crate::config::{BackendKind, FixtureKind, StorageSpec};
 use crate::connection::Connection;
@@ -39,6 +41,8 @@ pub enum Backend {
     Embedded(embedded::EmbeddedBackend),
     /// Microsoft SQL Server over TDS.
     Mssql(Box<mssql::MssqlBackend>),
+    /// PostgreSQL over its wire protocol.
+    Postgres(Box<postgres::PostgresBackend>),
 }
 
 impl Backend {
@@ -50,8 +54,11 @@ impl Backend {
             "mssql" => Ok(Backend::Mssql(Box::new(
                 mssql::MssqlBackend::from_env().await?,
             ))),
+            "postgres" => Ok(Backend::Postgres(Box::new(
+                postgres::PostgresBackend::from_env().await?,
+            ))),
             other => Err(Error::Config(format!(
-                "DBBENCH_BACKEND must be `embedded` or `mssql`; found `{other}`"
+                "DBBENCH_BACKEND must be `embedded`, `mssql` or `postgres`; found `{other}`"
             ))),
         }
     }
@@ -61,6 +68,7 @@ impl Backend {
         match self {
             Backend::Embedded(_) => BackendKind::Embedded,
             Backend::Mssql(_) => BackendKind::Mssql,
+            Backend::Postgres(_) => BackendKind::Postgres,
         }
     }
 
@@ -69,6 +77,7 @@ impl Backend {
         match self {
             Backend::Embedded(b) => Ok(b.info()),
             Backend::Mssql(b) => Ok(b.info()),
+            Backend::Postgres(b) => Ok(b.info()),
         }
     }
 
@@ -77,6 +86,7 @@ impl Backend {
         match self {
             Backend::Embedded(b) => b.check(storage),
             Backend::Mssql(b) => b.check(storage),
+            Backend::Postgres(b) => b.check(storage),
         }
     }
 
@@ -85,6 +95,10 @@ impl Backend {
         match self {
             Backend::Embedded(b) => b.create(plan).map(|d| Database::Embedded(Box::new(d))),
             Backend::Mssql(b) => b.create(plan).await.map(|d| Database::Mssql(Box::new(d))),
+            Backend::Postgres(b) => b
+                .create(plan)
+                .await
+                .map(|d| Database::Postgres(Box::new(d))),
         }
     }
 }
@@ -95,6 +109,8 @@ pub enum Database {
     Embedded(Box<embedded::EmbeddedDatabase>),
     /// A SQL Server database.
     Mssql(Box<mssql::MssqlDatabase>),
+    /// A PostgreSQL database.
+    Postgres(Box<postgres::PostgresDatabase>),
 }
 
 impl Database {
@@ -103,6 +119,7 @@ impl Database {
         match self {
             Database::Embedded(d) => d.connect().map(Connection::Embedded),
             Database::Mssql(d) => d.connect().await.map(|c| Connection::Mssql(Box::new(c))),
+            Database::Postgres(d) => d.connect().await.map(|c| Connection::Postgres(Box::new(c))),
         }
     }
 
@@ -116,6 +133,9 @@ impl Database {
         match (self, conn) {
             (Database::Embedded(d), Connection::Embedded(c)) => d.load_fixture(c, fixture, scale),
             (Database::Mssql(d), Connection::Mssql(c)) => d.load_fixture(c, fixture, scale).await,
+            (Database::Postgres(d), Connection::Postgres(c)) => {
+                d.load_fixture(c, fixture, scale).await
+            }
             _ => Err(mismatched()),
         }
     }
@@ -125,6 +145,7 @@ impl Database {
         match (self, conn) {
             (Database::Embedded(d), Connection::Embedded(c)) => d.open_window(c),
             (Database::Mssql(d), Connection::Mssql(c)) => d.open_window(c).await,
+            (Database::Postgres(d), Connection::Postgres(c)) => d.open_window(c).await,
             _ => Err(mismatched()),
         }
     }
@@ -134,6 +155,7 @@ impl Database {
         match (self, conn) {
             (Database::Embedded(d), Connection::Embedded(c)) => d.close_window(c, run),
             (Database::Mssql(d), Connection::Mssql(c)) => d.close_window(c, run).await,
+            (Database::Postgres(d), Connection::Postgres(c)) => d.close_window(c, run).await,
             _ => Err(mismatched()),
         }
     }
@@ -143,6 +165,7 @@ impl Database {
         match self {
             Database::Embedded(d) => (*d).drop_database(),
             Database::Mssql(d) => (*d).drop_database().await,
+            Database::Postgres(d) => (*d).drop_database().await,
         }
     }
 }

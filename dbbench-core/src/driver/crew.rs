@@ -32,8 +32,7 @@ impl Execution {
     pub(crate) fn for_database(database: &Database) -> Execution {
         match database {
             Database::Embedded(_) => Execution::Threads,
-            #[allow(unreachable_patterns)]
-            _ => Execution::Tasks,
+            Database::Mssql(_) | Database::Postgres(_) => Execution::Tasks,
         }
     }
 

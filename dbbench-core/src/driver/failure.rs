@@ -1,6 +1,7 @@
 //! Failed attempts by kind, and which kinds a transaction is retried for: a busy SQLite database
-//! (its lock wait ran out) and a SQL Server deadlock victim are retried, since re-running the
-//! same transaction is the documented remedy for both; other errors end the load.
+//! (its lock wait ran out), a SQL Server or PostgreSQL deadlock victim and a PostgreSQL
+//! serialization failure are retried, since re-running the same transaction is the documented
+//! remedy for each; other errors end the load.
 
 use super::stats::ErrorCounts;
 use crate::error::Error;
@@ -10,12 +11,21 @@ const MSSQL_DEADLOCK: u32 = 1205;
 /// SQL Server: "Lock request time out period exceeded."
 const MSSQL_LOCK_TIMEOUT: u32 = 1222;
 
+/// PostgreSQL SQLSTATE `serialization_failure`: "could not serialize access due to concurrent
+/// update"; the documented remedy is to retry the whole transaction.
+const PG_SERIALIZATION_FAILURE: &str = "40001";
+/// PostgreSQL SQLSTATE `deadlock_detected`.
+const PG_DEADLOCK: &str = "40P01";
+/// PostgreSQL SQLSTATE `lock_not_available` (`lock_timeout` ran out, or `NOWAIT`).
+const PG_LOCK_NOT_AVAILABLE: &str = "55P03";
+
 /// The kind of a failed attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     /// A deadlock victim.
     Deadlock,
-    /// SQLite's `SQLITE_BUSY` or `SQLITE_LOCKED`.
+    /// SQLite's `SQLITE_BUSY` or `SQLITE_LOCKED`, or PostgreSQL's serialization failure: the
+    /// engine refused the transaction because of a concurrent one.
     Busy,
     /// A lock or command timeout.
     Timeout,
@@ -37,6 +47,12 @@ impl ErrorKind {
             }
             Error::Server { code, .. } if *code == MSSQL_DEADLOCK => ErrorKind::Deadlock,
             Error::Server { code, .. } if *code == MSSQL_LOCK_TIMEOUT => ErrorKind::Timeout,
+            Error::Postgres { code, .. } => match code.as_str() {
+                PG_SERIALIZATION_FAILURE => ErrorKind::Busy,
+                PG_DEADLOCK => ErrorKind::Deadlock,
+                PG_LOCK_NOT_AVAILABLE => ErrorKind::Timeout,
+                _ => ErrorKind::Other,
+            },
             Error::Timeout(_) => ErrorKind::Timeout,
             _ => ErrorKind::Other,
         }
@@ -120,6 +136,15 @@ mod tests {
         assert_eq!(ErrorKind::of(&server(1205)), ErrorKind::Deadlock);
         assert_eq!(ErrorKind::of(&server(1222)), ErrorKind::Timeout);
         assert_eq!(ErrorKind::of(&server(2627)), ErrorKind::Other);
+        let pg = |code: &str| Error::Postgres {
+            code: code.into(),
+            message: "m".into(),
+        };
+        assert_eq!(ErrorKind::of(&pg("40001")), ErrorKind::Busy);
+        assert_eq!(ErrorKind::of(&pg("40P01")), ErrorKind::Deadlock);
+        assert_eq!(ErrorKind::of(&pg("55P03")), ErrorKind::Timeout);
+        assert_eq!(ErrorKind::of(&pg("23505")), ErrorKind::Other);
+        assert!(ErrorKind::of(&pg("40001")).retryable() && ErrorKind::of(&pg("40P01")).retryable());
         let timeout = Error::Timeout(std::time::Duration::from_secs(1));
         assert_eq!(ErrorKind::of(&timeout), ErrorKind::Timeout);
         assert_eq!(ErrorKind::of(&Error::msg("x")), ErrorKind::Other);

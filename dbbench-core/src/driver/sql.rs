@@ -35,6 +35,13 @@ impl DriverSql {
                 rollback: "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION",
                 warm_up: "SELECT 1",
             },
+            // ROLLBACK outside a transaction only warns, so it is safe after any failure.
+            Dialect::Postgres => DriverSql {
+                begin: "BEGIN",
+                commit: "COMMIT",
+                rollback: "ROLLBACK",
+                warm_up: "SELECT 1",
+            },
         }
     }
 }
@@ -45,6 +52,7 @@ pub(crate) fn lock_timeout(dialect: Dialect, wait: Duration) -> String {
     match dialect {
         Dialect::Sqlite => format!("PRAGMA busy_timeout = {ms}"),
         Dialect::TSql => format!("SET LOCK_TIMEOUT {ms}"),
+        Dialect::Postgres => format!("SET lock_timeout = {ms}"),
     }
 }
 
@@ -64,5 +72,11 @@ mod tests {
             "PRAGMA busy_timeout = 250"
         );
         assert_eq!(lock_timeout(Dialect::TSql, wait), "SET LOCK_TIMEOUT 250");
+        let pg = DriverSql::of(Dialect::Postgres);
+        assert_eq!((pg.begin, pg.rollback), ("BEGIN", "ROLLBACK"));
+        assert_eq!(
+            lock_timeout(Dialect::Postgres, wait),
+            "SET lock_timeout = 250"
+        );
     }
 }
