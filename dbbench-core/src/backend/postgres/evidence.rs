@@ -197,6 +197,27 @@ async fn snapshot(conn: &mut PostgresConnection, ctx: &WindowContext<'_>) -> Sna
     }
 }
 
+/// Waits (up to two seconds) for the other sessions of the database to end: the driver's workers
+/// have closed their connections, but a backend reports its statistics only as it exits.
+async fn settle(conn: &mut PostgresConnection) {
+    let started = std::time::Instant::now();
+    while started.elapsed() < std::time::Duration::from_secs(2) {
+        let others = conn
+            .query(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                 AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
+                &[],
+            )
+            .await
+            .ok()
+            .and_then(|rows| rows.first().and_then(|r| r.get::<i64>(0).ok()));
+        if others.is_none_or(|n| n == 0) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
 /// The snapshot taken when the window opened, and the running wait sampler.
 pub struct Window {
     before: Snapshot,
@@ -249,6 +270,7 @@ impl Window {
             Ok(sampler) => sampler.finish().await,
             Err(e) => Err(e),
         };
+        settle(conn).await;
         let after = snapshot(conn, ctx).await;
         let mut missing = BTreeMap::new();
         for ((group, before), (_, after)) in before.groups.iter().zip(&after.groups) {
