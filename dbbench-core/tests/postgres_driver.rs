@@ -129,7 +129,10 @@ fn a_killed_postmaster_ends_the_cell_clearly_and_leaves_nothing() {
     let took = started.elapsed();
     match &result.cells[0].status {
         CellStatus::Failed(e) => {
-            assert!(e.contains("lost") || e.contains("terminating connection"), "{e}");
+            assert!(
+                e.contains("lost") || e.contains("terminating connection"),
+                "{e}"
+            );
             assert!(e.contains("killed by signal 9 (SIGKILL)"), "{e}");
             assert!(e.contains("removed its remaining processes"), "{e}");
         }

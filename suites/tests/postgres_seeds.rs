@@ -44,9 +44,7 @@ fn assert_clean(dir: &Path) {
     let working: Vec<_> = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
-        .filter(|e| {
-            std::fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
-        })
+        .filter(|e| std::fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(&dir)))
         .collect();
     assert!(working.is_empty(), "processes left: {working:?}");
 }
@@ -69,7 +67,11 @@ fn seed_cells_are_refused_by_name_when_postgres_cannot_honour_them() {
                 CellStatus::Failed(e) => {
                     let named = ["data_files", "data_size", "growth", "tempdb_files"]
                         .iter()
-                        .any(|o| e.contains(&format!("option `{o}` is not supported by the postgres backend")));
+                        .any(|o| {
+                            e.contains(&format!(
+                                "option `{o}` is not supported by the postgres backend"
+                            ))
+                        });
                     assert!(named, "{}::{}: {e}", result.benchmark, cell.name);
                     assert!(cell.runs.is_empty());
                 }
@@ -144,7 +146,10 @@ fn measured<'a>(result: &'a BenchmarkResult, name: &str) -> &'a RunResult {
 fn the_vlf_doubling_shape_shows_wal_growth_zero_fill_and_pregrowth() {
     let ctx = ctx("pg-vlf-shape", Volumes::default());
     let result = run(&VLF_SHAPE, &ctx);
-    let (grows, pregrown) = (measured(&result, "log_grows"), measured(&result, "log_pregrown"));
+    let (grows, pregrown) = (
+        measured(&result, "log_grows"),
+        measured(&result, "log_pregrown"),
+    );
     for run in [grows, pregrown] {
         assert_eq!(run.counts["rows_after"], 32 * run.counts["fixture_rows"]);
         assert_eq!(run.laps.len(), 5);
@@ -152,11 +157,18 @@ fn the_vlf_doubling_shape_shows_wal_growth_zero_fill_and_pregrowth() {
     // 48 one-megabyte segments were switched through before the window, and the checkpoints
     // recycled the finished ones as segments ahead of the insert position.
     assert_eq!(pregrown.counts["pg_pregrow_segments"], 48);
-    assert!(pregrown.values["pg_wal_segments_ahead_before"] >= 8.0, "{:?}", pregrown.values);
+    assert!(
+        pregrown.values["pg_wal_segments_ahead_before"] >= 8.0,
+        "{:?}",
+        pregrown.values
+    );
     let (g, p) = (grows.log.clone().unwrap(), pregrown.log.clone().unwrap());
     assert!(g.growths > p.growths, "{g:?} vs {p:?}");
     // ifi = false is wal_init_zero = on: every created segment was written with zeros.
-    assert_eq!(grows.values["pg_wal_zero_fill_bytes"], (g.growths * MB) as f64);
+    assert_eq!(
+        grows.values["pg_wal_zero_fill_bytes"],
+        (g.growths * MB) as f64
+    );
     assert_eq!(pregrown.values["pg_wal_zero_fill_bytes"], 0.0);
     assert_clean(&ctx.work_dir);
 }
@@ -167,9 +179,14 @@ fn population(db: &mut Session) -> BodyFuture<'_> {
         let data_dir: String = db.query_scalar("SHOW data_directory").await?;
         let wal = std::fs::canonicalize(Path::new(&data_dir).join("pg_wal")).unwrap();
         db.record_count("data_on_vol_data", data_dir.contains("vol_data") as i64);
-        db.record_count("wal_on_vol_log", wal.to_string_lossy().contains("vol_log") as i64);
+        db.record_count(
+            "wal_on_vol_log",
+            wal.to_string_lossy().contains("vol_log") as i64,
+        );
         let per_page: f64 = db
-            .query_scalar("SELECT count(*)::float8 / greatest(pg_relation_size('big') / 8192, 1) FROM big")
+            .query_scalar(
+                "SELECT count(*)::float8 / greatest(pg_relation_size('big') / 8192, 1) FROM big",
+            )
             .await?;
         db.record_count("rows_per_page", per_page.round() as i64);
         Ok(())
@@ -224,14 +241,26 @@ fn the_population_shape_puts_data_and_wal_on_their_volumes() {
         // char(4100) with PLAIN storage: one row per 8 KB page, as on SQL Server.
         assert_eq!(run.counts["rows_per_page"], 1);
     }
-    assert_eq!((same.counts["data_on_vol_data"], same.counts["wal_on_vol_log"]), (0, 0));
     assert_eq!(
-        (separate.counts["data_on_vol_data"], separate.counts["wal_on_vol_log"]),
+        (
+            same.counts["data_on_vol_data"],
+            same.counts["wal_on_vol_log"]
+        ),
+        (0, 0)
+    );
+    assert_eq!(
+        (
+            separate.counts["data_on_vol_data"],
+            separate.counts["wal_on_vol_log"]
+        ),
         (1, 1)
     );
     assert_clean(&ctx.work_dir);
     for dir in ["vol_data", "vol_log"] {
-        let left: Vec<_> = std::fs::read_dir(base.join(dir)).unwrap().flatten().collect();
+        let left: Vec<_> = std::fs::read_dir(base.join(dir))
+            .unwrap()
+            .flatten()
+            .collect();
         assert!(left.is_empty(), "{dir}: {left:?}");
     }
     let _ = std::fs::remove_dir_all(&base);

@@ -132,24 +132,50 @@ impl PostgresDatabase {
     pub async fn drop_database(self) -> Result<()> {
         // A window the body never closed still samples: stop it before the drop.
         drop(self.window.lock().unwrap_or_else(|p| p.into_inner()).take());
-        if let (Some(cluster), Some(why)) = (&self.cluster, self.server_gone()) {
-            let cluster = cluster.clone();
-            let removed = tokio::task::spawn_blocking(move || cluster.destroy())
-                .await
-                .map_err(|e| Error::msg(format!("removing the dead cluster: {e}")))?;
-            let removed = match removed {
-                Ok(()) => {
-                    "dbbench removed its remaining processes, shared memory and directories, \
-                           and the database with them"
-                        .to_string()
+        let dead = match self.server_gone() {
+            Some(why) => Some(why),
+            None => match self.settings.connect(&self.admin_db).await {
+                Ok(mut admin) => {
+                    return marker::drop_owned(&self.settings, &mut admin, &self.name).await
                 }
-                Err(e) => format!("removing what it left failed: {e}"),
-            };
-            return Err(Error::msg(format!(
-                "the managed PostgreSQL server stopped during the repetition ({why}); {removed}"
-            )));
+                // A backend can report its postmaster's death a moment before the kernel makes
+                // the postmaster waitable: give it two seconds before calling it a refusal.
+                Err(e) => match self.dead_within(std::time::Duration::from_secs(2)).await {
+                    Some(why) => Some(why),
+                    None => return Err(e),
+                },
+            },
+        };
+        let (Some(cluster), Some(why)) = (&self.cluster, dead) else {
+            return Err(Error::msg("the database could not be dropped"));
+        };
+        let cluster = cluster.clone();
+        let removed = tokio::task::spawn_blocking(move || cluster.destroy())
+            .await
+            .map_err(|e| Error::msg(format!("removing the dead cluster: {e}")))?;
+        let removed = match removed {
+            Ok(()) => "dbbench removed its remaining processes, shared memory and directories, \
+                       and the database with them"
+                .to_string(),
+            Err(e) => format!("removing what it left failed: {e}"),
+        };
+        Err(Error::msg(format!(
+            "the managed PostgreSQL server stopped during the repetition ({why}); {removed}"
+        )))
+    }
+
+    /// How the managed server ended, waiting up to `limit` for its death to become visible.
+    async fn dead_within(&self, limit: std::time::Duration) -> Option<String> {
+        self.cluster.as_ref()?;
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(why) = self.server_gone() {
+                return Some(why);
+            }
+            if started.elapsed() >= limit {
+                return None;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
-        let mut admin = self.settings.connect(&self.admin_db).await?;
-        marker::drop_owned(&self.settings, &mut admin, &self.name).await
     }
 }

@@ -1,7 +1,7 @@
 //! Loading the `credit` fixture into PostgreSQL: [`crate::fixture::credit_schema`] and the rows of
 //! [`crate::fixture::credit_rows`] through `COPY … FROM STDIN`, PostgreSQL's bulk path.
 
-use super::connection::{map_error, PostgresConnection};
+use super::connection::PostgresConnection;
 use crate::connection::Dialect;
 use crate::error::{Error, Result};
 use crate::fixture::{credit_rows, credit_schema, ChargeRow};
@@ -34,29 +34,24 @@ pub fn copy_line(row: &ChargeRow, out: &mut String) {
 /// Creates `charge` and loads `rows` rows; returns the rows the server confirmed.
 pub async fn load_credit(conn: &mut PostgresConnection, rows: u64) -> Result<u64> {
     conn.batch(credit_schema(Dialect::Postgres)).await?;
-    let fail = |e| map_error(e, "copying the credit fixture into charge", None);
-    let sink = conn
-        .raw()
-        .copy_in::<_, Cursor<Vec<u8>>>(COPY_SQL)
-        .await
-        .map_err(fail)?;
-    let mut sink = std::pin::pin!(sink);
-    let mut buffer = String::with_capacity(CHUNK + 256);
-    for row in credit_rows(rows) {
-        copy_line(&row, &mut buffer);
-        if buffer.len() >= CHUNK {
-            let chunk = std::mem::replace(&mut buffer, String::with_capacity(CHUNK + 256));
-            sink.send(Cursor::new(chunk.into_bytes()))
-                .await
-                .map_err(fail)?;
-        }
-    }
-    if !buffer.is_empty() {
-        sink.send(Cursor::new(buffer.into_bytes()))
-            .await
-            .map_err(fail)?;
-    }
-    let loaded = sink.as_mut().finish().await.map_err(fail)?;
+    let loaded = conn
+        .with_client(|client| async move {
+            let sink = client.copy_in::<_, Cursor<Vec<u8>>>(COPY_SQL).await?;
+            let mut sink = std::pin::pin!(sink);
+            let mut buffer = String::with_capacity(CHUNK + 256);
+            for row in credit_rows(rows) {
+                copy_line(&row, &mut buffer);
+                if buffer.len() >= CHUNK {
+                    let chunk = std::mem::replace(&mut buffer, String::with_capacity(CHUNK + 256));
+                    sink.send(Cursor::new(chunk.into_bytes())).await?;
+                }
+            }
+            if !buffer.is_empty() {
+                sink.send(Cursor::new(buffer.into_bytes())).await?;
+            }
+            sink.as_mut().finish().await
+        })
+        .await?;
     if loaded != rows {
         return Err(Error::msg(format!("COPY loaded {loaded} rows of {rows}")));
     }
