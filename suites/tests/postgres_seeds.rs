@@ -11,7 +11,7 @@ use dbbench_core::results::{BenchmarkResult, CellStatus, RunResult};
 use dbbench_core::runner::{exclusive, run_benchmark, RunContext};
 use dbbench_core::spec::{BenchmarkSpec, BodyFuture, CellSpec};
 use dbbench_core::volume::Volumes;
-use dbbench_core::{Result, Scale, Session};
+use dbbench_core::{Scale, Session};
 use std::path::{Path, PathBuf};
 
 fn scratch(name: &str) -> PathBuf {

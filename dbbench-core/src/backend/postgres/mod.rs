@@ -47,7 +47,7 @@ enum Target {
     },
     /// The server of `DBBENCH_POSTGRES`.
     External {
-        settings: PgSettings,
+        settings: Box<PgSettings>,
         version: String,
         preconditions: BTreeMap<String, String>,
     },
@@ -130,7 +130,7 @@ impl PostgresBackend {
         Ok(PostgresBackend {
             target: Target::External {
                 version: row.get(0)?,
-                settings,
+                settings: Box::new(settings),
                 preconditions,
             },
         })
@@ -250,7 +250,7 @@ impl PostgresBackend {
                 let running = cluster.clone().expect("a cluster was just made");
                 (running.settings(), Some(running), "postgres".to_string())
             }
-            Target::External { settings, .. } => (settings.clone(), None, admin_db(settings)),
+            Target::External { settings, .. } => ((**settings).clone(), None, admin_db(settings)),
         };
         let gone = |e: Error| match cluster.as_ref().and_then(|c| c.exited()) {
             Some(why) => Error::msg(format!("{e}; the managed PostgreSQL server is gone: {why}")),

@@ -235,9 +235,15 @@ mod tests {
             IsNull::No
         ));
         assert_eq!(&out[..], b"-42");
-        assert_eq!(Param(&int).encode_format(&Type::INT4), Format::Text);
+        assert!(matches!(
+            Param(&int).encode_format(&Type::INT4),
+            Format::Text
+        ));
         let blob = Value::Blob(vec![1, 2]);
-        assert_eq!(Param(&blob).encode_format(&Type::BYTEA), Format::Binary);
+        assert!(matches!(
+            Param(&blob).encode_format(&Type::BYTEA),
+            Format::Binary
+        ));
         assert_eq!(float_text(f64::INFINITY), "Infinity");
         let null = Value::Null;
         assert!(matches!(
