@@ -78,6 +78,7 @@ pub mod __internals {
     pub use crate::engine::embedded::storage;
     pub use crate::engine::embedded::EmbeddedBackend;
     pub use crate::engine::mssql;
+    pub use crate::engine::postgres;
     pub use crate::engine::{Backend, Database, DatabasePlan};
     pub use crate::model::config;
     pub use crate::model::units;

@@ -25,7 +25,13 @@ pub const BLOCKED: &str = "blocked";
 pub const EMBEDDED: &str = "embedded";
 /// `backends = ["mssql"]`.
 pub const MSSQL: &str = "mssql";
+/// `backends = ["postgres"]`.
+pub const POSTGRES: &str = "postgres";
 
 /// Every backend: its keyword and the name of its `BackendKind` variant in dbbench-core, in the
 /// order they are documented. The macro accepts exactly these keywords.
-pub const BACKENDS: [(&str, &str); 2] = [(EMBEDDED, "Embedded"), (MSSQL, "Mssql")];
+pub const BACKENDS: [(&str, &str); 3] = [
+    (EMBEDDED, "Embedded"),
+    (MSSQL, "Mssql"),
+    (POSTGRES, "Postgres"),
+];

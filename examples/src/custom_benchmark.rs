@@ -9,7 +9,9 @@ use dbbench_core::{db_bench, Dialect, Result, Session};
 #[case(name = "log_presized", log_size = "64MB", log_growth = "64MB")]
 pub async fn index_build(db: &mut Session) -> Result<()> {
     let sql = match db.dialect() {
-        Dialect::Sqlite => "CREATE INDEX charge_member ON charge (member_no, charge_dt)",
+        Dialect::Sqlite | Dialect::Postgres => {
+            "CREATE INDEX charge_member ON charge (member_no, charge_dt)"
+        }
         Dialect::TSql => "CREATE INDEX charge_member ON dbo.charge (member_no, charge_dt)",
     };
     db.execute(sql).await?;

@@ -2,6 +2,7 @@
 
 use crate::engine::embedded::EmbeddedConnection;
 use crate::engine::mssql::MssqlConnection;
+use crate::engine::postgres::PostgresConnection;
 use crate::model::dialect::Dialect;
 use crate::model::error::{Error, Result};
 use crate::model::value::{FromValue, Row, Value};
@@ -15,6 +16,8 @@ pub enum Connection {
     Embedded(EmbeddedConnection),
     /// A connection to SQL Server.
     Mssql(Box<MssqlConnection>),
+    /// A connection to PostgreSQL.
+    Postgres(Box<PostgresConnection>),
 }
 
 impl std::fmt::Debug for Connection {
@@ -29,6 +32,7 @@ impl Connection {
         match self {
             Connection::Embedded(_) => Dialect::Sqlite,
             Connection::Mssql(_) => Dialect::TSql,
+            Connection::Postgres(_) => Dialect::Postgres,
         }
     }
 
@@ -42,6 +46,7 @@ impl Connection {
         match self {
             Connection::Embedded(c) => c.execute(sql, params),
             Connection::Mssql(c) => c.execute(sql, params).await,
+            Connection::Postgres(c) => c.execute(sql, params).await,
         }
     }
 
@@ -50,6 +55,7 @@ impl Connection {
         match self {
             Connection::Embedded(c) => c.batch(sql),
             Connection::Mssql(c) => c.batch(sql).await,
+            Connection::Postgres(c) => c.batch(sql).await,
         }
     }
 
@@ -63,6 +69,7 @@ impl Connection {
         match self {
             Connection::Embedded(c) => c.query(sql, params),
             Connection::Mssql(c) => c.query(sql, params).await,
+            Connection::Postgres(c) => c.query(sql, params).await,
         }
     }
 

@@ -93,6 +93,19 @@ pub fn credit_schema(dialect: Dialect) -> &'static str {
                 charge_code  char(2)  NOT NULL
             )"
         }
+        // `money` is locale-dependent on PostgreSQL; numeric(19,4) is its exact range and scale.
+        Dialect::Postgres => {
+            "CREATE TABLE charge (
+                charge_no    integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                member_no    integer       NOT NULL,
+                provider_no  integer       NOT NULL,
+                category_no  integer       NOT NULL,
+                charge_dt    timestamp(3)  NOT NULL,
+                charge_amt   numeric(19,4) NOT NULL,
+                statement_no integer       NOT NULL,
+                charge_code  char(2)       NOT NULL
+            )"
+        }
     }
 }
 
@@ -108,6 +121,11 @@ pub fn doubling_insert(dialect: Dialect, loop_number: u32) -> String {
         Dialect::TSql => format!(
             "INSERT INTO dbo.charge (member_no, provider_no, category_no, charge_dt, charge_amt, statement_no, charge_code) \
              SELECT member_no, provider_no, category_no, charge_dt + {days}, charge_amt, statement_no, charge_code FROM dbo.charge"
+        ),
+        // A timestamp plus an integer is not defined on PostgreSQL; add an interval of days.
+        Dialect::Postgres => format!(
+            "INSERT INTO charge (member_no, provider_no, category_no, charge_dt, charge_amt, statement_no, charge_code) \
+             SELECT member_no, provider_no, category_no, charge_dt + interval '{days} days', charge_amt, statement_no, charge_code FROM charge"
         ),
     }
 }

@@ -16,6 +16,7 @@ pub mod connection;
 pub mod embedded;
 pub mod fixture;
 pub mod mssql;
+pub mod postgres;
 pub mod profile;
 
 use crate::engine::connection::Connection;
@@ -51,6 +52,8 @@ pub enum Backend {
     Embedded(embedded::EmbeddedBackend),
     /// Microsoft SQL Server over TDS.
     Mssql(Box<mssql::MssqlBackend>),
+    /// PostgreSQL over its wire protocol.
+    Postgres(Box<postgres::PostgresBackend>),
 }
 
 impl Backend {
@@ -60,6 +63,9 @@ impl Backend {
             BackendKind::Embedded => Ok(Backend::Embedded(embedded::EmbeddedBackend::new())),
             BackendKind::Mssql => Ok(Backend::Mssql(Box::new(
                 mssql::MssqlBackend::from_env().await?,
+            ))),
+            BackendKind::Postgres => Ok(Backend::Postgres(Box::new(
+                postgres::PostgresBackend::from_env().await?,
             ))),
         }
     }
@@ -74,6 +80,7 @@ impl Backend {
         match self {
             Backend::Embedded(_) => BackendKind::Embedded,
             Backend::Mssql(_) => BackendKind::Mssql,
+            Backend::Postgres(_) => BackendKind::Postgres,
         }
     }
 
@@ -82,6 +89,7 @@ impl Backend {
         match self {
             Backend::Embedded(b) => Ok(b.info()),
             Backend::Mssql(b) => Ok(b.info()),
+            Backend::Postgres(b) => Ok(b.info()),
         }
     }
 
@@ -90,6 +98,7 @@ impl Backend {
         match self {
             Backend::Embedded(b) => b.check(storage),
             Backend::Mssql(b) => b.check(storage),
+            Backend::Postgres(b) => b.check(storage),
         }
     }
 
@@ -100,6 +109,7 @@ impl Backend {
         match self {
             Backend::Embedded(_) => *storage,
             Backend::Mssql(b) => b.floor_storage(storage),
+            Backend::Postgres(_) => *storage,
         }
     }
 
@@ -108,6 +118,10 @@ impl Backend {
         match self {
             Backend::Embedded(b) => b.create(plan).map(|d| Database::Embedded(Box::new(d))),
             Backend::Mssql(b) => b.create(plan).await.map(|d| Database::Mssql(Box::new(d))),
+            Backend::Postgres(b) => b
+                .create(plan)
+                .await
+                .map(|d| Database::Postgres(Box::new(d))),
         }
     }
 }
@@ -117,6 +131,7 @@ pub fn profile(kind: BackendKind) -> &'static Profile {
     match kind {
         BackendKind::Embedded => &embedded::PROFILE,
         BackendKind::Mssql => &mssql::PROFILE,
+        BackendKind::Postgres => &postgres::PROFILE,
     }
 }
 
@@ -132,6 +147,8 @@ pub enum Database {
     Embedded(Box<embedded::EmbeddedDatabase>),
     /// A SQL Server database.
     Mssql(Box<mssql::MssqlDatabase>),
+    /// A PostgreSQL database.
+    Postgres(Box<postgres::PostgresDatabase>),
 }
 
 impl Database {
@@ -140,6 +157,7 @@ impl Database {
         match self {
             Database::Embedded(_) => &embedded::PROFILE,
             Database::Mssql(_) => &mssql::PROFILE,
+            Database::Postgres(_) => &postgres::PROFILE,
         }
     }
 
@@ -148,6 +166,7 @@ impl Database {
         match self {
             Database::Embedded(d) => d.connect().map(Connection::Embedded),
             Database::Mssql(d) => d.connect().await.map(|c| Connection::Mssql(Box::new(c))),
+            Database::Postgres(d) => d.connect().await.map(|c| Connection::Postgres(Box::new(c))),
         }
     }
 
@@ -161,6 +180,9 @@ impl Database {
         match (self, conn) {
             (Database::Embedded(d), Connection::Embedded(c)) => d.load_fixture(c, fixture, scale),
             (Database::Mssql(d), Connection::Mssql(c)) => d.load_fixture(c, fixture, scale).await,
+            (Database::Postgres(d), Connection::Postgres(c)) => {
+                d.load_fixture(c, fixture, scale).await
+            }
             _ => Err(mismatched()),
         }
     }
@@ -170,6 +192,7 @@ impl Database {
         match (self, conn) {
             (Database::Embedded(d), Connection::Embedded(c)) => d.open_window(c),
             (Database::Mssql(d), Connection::Mssql(c)) => d.open_window(c).await,
+            (Database::Postgres(d), Connection::Postgres(c)) => d.open_window(c).await,
             _ => Err(mismatched()),
         }
     }
@@ -179,6 +202,7 @@ impl Database {
         match (self, conn) {
             (Database::Embedded(d), Connection::Embedded(c)) => d.close_window(c),
             (Database::Mssql(d), Connection::Mssql(c)) => d.close_window(c).await,
+            (Database::Postgres(d), Connection::Postgres(c)) => d.close_window(c).await,
             _ => Err(mismatched()),
         }
     }
@@ -188,6 +212,7 @@ impl Database {
         match self {
             Database::Embedded(d) => (*d).drop_database(),
             Database::Mssql(d) => (*d).drop_database().await,
+            Database::Postgres(d) => (*d).drop_database().await,
         }
     }
 }

@@ -220,6 +220,8 @@ pub enum BackendKind {
     Embedded,
     /// Microsoft SQL Server over TDS.
     Mssql,
+    /// PostgreSQL: a managed throwaway cluster or the server in `DBBENCH_POSTGRES`.
+    Postgres,
 }
 
 impl BackendKind {
@@ -227,13 +229,18 @@ impl BackendKind {
     pub const DEFAULT: BackendKind = BackendKind::Embedded;
 
     /// Every backend, in the order they are documented.
-    pub const ALL: [BackendKind; 2] = [BackendKind::Embedded, BackendKind::Mssql];
+    pub const ALL: [BackendKind; 3] = [
+        BackendKind::Embedded,
+        BackendKind::Mssql,
+        BackendKind::Postgres,
+    ];
 
     /// The keyword used in `backends = [...]` and `DBBENCH_BACKEND`.
     pub fn keyword(&self) -> &'static str {
         match self {
             BackendKind::Embedded => keyword::EMBEDDED,
             BackendKind::Mssql => keyword::MSSQL,
+            BackendKind::Postgres => keyword::POSTGRES,
         }
     }
 

@@ -7,4 +7,6 @@ pub enum Dialect {
     Sqlite,
     /// Transact-SQL (parameters `@P1`, `@P2`…).
     TSql,
+    /// PostgreSQL's SQL (parameters `$1`, `$2`…).
+    Postgres,
 }

@@ -29,6 +29,14 @@ pub enum Error {
         /// The server's message.
         message: String,
     },
+    /// PostgreSQL reported an error; `code` is its SQLSTATE (`40001`, `40P01`, `42P01`).
+    #[error("PostgreSQL error {code}: {message}")]
+    Postgres {
+        /// The five-character SQLSTATE.
+        code: String,
+        /// The server's message, with its detail and hint when it gave them.
+        message: String,
+    },
     /// The chosen backend cannot honour an option of the benchmark.
     #[error("option `{option}` is not supported by the {backend} backend: {reason}")]
     Unsupported {

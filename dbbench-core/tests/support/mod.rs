@@ -231,3 +231,45 @@ pub fn listing(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// [`run`] on a managed PostgreSQL cluster whatever `DBBENCH_BACKEND` says; the cluster is stopped
+/// and removed when the backend is dropped at the end.
+pub fn run_postgres(bench: &'static BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
+    exclusively(async {
+        let backend = dbbench_core::__internals::postgres::PostgresBackend::managed()?;
+        let mut backend = Backend::Postgres(Box::new(backend));
+        run_benchmark(bench, None, ctx, &mut backend).await
+    })
+    .unwrap()
+}
+
+/// Processes whose working directory is under `dir` (a managed cluster's server processes work in
+/// its data directory).
+pub fn processes_under(dir: &Path) -> Vec<u32> {
+    let Ok(dir) = std::fs::canonicalize(dir) else {
+        return Vec::new();
+    };
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
+        })
+        .collect()
+}
+
+/// Asserts that no managed cluster is left in `ctx`'s work dir: no directory, no process.
+pub fn assert_no_cluster_left(ctx: &RunContext) {
+    let base = ctx.work_dir.join("postgres");
+    assert!(
+        processes_under(&ctx.work_dir).is_empty(),
+        "server processes left"
+    );
+    assert!(
+        listing(&base).is_empty(),
+        "cluster directories left: {:?}",
+        listing(&base)
+    );
+}

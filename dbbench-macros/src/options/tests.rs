@@ -218,5 +218,5 @@ fn backends_are_named_once_each() {
         errors[0],
         "`backends` lists \"mssql\" twice; remove one of them"
     );
-    assert!(errors[1].starts_with("`backends` must be \"embedded\" or \"mssql\""));
+    assert!(errors[1].starts_with("`backends` must be \"embedded\", \"mssql\" or \"postgres\""));
 }

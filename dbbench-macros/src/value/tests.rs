@@ -187,7 +187,7 @@ fn keywords_suggest_the_nearest() {
     );
     assert_eq!(
         error_of(quote!("oracle"), backend),
-        "`backends` must be \"embedded\" or \"mssql\"; found \"oracle\""
+        "`backends` must be \"embedded\", \"mssql\" or \"postgres\"; found \"oracle\""
     );
 }
 

@@ -1,7 +1,7 @@
 use dbbench_core::{db_bench, Result, Session};
 
 // Backends: known names, each once, at least one.
-#[db_bench(backends = ["mssql", "mssql", "postgres"])]
+#[db_bench(backends = ["mssql", "mssql", "oracle"])]
 async fn a(db: &mut Session) -> Result<()> {
     db.lap("a");
     Ok(())

@@ -1,0 +1,673 @@
+//! A throwaway PostgreSQL cluster that dbbench creates, starts, stops and removes itself, so that
+//! cluster-level options (WAL directory, WAL segment size, `wal_level`, `wal_init_zero`, WAL
+//! sizing) are real and tests need no installed server running.
+//!
+//! Layout: `<work>/postgres/<id>/` holds the marker file, the server log, the socket directory and
+//! (unless `data_on` names a volume) the data directory; a data or WAL volume gets a directory
+//! `<volume>/<id>-data` or `<volume>/<id>-wal` with a marker of its own. Nothing is removed
+//! without its marker. The server listens on a private Unix socket only, with trust
+//! authentication for the superuser `dbbench`: no TCP port is opened.
+//!
+//! `initdb` and `postgres` refuse to run as root, so when dbbench runs as root they run as the
+//! `postgres` user, which must be able to reach every directory. dbbench spawns `postgres`
+//! itself (no `pg_ctl`), so it knows at once when the postmaster died and reaps it.
+//!
+//! Teardown (also from `Drop`, so after an error or a panic): fast shutdown, then SIGKILL if the
+//! postmaster does not stop, then every process still working in the data directory (backends
+//! orphaned by a killed postmaster), then the System V segment a killed postmaster leaves, then the
+//! directories.
+
+use super::settings::PgSettings;
+use crate::model::error::{Error, Result};
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The name of the marker file in every directory a managed cluster owns.
+pub const MARKER: &str = "DBBENCH_CLUSTER";
+/// The superuser of a managed cluster.
+pub const SUPERUSER: &str = "dbbench";
+/// The variable that names the directory of `initdb` and `postgres`.
+pub const BINDIR_ENV: &str = "DBBENCH_PG_BINDIR";
+/// Longest time a start may take.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest wait for a fast shutdown before the postmaster is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The server binaries.
+#[derive(Debug, Clone)]
+pub struct Binaries {
+    /// The directory of `initdb` and `postgres`.
+    pub dir: PathBuf,
+    /// `postgres --version`, e.g. `postgres (PostgreSQL) 15.14`.
+    pub version: String,
+}
+
+impl Binaries {
+    /// `DBBENCH_PG_BINDIR`, else `pg_config --bindir`, else the newest `/usr/lib/postgresql/*/bin`
+    /// (Debian's layout, where `pg_config` may belong to the client package).
+    pub fn find() -> Result<Binaries> {
+        let mut tried = Vec::new();
+        let mut candidates = Vec::new();
+        if let Some(dir) = std::env::var_os(BINDIR_ENV).filter(|d| !d.is_empty()) {
+            candidates.push(PathBuf::from(dir));
+        } else {
+            if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
+                if out.status.success() {
+                    let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                    candidates.push(PathBuf::from(dir));
+                }
+            }
+            let mut debian: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path().join("bin"))
+                .collect();
+            debian.sort_by_key(|p| {
+                let version = p.parent().and_then(|v| v.file_name());
+                version.and_then(|v| v.to_str()?.parse::<u32>().ok())
+            });
+            candidates.extend(debian.into_iter().rev());
+        }
+        for dir in candidates {
+            if dir.join("initdb").is_file() && dir.join("postgres").is_file() {
+                let out = Command::new(dir.join("postgres")).arg("--version").output();
+                let version = match out {
+                    Ok(o) if o.status.success() => {
+                        String::from_utf8_lossy(&o.stdout).trim().to_string()
+                    }
+                    _ => continue,
+                };
+                return Ok(Binaries { dir, version });
+            }
+            tried.push(dir.display().to_string());
+        }
+        Err(Error::Config(format!(
+            "PostgreSQL server binaries (initdb, postgres) not found{}: install PostgreSQL \
+             (`apt-get install postgresql`), set {BINDIR_ENV} to their directory, or set {} to \
+             the connection string of an existing server",
+            if tried.is_empty() {
+                String::new()
+            } else {
+                format!(" in {}", tried.join(", "))
+            },
+            super::settings::ENV
+        )))
+    }
+}
+
+/// The unprivileged user the server runs as when dbbench runs as root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunAs {
+    /// Its uid.
+    pub uid: u32,
+    /// Its primary gid.
+    pub gid: u32,
+}
+
+/// `Some(postgres user)` when running as root, `None` (the current user) otherwise.
+pub fn run_as() -> Result<Option<RunAs>> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(None);
+    }
+    let name = std::ffi::CString::new("postgres").expect("no NUL");
+    // SAFETY: getpwnam returns null or a pointer to a static record, read at once.
+    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
+    if entry.is_null() {
+        return Err(Error::Config(
+            "dbbench runs as root, and initdb/postgres refuse to: the managed cluster runs as the \
+             `postgres` user, which does not exist here (apt-get install postgresql creates it)"
+                .into(),
+        ));
+    }
+    // SAFETY: checked non-null above.
+    let (uid, gid) = unsafe { ((*entry).pw_uid, (*entry).pw_gid) };
+    Ok(Some(RunAs { uid, gid }))
+}
+
+/// Whether user `who` can reach `dir`: every ancestor searchable by it.
+pub fn reachable(dir: &Path, who: Option<RunAs>) -> std::result::Result<(), PathBuf> {
+    let Some(who) = who else { return Ok(()) };
+    for ancestor in dir.ancestors().skip(1) {
+        let Ok(meta) = std::fs::metadata(ancestor) else {
+            continue;
+        };
+        let mode = meta.permissions().mode();
+        let ok = mode & 0o001 != 0
+            || (meta.uid() == who.uid && mode & 0o100 != 0)
+            || (meta.gid() == who.gid && mode & 0o010 != 0);
+        if !ok {
+            return Err(ancestor.to_path_buf());
+        }
+    }
+    Ok(())
+}
+
+/// What makes two clusters differ: a cell whose spec equals the running cluster's reuses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterSpec {
+    /// Where the cluster's own directory (marker, log, socket, default data) goes.
+    pub work_base: PathBuf,
+    /// The data volume's directory, when `data_on` names one.
+    pub data_base: Option<PathBuf>,
+    /// The WAL volume's directory, when `log_on` names one (`initdb --waldir`).
+    pub wal_base: Option<PathBuf>,
+    /// `initdb --wal-segsize`, in MB.
+    pub wal_segsize_mb: Option<u32>,
+    /// Lines for `postgresql.conf`: `(name, value as written in the file)`.
+    pub settings: Vec<(String, String)>,
+}
+
+/// A running (or dead) managed cluster.
+pub struct Cluster {
+    spec: ClusterSpec,
+    id: String,
+    owned: Vec<PathBuf>,
+    pgdata: PathBuf,
+    wal_dir: PathBuf,
+    socket_dir: PathBuf,
+    log_file: PathBuf,
+    port: u16,
+    run_as: Option<RunAs>,
+    child: Mutex<Option<Child>>,
+    exit: Mutex<Option<String>>,
+    destroyed: Mutex<bool>,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("id", &self.id)
+            .field("pgdata", &self.pgdata)
+            .field("port", &self.port)
+            .finish()
+    }
+}
+
+impl Cluster {
+    /// Creates the directories, runs `initdb`, writes the settings and starts the server; on
+    /// failure whatever was made is removed again. Blocks for a few seconds.
+    pub fn start(binaries: &Binaries, spec: ClusterSpec, id: String) -> Result<Cluster> {
+        let run_as = run_as()?;
+        let root = spec.work_base.join(&id);
+        let short_socket = root.join("sock");
+        // A socket path longer than sun_path (108 bytes with its NUL) cannot be bound.
+        let socket_dir = if short_socket.as_os_str().len() + ".s.PGSQL.65535".len() + 2 > 107 {
+            std::env::temp_dir().join(format!("dbbench-{id}-sock"))
+        } else {
+            short_socket
+        };
+        let data_root = spec
+            .data_base
+            .as_ref()
+            .map(|b| b.join(format!("{id}-data")));
+        let wal_root = spec.wal_base.as_ref().map(|b| b.join(format!("{id}-wal")));
+        let pgdata = data_root.as_ref().unwrap_or(&root).join("data");
+        let wal_dir = match &wal_root {
+            Some(w) => w.join("wal"),
+            None => pgdata.join("pg_wal"),
+        };
+        let mut owned = vec![root.clone()];
+        if !socket_dir.starts_with(&root) {
+            owned.push(socket_dir.clone());
+        }
+        owned.extend(data_root.iter().cloned());
+        owned.extend(wal_root.iter().cloned());
+        let cluster = Cluster {
+            log_file: root.join("postgres.log"),
+            port: free_port()?,
+            spec,
+            id,
+            owned,
+            pgdata,
+            wal_dir,
+            socket_dir,
+            run_as,
+            child: Mutex::new(None),
+            exit: Mutex::new(None),
+            destroyed: Mutex::new(false),
+        };
+        // From here on, dropping `cluster` removes what was made.
+        cluster.make_dirs()?;
+        cluster.initdb(binaries)?;
+        cluster.configure()?;
+        cluster.spawn(binaries)?;
+        cluster.wait_ready()?;
+        Ok(cluster)
+    }
+
+    fn make_dirs(&self) -> Result<()> {
+        let marker = self.marker_text();
+        for dir in self.owned.iter().chain([&self.socket_dir]) {
+            if dir.exists() {
+                continue;
+            }
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io("cannot create cluster directory", dir, e))?;
+            if let Err(ancestor) = reachable(dir, self.run_as) {
+                return Err(Error::Config(format!(
+                    "the managed PostgreSQL cluster runs as user `postgres`, which cannot reach \
+                     `{}`: `{}` is not searchable by it (chmod o+x it, or bind the volume to \
+                     another directory with DBBENCH_VOLUMES)",
+                    dir.display(),
+                    ancestor.display()
+                )));
+            }
+            if self.owned.contains(dir) {
+                let path = dir.join(MARKER);
+                std::fs::write(&path, &marker)
+                    .map_err(|e| Error::io("cannot write the cluster marker", &path, e))?;
+            }
+            self.give(dir, 0o700)?;
+        }
+        Ok(())
+    }
+
+    /// Hands `path` to the server's user with `mode`.
+    fn give(&self, path: &Path, mode: u32) -> Result<()> {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| Error::io("cannot set permissions of", path, e))?;
+        if let Some(who) = self.run_as {
+            std::os::unix::fs::chown(path, Some(who.uid), Some(who.gid))
+                .map_err(|e| Error::io("cannot hand to user postgres", path, e))?;
+        }
+        Ok(())
+    }
+
+    fn marker_text(&self) -> String {
+        let mut text = format!(
+            "dbbench managed PostgreSQL cluster {}\nowner_pid={}\n",
+            self.id,
+            std::process::id()
+        );
+        for dir in &self.owned {
+            text.push_str(&format!("owns={}\n", dir.display()));
+        }
+        text
+    }
+
+    /// A command that runs as the server's user in the cluster's directory.
+    fn command(&self, program: PathBuf) -> Command {
+        let mut command = Command::new(program);
+        command
+            .current_dir(&self.owned[0])
+            .env("LC_ALL", "C")
+            .env_remove("PGDATA")
+            .stdin(Stdio::null());
+        if let Some(who) = self.run_as {
+            command.uid(who.uid).gid(who.gid);
+        }
+        command
+    }
+
+    fn initdb(&self, binaries: &Binaries) -> Result<()> {
+        let mut command = self.command(binaries.dir.join("initdb"));
+        command
+            .arg("-D")
+            .arg(&self.pgdata)
+            .args(["-U", SUPERUSER, "--auth=trust", "-E", "UTF8", "--locale=C"])
+            // A throwaway cluster: nothing to gain from fsyncing the template files.
+            .arg("--no-sync");
+        if self.spec.wal_base.is_some() {
+            command.arg(format!("--waldir={}", self.wal_dir.display()));
+        }
+        if let Some(mb) = self.spec.wal_segsize_mb {
+            command.arg(format!("--wal-segsize={mb}"));
+        }
+        let out = command
+            .output()
+            .map_err(|e| Error::io("cannot run initdb", binaries.dir.join("initdb"), e))?;
+        if !out.status.success() {
+            return Err(Error::msg(format!(
+                "initdb failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(())
+    }
+
+    fn configure(&self) -> Result<()> {
+        let path = self.pgdata.join("postgresql.conf");
+        let mut lines = format!(
+            "\n# dbbench managed cluster {}\nlisten_addresses = ''\nport = {}\n\
+             unix_socket_directories = '{}'\nunix_socket_permissions = 0700\n\
+             track_io_timing = on\ntrack_wal_io_timing = on\n",
+            self.id,
+            self.port,
+            self.socket_dir.display()
+        );
+        for (name, value) in &self.spec.settings {
+            lines.push_str(&format!("{name} = {value}\n"));
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(|e| Error::io("cannot open", &path, e))?;
+        file.write_all(lines.as_bytes())
+            .map_err(|e| Error::io("cannot write", &path, e))
+    }
+
+    fn spawn(&self, binaries: &Binaries) -> Result<()> {
+        let log = std::fs::File::create(&self.log_file)
+            .map_err(|e| Error::io("cannot create the server log", &self.log_file, e))?;
+        let log2 = log
+            .try_clone()
+            .map_err(|e| Error::io("cannot open the server log", &self.log_file, e))?;
+        let child = self
+            .command(binaries.dir.join("postgres"))
+            .arg("-D")
+            .arg(&self.pgdata)
+            .stdout(log)
+            .stderr(log2)
+            .spawn()
+            .map_err(|e| Error::io("cannot start postgres", binaries.dir.join("postgres"), e))?;
+        *self.child.lock().unwrap_or_else(|p| p.into_inner()) = Some(child);
+        Ok(())
+    }
+
+    /// Waits until `postmaster.pid` says `ready`, as `pg_ctl -w` does.
+    fn wait_ready(&self) -> Result<()> {
+        let started = Instant::now();
+        let pid_file = self.pgdata.join("postmaster.pid");
+        loop {
+            if let Some(why) = self.exited() {
+                return Err(Error::msg(format!(
+                    "the PostgreSQL server did not start ({why}); its log says: {}",
+                    self.log_tail()
+                )));
+            }
+            let text = std::fs::read_to_string(&pid_file).unwrap_or_default();
+            if text.lines().nth(7).is_some_and(|s| s.trim() == "ready") {
+                return Ok(());
+            }
+            if started.elapsed() > START_TIMEOUT {
+                return Err(Error::msg(format!(
+                    "the PostgreSQL server was not ready within {START_TIMEOUT:?}; its log says: {}",
+                    self.log_tail()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The last lines of the server log.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log_file).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(8)..].join(" | ")
+    }
+
+    /// How to connect as the superuser.
+    pub fn settings(&self) -> PgSettings {
+        PgSettings::socket(&self.socket_dir, self.port, SUPERUSER)
+    }
+
+    /// What this cluster was made for.
+    pub fn spec(&self) -> &ClusterSpec {
+        &self.spec
+    }
+
+    /// The cluster's name (`pg-<pid>-<n>`).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The WAL directory, for counting segment files.
+    pub fn wal_dir(&self) -> &Path {
+        &self.wal_dir
+    }
+
+    /// The data directory.
+    pub fn pgdata(&self) -> &Path {
+        &self.pgdata
+    }
+
+    /// Every directory the cluster owns (each with a marker).
+    pub fn owned(&self) -> &[PathBuf] {
+        &self.owned
+    }
+
+    /// The postmaster's process id while it runs.
+    pub fn postmaster_pid(&self) -> Option<u32> {
+        let child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        child.as_ref().map(Child::id)
+    }
+
+    /// `None` while the postmaster runs; how it ended once it has (and it is reaped).
+    pub fn exited(&self) -> Option<String> {
+        let mut exit = self.exit.lock().unwrap_or_else(|p| p.into_inner());
+        if exit.is_some() {
+            return exit.clone();
+        }
+        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(process) = child.as_mut() else {
+            return Some("it was never started".into());
+        };
+        let pid = process.id();
+        match process.try_wait() {
+            Ok(Some(status)) => {
+                let how = describe_exit(status);
+                *exit = Some(format!("postmaster pid {pid} {how}"));
+                exit.clone()
+            }
+            Ok(None) => None,
+            Err(e) => Some(format!("postmaster pid {pid} cannot be waited for: {e}")),
+        }
+    }
+
+    /// Stops the server and removes every directory it owns; does nothing the second time.
+    pub fn destroy(&self) -> Result<()> {
+        let mut destroyed = self.destroyed.lock().unwrap_or_else(|p| p.into_inner());
+        if *destroyed {
+            return Ok(());
+        }
+        *destroyed = true;
+        let mut problems = Vec::new();
+        if let Err(e) = self.stop() {
+            problems.push(e.to_string());
+        }
+        kill_working_in(&self.pgdata);
+        remove_leftover_segment(&self.pgdata);
+        for dir in &self.owned {
+            if let Err(e) = remove_owned(dir) {
+                problems.push(e.to_string());
+            }
+        }
+        if !self.socket_dir.starts_with(&self.owned[0]) {
+            let _ = std::fs::remove_dir_all(&self.socket_dir);
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::msg(format!(
+                "removing the managed PostgreSQL cluster {}: {}",
+                self.id,
+                problems.join("; ")
+            )))
+        }
+    }
+
+    /// Fast shutdown (SIGINT), and SIGKILL when it takes longer than [`STOP_TIMEOUT`].
+    fn stop(&self) -> Result<()> {
+        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(process) = child.as_mut() else {
+            return Ok(());
+        };
+        if matches!(process.try_wait(), Ok(Some(_))) {
+            return Ok(());
+        }
+        let pid = process.id() as libc::pid_t;
+        // SAFETY: signalling our own child, which has not been reaped (try_wait said so).
+        unsafe { libc::kill(pid, libc::SIGINT) };
+        let asked = Instant::now();
+        while asked.elapsed() < STOP_TIMEOUT {
+            if matches!(process.try_wait(), Ok(Some(_))) {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = process.kill();
+        process
+            .wait()
+            .map(|_| ())
+            .map_err(|e| Error::msg(format!("cannot reap postmaster {pid}: {e}")))
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Err(e) = self.destroy() {
+            eprintln!("dbbench › {e}");
+        }
+    }
+}
+
+/// `killed by signal 9 (SIGKILL)` or `exited with status 1`.
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (_, Some(9)) => "was killed by signal 9 (SIGKILL)".into(),
+        (_, Some(sig)) => format!("was killed by signal {sig}"),
+        (Some(code), _) => format!("exited with status {code}"),
+        _ => "ended".into(),
+    }
+}
+
+/// A loopback TCP port nobody uses now; the server only names its socket after it.
+fn free_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .map_err(|e| Error::msg(format!("cannot find a free port: {e}")))?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| Error::msg(format!("cannot find a free port: {e}")))
+}
+
+/// Processes whose working directory is `dir` (PostgreSQL's processes work in the data
+/// directory).
+pub fn working_in(dir: &Path) -> Vec<u32> {
+    let Ok(target) = std::fs::canonicalize(dir) else {
+        return Vec::new();
+    };
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == target))
+        .collect()
+}
+
+/// SIGKILLs what still works in `dir` (backends whose postmaster was killed) and waits up to
+/// five seconds for them to go.
+fn kill_working_in(dir: &Path) {
+    let started = Instant::now();
+    loop {
+        let pids = working_in(dir);
+        if pids.is_empty() || started.elapsed() > Duration::from_secs(5) {
+            return;
+        }
+        for pid in pids {
+            // SAFETY: kill has no memory preconditions; these are the cluster's processes.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Removes the small System V segment a killed postmaster leaves (its id is in line 7 of
+/// `postmaster.pid`), once nothing is attached to it.
+fn remove_leftover_segment(pgdata: &Path) {
+    let Ok(text) = std::fs::read_to_string(pgdata.join("postmaster.pid")) else {
+        return;
+    };
+    let Some(shmid) = text
+        .lines()
+        .nth(6)
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse::<libc::c_int>().ok())
+    else {
+        return;
+    };
+    // SAFETY: shmid_ds is plain data; IPC_STAT fills it or fails.
+    unsafe {
+        let mut ds: libc::shmid_ds = std::mem::zeroed();
+        if libc::shmctl(shmid, libc::IPC_STAT, &mut ds) == 0 && ds.shm_nattch == 0 {
+            libc::shmctl(shmid, libc::IPC_RMID, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Removes `dir` if it carries the cluster marker; refuses otherwise.
+fn remove_owned(dir: &Path) -> Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    if !dir.join(MARKER).is_file() {
+        return Err(Error::NotOwned(dir.display().to_string()));
+    }
+    std::fs::remove_dir_all(dir).map_err(|e| Error::io("cannot remove", dir, e))
+}
+
+/// Removes clusters that earlier dbbench processes left under `base` (their owner is gone):
+/// kills what still runs in them, then removes every directory their marker lists.
+pub fn sweep_stale(base: &Path) {
+    for entry in std::fs::read_dir(base).into_iter().flatten().flatten() {
+        let marker = entry.path().join(MARKER);
+        let Ok(text) = std::fs::read_to_string(&marker) else {
+            continue;
+        };
+        let owner = text
+            .lines()
+            .find_map(|l| l.strip_prefix("owner_pid="))
+            .and_then(|p| p.parse::<u32>().ok());
+        let alive = owner.is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+        if alive {
+            continue;
+        }
+        let dirs: Vec<PathBuf> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("owns="))
+            .map(PathBuf::from)
+            .collect();
+        for dir in &dirs {
+            kill_working_in(&dir.join("data"));
+            remove_leftover_segment(&dir.join("data"));
+        }
+        for dir in dirs.iter().rev() {
+            let _ = remove_owned(dir);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_to_remove_a_directory_without_the_marker() {
+        let dir = std::env::temp_dir().join(format!("dbbench-unmarked-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("precious"), "keep").unwrap();
+        assert!(matches!(remove_owned(&dir), Err(Error::NotOwned(_))));
+        assert!(dir.join("precious").exists());
+        std::fs::write(dir.join(MARKER), "x").unwrap();
+        remove_owned(&dir).unwrap();
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn exits_are_described() {
+        use std::os::unix::process::ExitStatusExt;
+        let killed = std::process::ExitStatus::from_raw(9);
+        assert_eq!(describe_exit(killed), "was killed by signal 9 (SIGKILL)");
+        let failed = std::process::ExitStatus::from_raw(1 << 8);
+        assert_eq!(describe_exit(failed), "exited with status 1");
+    }
+}

@@ -1,0 +1,279 @@
+//! One connection to PostgreSQL over tokio-postgres (no TLS: managed clusters listen on a private
+//! Unix socket only), with a per-connection cache of prepared statements.
+//!
+//! Why prepared statements: tokio-postgres would otherwise prepare every statement before running
+//! it, two round trips per statement. With the cache the driver's hot statement costs one round
+//! trip, as pgbench's does. `batch` uses the simple query protocol (several statements, no
+//! parameters).
+//!
+//! Why the connection is driven inline: tokio-postgres splits a connection into a client and a
+//! future that does the socket I/O, usually spawned on the runtime. Spawned, every statement
+//! costs two cross-thread wake-ups (the driver's workers run on one thread, the I/O task on
+//! another), which measured about 40% of pgbench's throughput at one connection. So each call
+//! polls the I/O future itself while it waits, on the caller's thread, as libpq does; when the
+//! connection is dropped, the I/O future is handed to the runtime to send Terminate.
+
+use super::settings::LibpqTarget;
+use super::types::{Cell, Param};
+use crate::model::error::{Error, Result};
+use crate::model::value::{Row, Value};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use tokio_postgres::tls::NoTlsStream;
+use tokio_postgres::{Client, NoTls, Socket, Statement};
+
+/// The I/O half of a connection.
+type Io = tokio_postgres::Connection<Socket, NoTlsStream>;
+
+/// Prepared statements kept per connection before the cache starts over.
+const STATEMENT_CACHE: usize = 256;
+
+/// One connection to a PostgreSQL database.
+pub struct PostgresConnection {
+    client: Client,
+    io: Option<Io>,
+    statements: HashMap<String, Statement>,
+    target: LibpqTarget,
+    shown: String,
+    /// Why the connection ended, as the connection task saw it (the server's FATAL message).
+    ended: Arc<Mutex<Option<String>>>,
+}
+
+impl std::fmt::Debug for PostgresConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "PostgresConnection({}, {})",
+            self.shown, self.target.dbname
+        )
+    }
+}
+
+impl PostgresConnection {
+    /// Connects with `config` and drives the connection on a task of the current runtime.
+    pub(crate) async fn open(
+        config: tokio_postgres::Config,
+        target: LibpqTarget,
+        shown: &str,
+    ) -> Result<PostgresConnection> {
+        let (client, connection) = config.connect(NoTls).await.map_err(|e| {
+            map_error(
+                e,
+                &format!("connecting to {shown}, database {}", target.dbname),
+                None,
+            )
+        })?;
+        Ok(PostgresConnection {
+            client,
+            io: Some(connection),
+            statements: HashMap::new(),
+            target,
+            shown: shown.to_string(),
+            ended: Arc::new(Mutex::new(None)),
+        })
+    }
+
+    /// Where libpq clients (pgbench, psql) find this database.
+    pub fn libpq_target(&self) -> &LibpqTarget {
+        &self.target
+    }
+
+    /// Awaits `request` (a call on the client) while polling the connection's I/O on this thread.
+    async fn drive<T>(
+        io: &mut Option<Io>,
+        ended: &Mutex<Option<String>>,
+        request: impl Future<Output = std::result::Result<T, tokio_postgres::Error>>,
+    ) -> std::result::Result<T, tokio_postgres::Error> {
+        let mut request = std::pin::pin!(request);
+        let Some(connection) = io.as_mut() else {
+            return request.await;
+        };
+        let io_done = std::future::poll_fn(|cx| std::pin::Pin::new(&mut *connection).poll(cx));
+        tokio::select! {
+            biased;
+            outcome = &mut request => outcome,
+            finished = io_done => {
+                // The server closed the connection: keep why, and let the request see it.
+                if let Err(e) = finished {
+                    *ended.lock().unwrap_or_else(|p| p.into_inner()) = Some(describe(&e));
+                }
+                *io = None;
+                request.await
+            }
+        }
+    }
+
+    /// Runs `work` on the client while the connection's I/O is driven (COPY and other direct
+    /// uses of the client).
+    pub async fn with_client<'a, T, F>(
+        &'a mut self,
+        work: impl FnOnce(&'a Client) -> F,
+    ) -> Result<T>
+    where
+        F: Future<Output = std::result::Result<T, tokio_postgres::Error>> + 'a,
+    {
+        let request = work(&self.client);
+        Self::drive(&mut self.io, &self.ended, request)
+            .await
+            .map_err(|e| {
+                let ended = self.ended.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                map_error(e, "using the connection directly", ended)
+            })
+    }
+
+    /// The prepared statement for `sql`, preparing it on first use.
+    async fn prepared(&mut self, sql: &str) -> Result<Statement> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let prepared = Self::drive(&mut self.io, &self.ended, self.client.prepare(sql)).await;
+        let statement = prepared.map_err(|e| self.fail(e, sql))?;
+        if self.statements.len() >= STATEMENT_CACHE {
+            self.statements.clear();
+        }
+        self.statements.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+
+    /// Runs one statement with `$1`… parameters; returns the rows it changed.
+    pub(crate) async fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+        let statement = self.prepared(sql).await?;
+        let params: Vec<Param<'_>> = params.iter().map(Param).collect();
+        let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
+            .iter()
+            .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
+            .collect();
+        let done = Self::drive(
+            &mut self.io,
+            &self.ended,
+            self.client.execute(&statement, &refs),
+        )
+        .await;
+        match done {
+            Ok(n) => Ok(n),
+            Err(e) => Err(self.forget_on_stale(e, sql)),
+        }
+    }
+
+    /// Runs statements separated by `;` with the simple query protocol.
+    pub(crate) async fn batch(&mut self, sql: &str) -> Result<()> {
+        let done = Self::drive(&mut self.io, &self.ended, self.client.batch_execute(sql)).await;
+        done.map_err(|e| self.fail(e, sql))
+    }
+
+    /// Runs a query with `$1`… parameters and returns its rows.
+    pub(crate) async fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        let statement = self.prepared(sql).await?;
+        let params: Vec<Param<'_>> = params.iter().map(Param).collect();
+        let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
+            .iter()
+            .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
+            .collect();
+        let done = Self::drive(
+            &mut self.io,
+            &self.ended,
+            self.client.query(&statement, &refs),
+        )
+        .await;
+        let rows = match done {
+            Ok(rows) => rows,
+            Err(e) => return Err(self.forget_on_stale(e, sql)),
+        };
+        let columns: Arc<[String]> = statement
+            .columns()
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect();
+        rows.iter()
+            .map(|row| {
+                let values = (0..row.len())
+                    .map(|i| {
+                        row.try_get::<_, Cell>(i).map(|c| c.0).map_err(|e| {
+                            Error::msg(format!("reading column {i} of `{}`: {e}", headline(sql)))
+                        })
+                    })
+                    .collect::<Result<Vec<Value>>>()?;
+                Ok(Row::new(columns.clone(), values))
+            })
+            .collect()
+    }
+
+    /// A failed execution; a statement whose cached plan no longer fits the table (it was
+    /// dropped and made again with other columns) leaves the cache so the next call re-prepares.
+    fn forget_on_stale(&mut self, e: tokio_postgres::Error, sql: &str) -> Error {
+        if e.code() == Some(&tokio_postgres::error::SqlState::FEATURE_NOT_SUPPORTED) {
+            self.statements.remove(sql);
+        }
+        self.fail(e, sql)
+    }
+
+    fn fail(&self, e: tokio_postgres::Error, sql: &str) -> Error {
+        let ended = self.ended.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        map_error(e, &format!("running `{}`", headline(sql)), ended)
+    }
+}
+
+impl Drop for PostgresConnection {
+    fn drop(&mut self) {
+        // The client goes with `self`; the I/O future then sends Terminate and ends. Without a
+        // runtime (dropped at shutdown) the socket simply closes.
+        if let (Some(io), Ok(runtime)) = (self.io.take(), tokio::runtime::Handle::try_current()) {
+            runtime.spawn(async move {
+                let _ = io.await;
+            });
+        }
+    }
+}
+
+/// A tokio-postgres error as a dbbench error: server errors keep their SQLSTATE (which the driver
+/// classifies), a lost connection says so plainly with the reason the connection task saw.
+pub(crate) fn map_error(e: tokio_postgres::Error, doing: &str, ended: Option<String>) -> Error {
+    if let Some(db) = e.as_db_error() {
+        let mut message = format!("{} (while {doing})", db.message());
+        if let Some(detail) = db.detail() {
+            message.push_str(&format!("; detail: {detail}"));
+        }
+        if let Some(hint) = db.hint() {
+            message.push_str(&format!("; hint: {hint}"));
+        }
+        return Error::Postgres {
+            code: db.code().code().to_string(),
+            message,
+        };
+    }
+    if e.is_closed() {
+        let why = ended.map_or(String::new(), |w| format!(": {w}"));
+        return Error::msg(format!(
+            "the connection to the PostgreSQL server was lost while {doing}{why}"
+        ));
+    }
+    Error::msg(format!(
+        "PostgreSQL client error while {doing}: {}",
+        describe(&e)
+    ))
+}
+
+/// The error with its sources, which tokio-postgres keeps apart (`db error: FATAL: …`).
+fn describe(e: &tokio_postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(&format!(": {part}"));
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// The first line of `sql`, shortened, to say which statement failed.
+fn headline(sql: &str) -> String {
+    let line = sql.trim().lines().next().unwrap_or("").trim();
+    if line.chars().count() > 80 {
+        format!("{}…", line.chars().take(80).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}

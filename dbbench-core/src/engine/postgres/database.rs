@@ -1,0 +1,179 @@
+//! A database dbbench created for one repetition: connections, the fixture, the measured window
+//! and the drop that checks the ownership markers first. On a managed cluster it also notices a
+//! server that died under it, says so, and removes what the dead cluster left.
+
+use super::cluster::Cluster;
+use super::connection::PostgresConnection;
+use super::evidence::{Window, WindowContext};
+use super::settings::{LibpqTarget, PgSettings};
+use super::{fixture, marker};
+use crate::model::config::FixtureKind;
+use crate::model::error::{Error, Result};
+use crate::model::evidence::Evidence;
+use crate::model::scale::Scale;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// A database dbbench created on a PostgreSQL server, dropped after the repetition.
+pub struct PostgresDatabase {
+    pub(super) name: String,
+    pub(super) settings: PgSettings,
+    pub(super) admin_db: String,
+    pub(super) cluster: Option<Arc<Cluster>>,
+    pub(super) version_num: i64,
+    pub(super) window: Mutex<Option<Window>>,
+    pub(super) counts: BTreeMap<String, i64>,
+}
+
+impl std::fmt::Debug for PostgresDatabase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresDatabase")
+            .field("name", &self.name)
+            .field("server", &self.settings)
+            .field("cluster", &self.cluster)
+            .finish()
+    }
+}
+
+impl PostgresDatabase {
+    /// The database's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Where libpq clients (pgbench, psql) find it.
+    pub fn libpq_target(&self) -> LibpqTarget {
+        self.settings.target(&self.name)
+    }
+
+    /// How the managed server ended, if it did.
+    fn server_gone(&self) -> Option<String> {
+        self.cluster.as_ref().and_then(|c| c.exited())
+    }
+
+    /// `e`, with the managed server's death when that is the reason.
+    fn explain(&self, e: Error) -> Error {
+        match self.server_gone() {
+            Some(why) => Error::msg(format!("{e}; the managed PostgreSQL server is gone: {why}")),
+            None => e,
+        }
+    }
+
+    /// Opens another connection to this database.
+    pub async fn connect(&self) -> Result<PostgresConnection> {
+        self.settings
+            .connect(&self.name)
+            .await
+            .map_err(|e| self.explain(e))
+    }
+
+    /// Loads `fixture` through `conn`; returns the rows loaded.
+    pub async fn load_fixture(
+        &self,
+        conn: &mut PostgresConnection,
+        fixture: FixtureKind,
+        scale: &Scale,
+    ) -> Result<u64> {
+        match fixture {
+            FixtureKind::None => Ok(0),
+            FixtureKind::Credit => fixture::load_credit(conn, scale.credit_rows())
+                .await
+                .map_err(|e| self.explain(e)),
+        }
+    }
+
+    fn context(&self) -> WindowContext<'_> {
+        WindowContext {
+            db: &self.name,
+            settings: &self.settings,
+            wal_dir: self.cluster.as_ref().map(|c| c.wal_dir()),
+            version_num: self.version_num,
+        }
+    }
+
+    /// Checkpoints (so the window starts with no dirty pages from the fixture) and snapshots
+    /// the server's statistics.
+    pub async fn open_window(&self, conn: &mut PostgresConnection) -> Result<()> {
+        if self.cluster.is_some() {
+            conn.batch("CHECKPOINT")
+                .await
+                .map_err(|e| self.explain(e))?;
+        }
+        let window = Window::open(conn, &self.context()).await;
+        *self.window.lock().unwrap_or_else(|p| p.into_inner()) = Some(window);
+        Ok(())
+    }
+
+    /// The window's evidence.
+    pub async fn close_window(&self, conn: &mut PostgresConnection) -> Result<Evidence> {
+        let window = self
+            .window
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .ok_or_else(|| Error::msg("close_window without open_window"))?;
+        let mut evidence = Evidence::default();
+        window.close(conn, &self.context(), &mut evidence).await;
+        if let Some(why) = self.server_gone() {
+            return Err(Error::msg(format!(
+                "the managed PostgreSQL server stopped before the window closed: {why}"
+            )));
+        }
+        evidence
+            .counts
+            .extend(self.counts.iter().map(|(k, v)| (k.clone(), *v)));
+        Ok(evidence)
+    }
+
+    /// Drops the database after checking its markers. When the managed server died, the
+    /// database went with it: the cluster's leftovers are removed and the death is reported.
+    pub async fn drop_database(self) -> Result<()> {
+        // A window the body never closed still samples: stop it before the drop.
+        drop(self.window.lock().unwrap_or_else(|p| p.into_inner()).take());
+        let dead = match self.server_gone() {
+            Some(why) => Some(why),
+            None => match self.settings.connect(&self.admin_db).await {
+                Ok(mut admin) => {
+                    return marker::drop_owned(&self.settings, &mut admin, &self.name).await
+                }
+                // A backend can report its postmaster's death a moment before the kernel makes
+                // the postmaster waitable: give it two seconds before calling it a refusal.
+                Err(e) => match self.dead_within(std::time::Duration::from_secs(2)).await {
+                    Some(why) => Some(why),
+                    None => return Err(e),
+                },
+            },
+        };
+        let (Some(cluster), Some(why)) = (&self.cluster, dead) else {
+            return Err(Error::msg("the database could not be dropped"));
+        };
+        let cluster = cluster.clone();
+        let removed = tokio::task::spawn_blocking(move || cluster.destroy())
+            .await
+            .map_err(|e| Error::msg(format!("removing the dead cluster: {e}")))?;
+        let removed = match removed {
+            Ok(()) => "dbbench removed its remaining processes, shared memory and directories, \
+                       and the database with them"
+                .to_string(),
+            Err(e) => format!("removing what it left failed: {e}"),
+        };
+        Err(Error::msg(format!(
+            "the managed PostgreSQL server stopped during the repetition ({why}); {removed}"
+        )))
+    }
+
+    /// How the managed server ended, waiting up to `limit` for its death to become visible.
+    async fn dead_within(&self, limit: std::time::Duration) -> Option<String> {
+        self.cluster.as_ref()?;
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(why) = self.server_gone() {
+                return Some(why);
+            }
+            if started.elapsed() >= limit {
+                return None;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+}

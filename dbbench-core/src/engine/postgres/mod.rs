@@ -1,0 +1,393 @@
+//! The PostgreSQL backend: the same benchmarks on a real server over tokio-postgres, either a
+//! throwaway cluster dbbench creates from the machine's PostgreSQL binaries (the default; see
+//! [`cluster`]) or the existing server named by `DBBENCH_POSTGRES` (a database per repetition;
+//! its other databases and its settings are never touched).
+//!
+//! One database per repetition, created, marked as dbbench's ([`marker`]), loaded with COPY,
+//! measured and dropped. Cluster-level options ([`options`]) decide the managed cluster: a cell
+//! whose cluster options equal the running cluster's reuses it, any other gets a new cluster
+//! (the old one is stopped and removed first). The cluster goes when the backend is dropped, also
+//! after an error or a panic.
+
+pub mod cluster;
+pub mod connection;
+mod database;
+pub mod evidence;
+pub mod fixture;
+pub mod marker;
+pub mod options;
+pub mod provision;
+pub mod settings;
+mod types;
+pub mod waits;
+
+pub use connection::PostgresConnection;
+pub use database::PostgresDatabase;
+pub use settings::{LibpqTarget, PgSettings};
+
+use super::profile::{common_kind, DriverSql, Profile};
+use super::DatabasePlan;
+use crate::model::config::{BackendKind, StorageSpec};
+use crate::model::dialect::Dialect;
+use crate::model::error::{Error, Result};
+use crate::model::evidence::BackendInfo;
+use crate::model::load::{ErrorKind, Execution};
+use cluster::{Binaries, Cluster, ClusterSpec, RunAs};
+use options::{Mapping, Mode};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Where the server is.
+enum Target {
+    /// A cluster dbbench runs itself.
+    Managed {
+        binaries: Binaries,
+        run_as: Option<RunAs>,
+        cluster: Option<Arc<Cluster>>,
+        started: u32,
+        swept: bool,
+    },
+    /// The server of `DBBENCH_POSTGRES`.
+    External {
+        settings: Box<PgSettings>,
+        version: String,
+        preconditions: BTreeMap<String, String>,
+    },
+}
+
+/// The PostgreSQL backend.
+pub struct PostgresBackend {
+    target: Target,
+}
+
+impl std::fmt::Debug for PostgresBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.target {
+            Target::Managed {
+                binaries, cluster, ..
+            } => f
+                .debug_struct("PostgresBackend::Managed")
+                .field("bindir", &binaries.dir)
+                .field("cluster", cluster)
+                .finish(),
+            Target::External { settings, .. } => f
+                .debug_struct("PostgresBackend::External")
+                .field("server", settings)
+                .finish(),
+        }
+    }
+}
+
+impl PostgresBackend {
+    /// The server of `DBBENCH_POSTGRES`, or a managed cluster when it is unset.
+    pub async fn from_env() -> Result<PostgresBackend> {
+        match PgSettings::from_env()? {
+            Some(settings) => PostgresBackend::external(settings).await,
+            None => PostgresBackend::managed(),
+        }
+    }
+
+    /// A backend that runs its own clusters from the machine's binaries; none is started yet.
+    pub fn managed() -> Result<PostgresBackend> {
+        Ok(PostgresBackend {
+            target: Target::Managed {
+                binaries: Binaries::find()?,
+                run_as: cluster::run_as()?,
+                cluster: None,
+                started: 0,
+                swept: false,
+            },
+        })
+    }
+
+    /// A backend on an existing server: connects once to read its version and settings.
+    pub async fn external(settings: PgSettings) -> Result<PostgresBackend> {
+        let admin_db = admin_db(&settings);
+        let mut conn = settings.connect(&admin_db).await?;
+        let row = conn
+            .query(
+                "SELECT version(), current_setting('server_version_num')::bigint, \
+                 current_setting('wal_level'), current_setting('fsync'), \
+                 current_setting('synchronous_commit'), current_setting('shared_buffers'), \
+                 current_setting('is_superuser'), current_setting('wal_segment_size')",
+                &[],
+            )
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::msg("the server returned no version"))?;
+        let mut preconditions = BTreeMap::new();
+        for (i, name) in [
+            (2, "wal_level"),
+            (3, "fsync"),
+            (4, "synchronous_commit"),
+            (5, "shared_buffers"),
+            (6, "superuser"),
+            (7, "wal_segment_size"),
+        ] {
+            preconditions.insert(name.to_string(), row.get::<String>(i)?);
+        }
+        preconditions.insert("mode".into(), "existing server (DBBENCH_POSTGRES)".into());
+        preconditions.insert("server".into(), settings.describe().to_string());
+        Ok(PostgresBackend {
+            target: Target::External {
+                version: row.get(0)?,
+                settings: Box::new(settings),
+                preconditions,
+            },
+        })
+    }
+
+    fn mode(&self) -> Mode {
+        match self.target {
+            Target::Managed { .. } => Mode::Managed,
+            Target::External { .. } => Mode::External,
+        }
+    }
+
+    /// The managed cluster that runs now, if any.
+    pub fn cluster(&self) -> Option<&Arc<Cluster>> {
+        match &self.target {
+            Target::Managed { cluster, .. } => cluster.as_ref(),
+            Target::External { .. } => None,
+        }
+    }
+
+    /// Version and every precondition the results depend on.
+    pub fn info(&self) -> BackendInfo {
+        match &self.target {
+            Target::Managed {
+                binaries, run_as, ..
+            } => {
+                let mut p = BTreeMap::new();
+                let mut put = |k: &str, v: String| {
+                    p.insert(k.to_string(), v);
+                };
+                put(
+                    "mode",
+                    "managed cluster: initdb per cluster-level configuration, private Unix socket, \
+                     removed afterwards"
+                        .into(),
+                );
+                put("bindir", binaries.dir.display().to_string());
+                put(
+                    "server_user",
+                    match run_as {
+                        Some(who) => {
+                            format!("postgres (uid {}), since dbbench runs as root", who.uid)
+                        }
+                        None => "the current user".into(),
+                    },
+                );
+                put(
+                    "settings",
+                    "initdb defaults (fsync on, synchronous_commit on, shared_buffers 128MB) plus \
+                     track_io_timing and track_wal_io_timing on, and each cell's options"
+                        .into(),
+                );
+                put(
+                    "wait_sampling",
+                    format!("pg_stat_activity every {} ms", waits::INTERVAL.as_millis()),
+                );
+                BackendInfo {
+                    kind: "postgres".into(),
+                    version: binaries.version.clone(),
+                    preconditions: p,
+                }
+            }
+            Target::External {
+                version,
+                preconditions,
+                ..
+            } => BackendInfo {
+                kind: "postgres".into(),
+                version: version.clone(),
+                preconditions: preconditions.clone(),
+            },
+        }
+    }
+
+    /// Refuses options PostgreSQL cannot honour before anything is created.
+    pub fn check(&self, storage: &StorageSpec) -> Result<()> {
+        options::check(storage, self.mode())
+    }
+
+    /// Creates the database of `plan` (and, on a managed cluster, the cluster it needs).
+    pub async fn create(&mut self, plan: &DatabasePlan) -> Result<PostgresDatabase> {
+        let mapping = options::map(&plan.storage, self.mode())?;
+        let name = provision::database_name(&plan.name);
+        let (settings, cluster, admin_db) = match &mut self.target {
+            Target::Managed {
+                binaries,
+                run_as,
+                cluster,
+                started,
+                swept,
+            } => {
+                let spec = cluster_spec(plan, &mapping, *run_as)?;
+                if !*swept {
+                    cluster::sweep_stale(&spec.work_base);
+                    *swept = true;
+                }
+                let reusable = cluster
+                    .as_ref()
+                    .is_some_and(|c| c.spec() == &spec && c.exited().is_none());
+                if !reusable {
+                    if let Some(old) = cluster.take() {
+                        tokio::task::spawn_blocking(move || old.destroy())
+                            .await
+                            .map_err(|e| {
+                                Error::msg(format!("stopping the previous cluster: {e}"))
+                            })??;
+                    }
+                    *started += 1;
+                    let id = format!("pg-{}-{}", std::process::id(), started);
+                    let binaries = binaries.clone();
+                    let made =
+                        tokio::task::spawn_blocking(move || Cluster::start(&binaries, spec, id))
+                            .await
+                            .map_err(|e| Error::msg(format!("starting the cluster: {e}")))??;
+                    *cluster = Some(Arc::new(made));
+                }
+                let running = cluster.clone().expect("a cluster was just made");
+                (running.settings(), Some(running), "postgres".to_string())
+            }
+            Target::External { settings, .. } => ((**settings).clone(), None, admin_db(settings)),
+        };
+        let gone = |e: Error| match cluster.as_ref().and_then(|c| c.exited()) {
+            Some(why) => Error::msg(format!("{e}; the managed PostgreSQL server is gone: {why}")),
+            None => e,
+        };
+        let mut admin = settings.connect(&admin_db).await.map_err(gone)?;
+        let version_num: i64 = admin
+            .query("SELECT current_setting('server_version_num')::bigint", &[])
+            .await?
+            .first()
+            .ok_or_else(|| Error::msg("no server_version_num"))?
+            .get(0)?;
+        provision::create_database(&settings, &mut admin, &name, &mapping).await?;
+        let mut counts = BTreeMap::new();
+        if let Some(pregrow) = mapping.pregrow {
+            let made = async {
+                let mut conn = settings.connect(&name).await?;
+                provision::pregrow(&mut conn, pregrow).await
+            }
+            .await;
+            match made {
+                Ok(segments) => {
+                    counts.insert("pg_pregrow_segments".to_string(), segments as i64);
+                }
+                Err(e) => {
+                    let _ = marker::drop_owned(&settings, &mut admin, &name).await;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(PostgresDatabase {
+            name,
+            settings,
+            admin_db,
+            cluster,
+            version_num,
+            window: Mutex::new(None),
+            counts,
+        })
+    }
+}
+
+/// The database an existing server's connection string names, else `postgres`.
+fn admin_db(settings: &PgSettings) -> String {
+    settings.admin_db().unwrap_or("postgres").to_string()
+}
+
+/// The managed cluster a plan needs: its directories and cluster-level settings.
+fn cluster_spec(
+    plan: &DatabasePlan,
+    mapping: &Mapping,
+    run_as: Option<RunAs>,
+) -> Result<ClusterSpec> {
+    let mut work_base = plan.work_dir.join("postgres");
+    std::fs::create_dir_all(&work_base)
+        .map_err(|e| Error::io("cannot create directory", &work_base, e))?;
+    if cluster::reachable(&work_base, run_as).is_err() {
+        // The work dir is private to root (a clone under /root): the server's user cannot reach
+        // it, so the cluster goes to the temporary directory instead.
+        work_base = std::env::temp_dir().join("dbbench-postgres");
+        std::fs::create_dir_all(&work_base)
+            .map_err(|e| Error::io("cannot create directory", &work_base, e))?;
+    }
+    let volume = |name: Option<&str>| -> Result<Option<PathBuf>> {
+        name.map(|n| plan.volumes.resolve(n).cloned()).transpose()
+    };
+    Ok(ClusterSpec {
+        work_base,
+        data_base: volume(mapping.data_volume)?,
+        wal_base: volume(mapping.wal_volume)?,
+        wal_segsize_mb: mapping.wal_segsize_mb,
+        settings: mapping.server.clone(),
+    })
+}
+
+/// PostgreSQL's profile: its SQL, workers as tasks (they wait on sockets), serialization failures
+/// and deadlocks retried, unbound volumes as directories under the work dir (the managed cluster
+/// runs on this machine; on an external server volume options are refused).
+pub static PROFILE: Profile = Profile {
+    kind: BackendKind::Postgres,
+    dialect: Dialect::Postgres,
+    segments_label: "WAL segments",
+    execution: Execution::Tasks,
+    driver_sql: DriverSql {
+        begin: "BEGIN",
+        commit: "COMMIT",
+        // ROLLBACK outside a transaction only warns, so it is safe after any failure.
+        rollback: "ROLLBACK",
+        warm_up: "SELECT 1",
+    },
+    lock_timeout: |wait| format!("SET lock_timeout = {}", wait.as_millis()),
+    classify,
+    defaults_unbound_volumes: true,
+};
+
+/// SQLSTATE `serialization_failure`: "could not serialize access due to concurrent update"; the
+/// documented remedy is to retry the whole transaction.
+const SERIALIZATION_FAILURE: &str = "40001";
+/// SQLSTATE `deadlock_detected`.
+const DEADLOCK: &str = "40P01";
+/// SQLSTATE `lock_not_available` (`lock_timeout` ran out, or `NOWAIT`).
+const LOCK_NOT_AVAILABLE: &str = "55P03";
+
+/// Serialization failures count as busy and deadlocks as deadlocks (both retried); a lock
+/// timeout as a timeout.
+fn classify(error: &Error) -> ErrorKind {
+    match error {
+        Error::Postgres { code, .. } => match code.as_str() {
+            SERIALIZATION_FAILURE => ErrorKind::Busy,
+            DEADLOCK => ErrorKind::Deadlock,
+            LOCK_NOT_AVAILABLE => ErrorKind::Timeout,
+            _ => ErrorKind::Other,
+        },
+        other => common_kind(other).unwrap_or(ErrorKind::Other),
+    }
+}
+
+#[cfg(test)]
+mod profile_tests {
+    use super::*;
+
+    #[test]
+    fn serialization_failures_and_deadlocks_are_retried() {
+        let pg = |code: &str| Error::Postgres {
+            code: code.into(),
+            message: "m".into(),
+        };
+        let kind = PROFILE.classify;
+        assert_eq!(kind(&pg("40001")), ErrorKind::Busy);
+        assert_eq!(kind(&pg("40P01")), ErrorKind::Deadlock);
+        assert_eq!(kind(&pg("55P03")), ErrorKind::Timeout);
+        assert_eq!(kind(&pg("23505")), ErrorKind::Other);
+        assert!(kind(&pg("40001")).retryable() && kind(&pg("40P01")).retryable());
+        let wait = std::time::Duration::from_millis(250);
+        assert_eq!((PROFILE.lock_timeout)(wait), "SET lock_timeout = 250");
+    }
+}

@@ -1,0 +1,397 @@
+//! What each storage option means on PostgreSQL, and the refusal of those with no honest
+//! equivalent. `docs/postgres.md` has the same table in prose; keep them together.
+//!
+//! | option | PostgreSQL | level |
+//! |---|---|---|
+//! | `log_size` | `min_wal_size` = `max_wal_size` = the size: WAL up to it is recycled, and a checkpoint starts when that much WAL was written since the last | cluster |
+//! | `log_growth` (fixed) | the WAL segment size, `initdb --wal-segsize` (a power of two, 1–1024 MB): the log grows a segment at a time | cluster |
+//! | `log_pregrow` | segments made ahead of the window: WAL is switched through `log_size` in steps of `log_pregrow` and checkpointed, so the segments are recycled as future ones | per repetition |
+//! | `ifi` | `wal_init_zero` = `!ifi`: whether new **WAL** segments are zero-filled; data files are never zero-filled on PostgreSQL | cluster |
+//! | `recovery` | `simple` → `wal_level = minimal`, `max_wal_senders = 0`; `full` → `wal_level = replica`, `archive_mode = on` with no archive command, so WAL accumulates as a full-recovery log does without log backups | cluster |
+//! | `maxdop` | `ALTER DATABASE … SET max_parallel_workers_per_gather` = `maxdop − 1` (the leader is the first), `0` → 1024 (as many as `max_parallel_workers` allows) | database |
+//! | `data_on` | the data directory on that volume | cluster |
+//! | `log_on` | the WAL directory on that volume, `initdb --waldir` | cluster |
+//!
+//! Cluster-level options need the managed cluster; on an existing server (`DBBENCH_POSTGRES`)
+//! they are refused, since dbbench never changes a server's settings.
+
+use crate::model::config::{Growth, Recovery, StorageSpec};
+use crate::model::error::{Error, Result};
+
+/// How dbbench reaches the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// A cluster dbbench creates.
+    Managed,
+    /// The server in `DBBENCH_POSTGRES`.
+    External,
+}
+
+/// WAL to make ahead of the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pregrow {
+    /// Bytes of segments to have ahead (`log_size`).
+    pub target_bytes: u64,
+    /// Bytes per step (`log_pregrow`); a checkpoint follows each step.
+    pub step_bytes: u64,
+}
+
+/// A cell's options in PostgreSQL's terms.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Mapping {
+    /// `initdb --wal-segsize`, MB.
+    pub wal_segsize_mb: Option<u32>,
+    /// Server settings for `postgresql.conf`, value as written in the file.
+    pub server: Vec<(String, String)>,
+    /// `ALTER DATABASE … SET` settings.
+    pub database: Vec<(String, String)>,
+    /// The volume of the data directory.
+    pub data_volume: Option<&'static str>,
+    /// The volume of the WAL directory.
+    pub wal_volume: Option<&'static str>,
+    /// Segments to make before the window.
+    pub pregrow: Option<Pregrow>,
+}
+
+const DEFAULT_SEGMENT: u64 = 16 << 20;
+const MIB: u64 = 1 << 20;
+
+fn refuse(option: &'static str, reason: impl Into<String>) -> Error {
+    Error::Unsupported {
+        option,
+        backend: "postgres",
+        reason: reason.into(),
+    }
+}
+
+/// Refuses a cluster-level option on an existing server.
+fn managed_only(mode: Mode, option: &'static str, what: &str) -> Result<()> {
+    match mode {
+        Mode::Managed => Ok(()),
+        Mode::External => Err(refuse(
+            option,
+            format!(
+                "it maps to {what}, a setting of the whole server, and dbbench never changes an \
+                 existing server's settings; unset {} so that dbbench runs a cluster of its own",
+                super::settings::ENV
+            ),
+        )),
+    }
+}
+
+/// Fails with [`Error::Unsupported`] for the first option PostgreSQL cannot honour.
+pub fn check(storage: &StorageSpec, mode: Mode) -> Result<()> {
+    map(storage, mode).map(|_| ())
+}
+
+/// The mapping of `storage`, or the refusal of its first option without an equivalent.
+pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
+    let restrict =
+        "or limit the case to the other backends with `backends = [\"embedded\", \"mssql\"]`";
+    if storage.data_files > 1 {
+        return Err(refuse(
+            "data_files",
+            format!(
+                "PostgreSQL keeps every table and index in files of its own (1 GB segments) and \
+                 has no filegroup of several files to spread a table over; remove data_files, {restrict}"
+            ),
+        ));
+    }
+    if storage.data_size.is_some() {
+        return Err(refuse(
+            "data_size",
+            format!(
+                "PostgreSQL does not pre-size data files: a table's files grow page by page as \
+                 rows arrive, so there is no initial size to give; remove data_size, {restrict}"
+            ),
+        ));
+    }
+    if storage.growth.is_some() {
+        return Err(refuse(
+            "growth",
+            format!(
+                "PostgreSQL has no setting for how data files grow (a table extends by 8 KB \
+                 pages, several at once under contention); remove growth, {restrict}"
+            ),
+        ));
+    }
+    if storage.tempdb_files.is_some()
+        || storage.tempdb_size.is_some()
+        || storage.tempdb_growth.is_some()
+    {
+        let option = if storage.tempdb_files.is_some() {
+            "tempdb_files"
+        } else if storage.tempdb_size.is_some() {
+            "tempdb_size"
+        } else {
+            "tempdb_growth"
+        };
+        return Err(refuse(
+            option,
+            format!(
+                "PostgreSQL has no shared tempdb: temporary tables and sort spills are files in \
+                 `temp_tablespaces`, created as needed; remove the tempdb options, {restrict}"
+            ),
+        ));
+    }
+    let mut m = Mapping::default();
+    let segment = match storage.log_growth {
+        None => DEFAULT_SEGMENT,
+        Some(Growth::Fixed(size)) => {
+            managed_only(
+                mode,
+                "log_growth",
+                "the WAL segment size (initdb --wal-segsize)",
+            )?;
+            let mb = size.bytes / MIB;
+            let valid = size.bytes % MIB == 0 && (1..=1024).contains(&mb) && mb.is_power_of_two();
+            if !valid {
+                return Err(refuse(
+                    "log_growth",
+                    format!(
+                        "on PostgreSQL the log grows one WAL segment at a time, and log_growth is \
+                         the segment size (initdb --wal-segsize), which must be a power of two \
+                         from 1MB to 1024MB; `{}` is {} bytes here (after scaling)",
+                        size.text, size.bytes
+                    ),
+                ));
+            }
+            m.wal_segsize_mb = Some(mb as u32);
+            size.bytes
+        }
+        Some(other) => {
+            return Err(refuse(
+                "log_growth",
+                format!(
+                    "PostgreSQL's WAL grows by whole segments of a size fixed at initdb, never by \
+                     a percentage and never not at all; `{}` has no equivalent: give a fixed \
+                     size (the segment size)",
+                    other.describe()
+                ),
+            ))
+        }
+    };
+    if let Some(size) = storage.log_size {
+        managed_only(mode, "log_size", "min_wal_size and max_wal_size")?;
+        if size.bytes < 2 * segment {
+            return Err(refuse(
+                "log_size",
+                format!(
+                    "log_size is min_wal_size and max_wal_size on PostgreSQL, which must be at \
+                     least two WAL segments ({} bytes); `{}` is {} bytes here (after scaling): \
+                     give a larger log_size or a smaller log_growth (the segment size)",
+                    2 * segment,
+                    size.text,
+                    size.bytes
+                ),
+            ));
+        }
+        let mb = size.bytes.div_ceil(MIB);
+        m.server.push(("min_wal_size".into(), format!("'{mb}MB'")));
+        m.server.push(("max_wal_size".into(), format!("'{mb}MB'")));
+    }
+    if let Some(ifi) = storage.ifi {
+        managed_only(mode, "ifi", "wal_init_zero")?;
+        m.server.push((
+            "wal_init_zero".into(),
+            if ifi { "off" } else { "on" }.into(),
+        ));
+    }
+    match storage.recovery {
+        None => {}
+        Some(Recovery::BulkLogged) => {
+            return Err(refuse(
+                "recovery",
+                "bulk_logged exists only on SQL Server; PostgreSQL's `wal_level = minimal` \
+                 (recovery = \"simple\") is the setting that skips WAL for bulk loads",
+            ))
+        }
+        Some(Recovery::Simple) => {
+            managed_only(mode, "recovery", "wal_level")?;
+            m.server.push(("wal_level".into(), "minimal".into()));
+            m.server.push(("max_wal_senders".into(), "0".into()));
+            m.server.push(("archive_mode".into(), "off".into()));
+        }
+        Some(Recovery::Full) => {
+            managed_only(mode, "recovery", "wal_level and archive_mode")?;
+            m.server.push(("wal_level".into(), "replica".into()));
+            m.server.push(("archive_mode".into(), "on".into()));
+        }
+    }
+    if let Some(step) = storage.log_pregrow {
+        managed_only(
+            mode,
+            "log_pregrow",
+            "WAL segments made in the cluster ahead of the window",
+        )?;
+        if storage.recovery == Some(Recovery::Full) {
+            return Err(refuse(
+                "log_pregrow",
+                "with recovery = \"full\" (archive_mode = on) PostgreSQL keeps every segment for \
+                 the archiver, so segments made before the window cannot be recycled into \
+                 segments ahead of it; drop log_pregrow or use recovery = \"simple\"",
+            ));
+        }
+        let target = storage.log_size.map_or(0, |s| s.bytes);
+        m.pregrow = Some(Pregrow {
+            target_bytes: target,
+            step_bytes: step.bytes.max(segment),
+        });
+    }
+    if let Some(maxdop) = storage.maxdop {
+        let workers = if maxdop == 0 { 1024 } else { maxdop - 1 };
+        m.database.push((
+            "max_parallel_workers_per_gather".into(),
+            workers.to_string(),
+        ));
+    }
+    match storage.data_on {
+        [] => {}
+        [volume] => {
+            managed_only(mode, "data_on", "the data directory (or a tablespace)")?;
+            m.data_volume = Some(volume);
+        }
+        _ => {
+            return Err(refuse(
+                "data_on",
+                format!(
+                    "a PostgreSQL database lives in one directory (its tablespace), so it cannot \
+                     be spread over {} volumes; name one volume, {restrict}",
+                    storage.data_on.len()
+                ),
+            ))
+        }
+    }
+    if let Some(volume) = storage.log_on {
+        managed_only(mode, "log_on", "the WAL directory (initdb --waldir)")?;
+        m.wal_volume = Some(volume);
+    }
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::config::Size;
+
+    fn refused(storage: StorageSpec, mode: Mode) -> String {
+        match map(&storage, mode) {
+            Err(Error::Unsupported { option, .. }) => option.to_string(),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn maps_the_log_options_to_wal_settings() {
+        let spec = StorageSpec {
+            log_size: Some(Size::new(64 << 20, "64MB")),
+            log_growth: Some(Growth::Fixed(Size::new(4 << 20, "4MB"))),
+            log_pregrow: Some(Size::new(8 << 20, "8MB")),
+            ifi: Some(false),
+            recovery: Some(Recovery::Simple),
+            maxdop: Some(4),
+            log_on: Some("log"),
+            ..StorageSpec::DEFAULT
+        };
+        let m = map(&spec, Mode::Managed).unwrap();
+        assert_eq!(m.wal_segsize_mb, Some(4));
+        let server: Vec<String> = m.server.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        assert_eq!(
+            server,
+            [
+                "min_wal_size='64MB'",
+                "max_wal_size='64MB'",
+                "wal_init_zero=on",
+                "wal_level=minimal",
+                "max_wal_senders=0",
+                "archive_mode=off"
+            ]
+        );
+        assert_eq!(
+            m.database,
+            [(
+                "max_parallel_workers_per_gather".to_string(),
+                "3".to_string()
+            )]
+        );
+        assert_eq!(m.wal_volume, Some("log"));
+        assert_eq!(
+            m.pregrow,
+            Some(Pregrow {
+                target_bytes: 64 << 20,
+                step_bytes: 8 << 20
+            })
+        );
+        let full = StorageSpec {
+            recovery: Some(Recovery::Full),
+            ifi: Some(true),
+            ..StorageSpec::DEFAULT
+        };
+        let m = map(&full, Mode::Managed).unwrap();
+        assert!(m.server.contains(&("archive_mode".into(), "on".into())));
+        assert!(m.server.contains(&("wal_init_zero".into(), "off".into())));
+    }
+
+    #[test]
+    fn refuses_what_has_no_equivalent() {
+        let size = |b: u64| Some(Size::new(b, "x"));
+        let data = StorageSpec {
+            data_size: size(1 << 30),
+            ..StorageSpec::DEFAULT
+        };
+        assert_eq!(refused(data, Mode::Managed), "data_size");
+        let files = StorageSpec {
+            data_files: 4,
+            ..StorageSpec::DEFAULT
+        };
+        assert_eq!(refused(files, Mode::Managed), "data_files");
+        let growth = StorageSpec {
+            growth: Some(Growth::Percent(10)),
+            ..StorageSpec::DEFAULT
+        };
+        assert_eq!(refused(growth, Mode::Managed), "growth");
+        let odd_segment = StorageSpec {
+            log_growth: Some(Growth::Fixed(Size::new(3 << 20, "3MB"))),
+            ..StorageSpec::DEFAULT
+        };
+        assert_eq!(refused(odd_segment, Mode::Managed), "log_growth");
+        let tiny_log = StorageSpec {
+            log_size: size(1 << 20),
+            ..StorageSpec::DEFAULT
+        };
+        assert_eq!(refused(tiny_log, Mode::Managed), "log_size");
+        let tempdb = StorageSpec {
+            tempdb_size: size(1 << 20),
+            ..StorageSpec::DEFAULT
+        };
+        assert_eq!(refused(tempdb, Mode::Managed), "tempdb_size");
+        let bulk = StorageSpec {
+            recovery: Some(Recovery::BulkLogged),
+            ..StorageSpec::DEFAULT
+        };
+        assert_eq!(refused(bulk, Mode::Managed), "recovery");
+    }
+
+    #[test]
+    fn an_existing_server_takes_only_database_options() {
+        let maxdop = StorageSpec {
+            maxdop: Some(1),
+            ..StorageSpec::DEFAULT
+        };
+        assert!(map(&maxdop, Mode::External).is_ok());
+        let ifi = StorageSpec {
+            ifi: Some(true),
+            ..StorageSpec::DEFAULT
+        };
+        let err = map(&ifi, Mode::External).unwrap_err().to_string();
+        assert!(
+            err.contains("`ifi`") && err.contains("DBBENCH_POSTGRES"),
+            "{err}"
+        );
+        let wal = StorageSpec {
+            log_on: Some("log"),
+            ..StorageSpec::DEFAULT
+        };
+        assert_eq!(refused(wal, Mode::External), "log_on");
+    }
+}
