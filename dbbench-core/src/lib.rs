@@ -75,6 +75,7 @@ pub mod fixture {
 /// API.
 #[doc(hidden)]
 pub mod __internals {
+    pub use crate::cli::invocation::{Invocation, Ran};
     pub use crate::engine::embedded::storage;
     pub use crate::engine::embedded::EmbeddedBackend;
     pub use crate::engine::mssql;
@@ -85,6 +86,8 @@ pub mod __internals {
     pub use crate::model::volume::Volumes;
     pub use crate::output::comparator::{TimingMode, Tolerance};
     pub use crate::output::snapshot::{assert_snapshot_with, SnapshotView};
+    pub use crate::output::snapshot::{check_cell, CellCheck};
+    pub use crate::output::store::{InvocationStart, Store};
     pub use crate::output::{json, publish, rewrite, summary};
     pub use crate::run::context::{exclusive, RunContext};
     pub use crate::run::runner::{database_name, run_benchmark};

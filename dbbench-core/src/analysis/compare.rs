@@ -103,11 +103,19 @@ fn environment_changes(current: &BenchmarkResult, baseline: &BenchmarkResult) ->
             &current.run.build_profile,
         ),
     ];
-    let mut out: Vec<String> = pairs
-        .iter()
-        .filter(|(_, a, b)| a != b)
-        .map(|(what, a, b)| format!("{what}: `{a}` → `{b}`"))
-        .collect();
+    let mut out: Vec<String> = Vec::new();
+    if baseline.host.hostname != current.host.hostname {
+        out.push(format!(
+            "host: `{}` → `{}` (timings of different machines are not comparable)",
+            baseline.host.hostname, current.host.hostname
+        ));
+    }
+    out.extend(
+        pairs
+            .iter()
+            .filter(|(_, a, b)| a != b)
+            .map(|(what, a, b)| format!("{what}: `{a}` → `{b}`")),
+    );
     if baseline.host.git_commit != current.host.git_commit {
         let show = |c: &Option<String>| c.clone().unwrap_or_else(|| "unknown".into());
         out.push(format!(

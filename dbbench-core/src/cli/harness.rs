@@ -2,12 +2,12 @@
 //! benchmark's cells that this `cargo test` selects (interleaved), later tests of the same
 //! benchmark report the outcome of their own cell from the cached result.
 
+use super::invocation::Invocation;
 use crate::engine::Backend;
 use crate::model::error::{Error, Result};
 use crate::model::results::{BenchmarkResult, CellStatus};
 use crate::model::scale::Scale;
 use crate::run::context::{exclusive, RunContext};
-use crate::run::runner::run_benchmark;
 use crate::run::selection::TestFilter;
 use crate::run::spec::BenchmarkSpec;
 use crate::util::console::say;
@@ -80,7 +80,7 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
         .enable_all()
         .build()
         .map_err(|e| Error::msg(format!("cannot start the tokio runtime: {e}")))?;
-    let result = runtime.block_on(async {
+    let ran = runtime.block_on(async {
         let mut backend = Backend::from_env().await?;
         say(&format!(
             "dbbench › {}: {} of {} cells on the {} backend, scale {}",
@@ -90,15 +90,16 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
             backend.kind().keyword(),
             ctx.scale.name
         ));
-        run_benchmark(bench, Some(&selected), &ctx, &mut backend).await
+        let invocation = process_invocation(&ctx, &backend, bench.manifest_dir)?;
+        invocation.run(bench, &selected, &ctx, &mut backend).await
     })?;
-    let result = Arc::new(result);
+    let result = Arc::new(ran.fresh);
     remember(bench, result.clone());
     say(&crate::output::summary::render(&result));
     let stem = bench.file_stem();
-    // The report's index covers every benchmark run so far in this work dir, so a partial
-    // `cargo test` still leaves a complete report behind.
-    let published = crate::output::publish(&result, &stem, &ctx.work_dir)?;
+    // The outputs show the benchmark's current results: the cells run now and, for the others,
+    // their newest results in the store, so a partial run never hides a cell.
+    let published = crate::output::publish(&ran.current, &stem, &ctx.work_dir)?;
     say(&format!(
         "dbbench › runs: {} · report: {}",
         published.csv.display(),
@@ -107,12 +108,93 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
     if selected.len() == bench.cells.len() {
         crate::output::snapshot::assert_snapshot(&result, &stem, bench.manifest_dir, &ctx.work_dir);
     } else {
-        say(&format!(
-            "dbbench › {}: snapshot not checked: {} of {} cells selected",
-            bench.test_path(),
-            selected.len(),
-            bench.cells.len()
-        ));
+        check_cells(bench, &selected, &ran.current, &ctx)?;
     }
     Ok(result)
+}
+
+/// The invocation of this test process, per work dir: every benchmark a `cargo test` process runs
+/// belongs to one invocation (and under nextest, every process of the run, by `NEXTEST_RUN_ID`).
+fn process_invocation(
+    ctx: &RunContext,
+    backend: &Backend,
+    manifest_dir: &str,
+) -> Result<Invocation> {
+    static STARTED: Mutex<Vec<(std::path::PathBuf, i64)>> = Mutex::new(Vec::new());
+    let mut started = STARTED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, id)) = started.iter().find(|(dir, _)| *dir == ctx.work_dir) {
+        return Invocation::resume(&ctx.work_dir, *id);
+    }
+    let invocation = Invocation::start(ctx, backend, manifest_dir)?;
+    started.push((ctx.work_dir.clone(), invocation.id));
+    Ok(invocation)
+}
+
+/// Checks each cell that ran against its part of the recorded snapshot: a process that ran only
+/// some cells (a filtered `cargo test`, every nextest process) still fails on a changed
+/// deterministic value. On a difference the whole current benchmark is written as the pending
+/// snapshot, for `cargo insta review`.
+fn check_cells(
+    bench: &BenchmarkSpec,
+    selected: &[&str],
+    current: &BenchmarkResult,
+    ctx: &RunContext,
+) -> Result<()> {
+    use crate::output::snapshot::{check_cell, CellCheck};
+    let tolerance = crate::output::comparator::Tolerance::from_env()?;
+    let stem = bench.file_stem();
+    let complete = bench
+        .cells
+        .iter()
+        .all(|c| current.cells.iter().any(|r| r.name == c.name));
+    for cell in selected {
+        match check_cell(
+            current,
+            cell,
+            &stem,
+            bench.manifest_dir,
+            &ctx.work_dir,
+            &tolerance,
+        ) {
+            CellCheck::Matches => say(&format!(
+                "dbbench › {}::{cell}: matches its part of the snapshot",
+                bench.test_path()
+            )),
+            CellCheck::NotRecorded(path) if complete => {
+                // Every cell has results now: record (or fail on) the whole snapshot as insta does.
+                say(&format!(
+                    "dbbench › no snapshot entry for {cell} in {}",
+                    path.display()
+                ));
+                crate::output::snapshot::assert_snapshot(
+                    current,
+                    &stem,
+                    bench.manifest_dir,
+                    &ctx.work_dir,
+                );
+            }
+            CellCheck::NotRecorded(path) => say(&format!(
+                "dbbench › {}::{cell}: snapshot not checked: {} has no entry for it yet, and not \
+                 every cell has results to record one (run all cells once)",
+                bench.test_path(),
+                path.display()
+            )),
+            CellCheck::Differs(differences) => {
+                // insta writes the pending `.snap.new` of the whole current benchmark.
+                let _ = crate::output::snapshot::check(
+                    current,
+                    &stem,
+                    bench.manifest_dir,
+                    &ctx.work_dir,
+                );
+                panic!(
+                    "dbbench: {}::{cell} differs from its recorded snapshot:\n  {}\nreview the \
+                     pending snapshot with `cargo insta review`",
+                    bench.test_path(),
+                    differences.join("\n  ")
+                );
+            }
+        }
+    }
+    Ok(())
 }

@@ -8,16 +8,19 @@
 //! May import: every layer.
 
 pub(crate) mod harness;
+pub(crate) mod invocation;
+mod stored;
 
 use crate::engine::Backend;
 use crate::model::error::{Error, Result};
-use crate::model::results::{BenchmarkResult, CellStatus};
+use crate::model::results::CellStatus;
 use crate::model::scale::Scale;
 use crate::output::snapshot;
+use crate::output::store::{store_file, Store};
 use crate::run::context::{exclusive, RunContext};
-use crate::run::runner::run_benchmark;
 use crate::run::spec::BenchmarkSpec;
 use clap::{Parser, Subcommand};
+use invocation::Invocation;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -41,17 +44,39 @@ enum Command {
         /// `smoke`, `default`, `full` or a factor; overrides DBBENCH_SCALE.
         #[arg(long)]
         scale: Option<String>,
+        /// Save this invocation as the baseline NAME when it completes.
+        #[arg(long, value_name = "NAME")]
+        save_baseline: Option<String>,
     },
     /// List the benchmarks and their cells.
     List,
     /// Rewrite the CSVs, charts and `report/index.html` from the results in the work dir.
     Report,
-    /// Compare results with a saved baseline: ratio, interval and verdict per cell.
+    /// Compare results with a baseline: ratio, interval and verdict per cell. The baseline is
+    /// a saved one (`--baseline NAME`) or a results file or directory (`compare PATH`).
     Compare {
-        /// The baseline: a results file or a directory of them.
-        baseline: PathBuf,
-        /// The current results: a file or directory (default: the work dir's `results/`).
-        current: Option<PathBuf>,
+        /// `[BASELINE_PATH] [CURRENT_PATH]`: results files or directories; the current results
+        /// default to the work dir's.
+        paths: Vec<PathBuf>,
+        /// A baseline saved in the results store (`run --save-baseline`, `baseline save`).
+        #[arg(long, value_name = "NAME")]
+        baseline: Option<String>,
+    },
+    /// List the invocations in the results store with their status.
+    History,
+    /// Name an invocation (default: the newest completed one) as a baseline.
+    Baseline {
+        /// The baseline's name.
+        name: String,
+        /// The invocation's id, as `history` shows it.
+        invocation: Option<i64>,
+    },
+    /// Import other results stores (from other machines or nextest partitions) into this work
+    /// dir's, and rewrite the results files and the report from it.
+    Merge {
+        /// The `results.sqlite` files to import.
+        #[arg(required = true)]
+        stores: Vec<PathBuf>,
     },
     /// Check a results file against its insta snapshot with the noise-aware comparison (exit
     /// status 1 and a pending `.snap.new` when it differs).
@@ -87,29 +112,36 @@ fn execute(benchmarks: &[&'static BenchmarkSpec], args: Args) -> Result<bool> {
     match args.command.unwrap_or(Command::Run {
         filters: Vec::new(),
         scale: None,
+        save_baseline: None,
     }) {
         Command::List => list(benchmarks),
-        Command::Run { filters, scale } => run(benchmarks, &filters, scale.as_deref(), work_dir),
+        Command::Run {
+            filters,
+            scale,
+            save_baseline,
+        } => run(
+            benchmarks,
+            &filters,
+            scale.as_deref(),
+            work_dir,
+            save_baseline,
+        ),
         Command::Report => {
+            if store_file(&work_dir).exists() {
+                stored::publish_all(&Store::open(&work_dir)?, &work_dir)?;
+            }
             let index = crate::output::rewrite(&work_dir)?;
             println!("report: {}", index.display());
             Ok(true)
         }
-        Command::Compare { baseline, current } => {
-            let current = current.unwrap_or_else(|| crate::util::paths::results_dir(&work_dir));
-            let load = |path: &Path| -> Result<Vec<BenchmarkResult>> {
-                Ok(crate::output::json::read_all(path)?
-                    .into_iter()
-                    .map(|(_, r)| r)
-                    .collect())
-            };
-            let comparisons =
-                crate::analysis::compare::compare_all(&load(&current)?, &load(&baseline)?)?;
-            for comparison in comparisons {
-                println!("{}", comparison.render());
-            }
+        Command::Compare { paths, baseline } => stored::compare(&work_dir, &paths, baseline),
+        Command::History => stored::history(&work_dir),
+        Command::Baseline { name, invocation } => {
+            let id = Store::open(&work_dir)?.save_baseline(&name, invocation)?;
+            println!("baseline `{name}` is invocation {id}");
             Ok(true)
         }
+        Command::Merge { stores } => stored::merge(&work_dir, &stores),
         Command::Snapshot {
             results,
             snapshot_dir,
@@ -212,6 +244,7 @@ fn run(
     filters: &[String],
     scale: Option<&str>,
     work_dir: PathBuf,
+    save_baseline: Option<String>,
 ) -> Result<bool> {
     let _guard = exclusive();
     let Some(first) = benchmarks.first() else {
@@ -231,6 +264,7 @@ fn run(
         .map_err(|e| Error::msg(format!("cannot start the tokio runtime: {e}")))?;
     runtime.block_on(async {
         let mut backend = Backend::from_env().await?;
+        let invocation = Invocation::start(&ctx, &backend, first.manifest_dir)?;
         let mut all_ok = true;
         println!(
             "dbbench: {} benchmark(s) on the {} backend at scale {}; results in {}",
@@ -244,9 +278,10 @@ fn run(
             if cells.is_empty() {
                 continue;
             }
-            let result = run_benchmark(bench, Some(&cells), &ctx, &mut backend).await?;
+            let ran = invocation.run(bench, &cells, &ctx, &mut backend).await?;
+            let result = ran.fresh;
             println!("{}", crate::output::summary::render(&result));
-            crate::output::publish(&result, &bench.file_stem(), &ctx.work_dir)?;
+            crate::output::publish(&ran.current, &bench.file_stem(), &ctx.work_dir)?;
             all_ok &= !result
                 .cells
                 .iter()
@@ -267,6 +302,19 @@ fn run(
             "report: {}",
             crate::util::paths::report_index(&ctx.work_dir).display()
         );
+        println!(
+            "results store: {} (invocation {})",
+            invocation.store.path().display(),
+            invocation.id
+        );
+        if let Some(name) = save_baseline {
+            if all_ok {
+                invocation.store.save_baseline(&name, Some(invocation.id))?;
+                println!("saved as baseline `{name}`");
+            } else {
+                println!("not saved as baseline `{name}`: a cell failed");
+            }
+        }
         Ok(all_ok)
     })
 }

@@ -32,7 +32,7 @@ pub struct SnapshotView {
 }
 
 #[derive(Debug, Serialize)]
-struct CellView {
+pub(crate) struct CellView {
     name: String,
     config: BTreeMap<String, String>,
     effective: BTreeMap<String, u64>,
@@ -372,6 +372,62 @@ pub fn assert_snapshot_with(
     ));
     settings.set_comparator(Box::new(NoiseComparator { tolerance }));
     settings.bind(|| insta::assert_yaml_snapshot!(name, view));
+}
+
+/// What checking one cell against the recorded snapshot found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CellCheck {
+    /// The cell's part of the recorded snapshot matches.
+    Matches,
+    /// No snapshot is recorded for the benchmark, or it has no entry for the cell.
+    NotRecorded(PathBuf),
+    /// The cell differs: every difference found.
+    Differs(Vec<String>),
+}
+
+/// Checks the cell `cell` of `current` (the benchmark's current results) against its part of the
+/// recorded snapshot, with the noise-aware comparison: the check a process that ran one cell can
+/// make (nextest runs each cell test in its own process).
+pub fn check_cell(
+    current: &BenchmarkResult,
+    cell: &str,
+    stem: &str,
+    manifest_dir: &str,
+    work_dir: &Path,
+    tolerance: &Tolerance,
+) -> CellCheck {
+    let path = snapshot_file(current, stem, manifest_dir);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return CellCheck::NotRecorded(path);
+    };
+    // An insta snapshot is a header, a `---` line and the YAML.
+    let body = text.splitn(3, "\n---\n").nth(1).unwrap_or(&text);
+    let Some(recorded) = recorded_cell(body, cell) else {
+        return CellCheck::NotRecorded(path);
+    };
+    let view = SnapshotView::of(current, work_dir);
+    let Some(new) = view.cells.iter().find(|c| c.name == cell) else {
+        return CellCheck::Differs(vec![format!("cell `{cell}` has no current results")]);
+    };
+    // JSON is YAML, so the new cell is compared through the same YAML walk as whole snapshots.
+    let new = serde_json::to_string(new).unwrap_or_default();
+    match tolerance.compare(&recorded, &new) {
+        Ok(()) => CellCheck::Matches,
+        Err(differences) => CellCheck::Differs(differences),
+    }
+}
+
+/// The YAML text of the entry of `cells` named `cell` in a recorded snapshot body.
+fn recorded_cell(body: &str, cell: &str) -> Option<String> {
+    use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
+    let docs = YamlLoader::load_from_str(body).ok()?;
+    let cells = docs.first()?["cells"].as_vec()?;
+    let found = cells
+        .iter()
+        .find(|c| c["name"] == Yaml::String(cell.to_string()))?;
+    let mut out = String::new();
+    YamlEmitter::new(&mut out).dump(found).ok()?;
+    Some(out)
 }
 
 #[cfg(test)]

@@ -12,9 +12,7 @@ mod recorder;
 mod schema;
 mod view;
 
-pub use merge::Merged;
 pub use recorder::StoreRecorder;
-pub use view::InvocationRow;
 
 use crate::model::error::{Error, Result};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -62,8 +60,6 @@ pub enum InvocationStatus {
     Completed,
     /// A cell failed, or the invocation could not run.
     Failed,
-    /// Stopped by a signal; the repetitions it finished are kept.
-    Interrupted,
 }
 
 impl InvocationStatus {
@@ -73,7 +69,6 @@ impl InvocationStatus {
             InvocationStatus::Running => "running",
             InvocationStatus::Completed => "completed",
             InvocationStatus::Failed => "failed",
-            InvocationStatus::Interrupted => "interrupted",
         }
     }
 }

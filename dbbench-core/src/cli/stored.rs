@@ -1,0 +1,167 @@
+//! The commands that work on the results store: `history`, `compare` (with a saved baseline or
+//! with results files), `merge`, and making the results files of every stored benchmark.
+
+use crate::analysis::compare::compare_all;
+use crate::model::error::{Error, Result};
+use crate::model::results::BenchmarkResult;
+use crate::output::store::{store_file, Store};
+use crate::util::grid::{Align, Grid};
+use std::path::{Path, PathBuf};
+
+/// Writes the outputs of every benchmark in `store` from its current results. Benchmarks of this
+/// host keep their file stem; those of other hosts (merged stores) get `@<host>` after it, so
+/// hosts stay apart.
+pub fn publish_all(store: &Store, work_dir: &Path) -> Result<usize> {
+    let here = crate::model::host::hostname();
+    let mut written = 0;
+    for stored in store.benchmarks()? {
+        let Some(current) = store.current(&stored.benchmark, &stored.host)? else {
+            continue;
+        };
+        let stem = if stored.host == here {
+            stored.stem.clone()
+        } else {
+            format!("{}@{}", stored.stem, stored.host)
+        };
+        crate::output::publish(&current, &stem, work_dir)?;
+        written += 1;
+    }
+    Ok(written)
+}
+
+/// `history`: every invocation of the store, oldest first.
+pub fn history(work_dir: &Path) -> Result<bool> {
+    let path = store_file(work_dir);
+    if !path.exists() {
+        return Err(Error::Config(format!(
+            "no results store at `{}`: run the benchmarks first",
+            path.display()
+        )));
+    }
+    let store = Store::open(work_dir)?;
+    let mut grid = Grid::default();
+    for (name, align) in [
+        ("id", Align::Right),
+        ("started (UTC)", Align::Left),
+        ("status", Align::Left),
+        ("host", Align::Left),
+        ("backend", Align::Left),
+        ("scale", Align::Left),
+        ("repetitions", Align::Right),
+        ("baseline", Align::Left),
+        ("command", Align::Left),
+    ] {
+        grid.column(name, align);
+    }
+    for row in store.history()? {
+        let status = match &row.detail {
+            Some(detail) => format!("{} ({})", row.status, first_line(detail)),
+            None => row.status.clone(),
+        };
+        grid.row(vec![
+            row.id.to_string(),
+            utc_minutes(row.started_at_unix_ms),
+            status,
+            row.host.clone(),
+            row.backend.clone(),
+            row.scale.clone(),
+            row.repetitions.to_string(),
+            row.baseline.clone().unwrap_or_default(),
+            row.command_line.clone(),
+        ]);
+    }
+    println!("{}", grid.to_text(""));
+    println!("results store: {}", store.path().display());
+    Ok(true)
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    line.chars().take(80).collect()
+}
+
+fn utc_minutes(unix_ms: i64) -> String {
+    let secs = unix_ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rest = secs.rem_euclid(86_400);
+    format!(
+        "{} {:02}:{:02}",
+        crate::util::calendar::civil_date(days),
+        rest / 3600,
+        rest % 3600 / 60
+    )
+}
+
+/// `compare`: the current results against a saved baseline (`--baseline NAME`) or against
+/// results files (`compare BASELINE_PATH [CURRENT_PATH]`).
+pub fn compare(work_dir: &Path, paths: &[PathBuf], baseline: Option<String>) -> Result<bool> {
+    let (baseline_results, current_path) =
+        match (&baseline, paths) {
+            (Some(name), [] | [_]) => (saved_baseline(work_dir, name)?, paths.first().cloned()),
+            (None, [base] | [base, _]) => (read_results(base)?, paths.get(1).cloned()),
+            _ => return Err(Error::Config(
+                "compare takes `--baseline NAME [CURRENT_PATH]` or `BASELINE_PATH [CURRENT_PATH]`"
+                    .into(),
+            )),
+        };
+    let current = match current_path {
+        Some(path) => read_results(&path)?,
+        None => current_results(work_dir)?,
+    };
+    for comparison in compare_all(&current, &baseline_results)? {
+        println!("{}", comparison.render());
+    }
+    Ok(true)
+}
+
+fn read_results(path: &Path) -> Result<Vec<BenchmarkResult>> {
+    Ok(crate::output::json::read_all(path)?
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect())
+}
+
+/// The current results of this host: from the store when there is one, else the JSON files.
+fn current_results(work_dir: &Path) -> Result<Vec<BenchmarkResult>> {
+    if !store_file(work_dir).exists() {
+        return read_results(&crate::util::paths::results_dir(work_dir));
+    }
+    let store = Store::open(work_dir)?;
+    let here = crate::model::host::hostname();
+    let mut out = Vec::new();
+    for stored in store.benchmarks()?.into_iter().filter(|s| s.host == here) {
+        out.extend(store.current(&stored.benchmark, &here)?);
+    }
+    Ok(out)
+}
+
+fn saved_baseline(work_dir: &Path, name: &str) -> Result<Vec<BenchmarkResult>> {
+    let store = Store::open(work_dir)?;
+    let id = store.baseline(name)?;
+    let mut out = Vec::new();
+    for benchmark in store.benchmarks_of(id)? {
+        out.extend(store.of_invocation(id, &benchmark)?);
+    }
+    Ok(out)
+}
+
+/// `merge`: imports `stores` and rewrites every results file and the report.
+pub fn merge(work_dir: &Path, stores: &[PathBuf]) -> Result<bool> {
+    let mut store = Store::open(work_dir)?;
+    for other in stores {
+        let merged = store.merge(other)?;
+        println!(
+            "merged {}: {} invocation(s) and {} repetition(s) added, {} already present",
+            other.display(),
+            merged.invocations,
+            merged.repetitions,
+            merged.already_present
+        );
+    }
+    let written = publish_all(&store, work_dir)?;
+    println!(
+        "{written} benchmark(s) written; report: {}",
+        crate::util::paths::report_index(work_dir).display()
+    );
+    Ok(true)
+}
