@@ -87,7 +87,7 @@ pub mod __internals {
     pub use crate::output::comparator::{TimingMode, Tolerance};
     pub use crate::output::snapshot::{assert_snapshot_with, SnapshotView};
     pub use crate::output::snapshot::{check_cell, CellCheck};
-    pub use crate::output::store::{InvocationStart, Store};
+    pub use crate::output::store::{store_file, InvocationStart, Store};
     pub use crate::output::{json, publish, rewrite, summary};
     pub use crate::run::context::{exclusive, RunContext};
     pub use crate::run::runner::{database_name, run_benchmark};

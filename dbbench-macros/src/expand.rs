@@ -71,9 +71,15 @@ pub fn generate(func: &ItemFn, bench: &Bench) -> TokenStream {
     let tests = bench.cells.iter().map(|cell| {
         let test = format_ident!("{}", cell.name, span = ident.span());
         let cell_name = LitStr::new(&cell.name, ident.span());
+        let off_default = if ignores.is_empty() {
+            off_default_backend(bench, cell)
+        } else {
+            None
+        };
         quote_spanned! {ident.span()=>
             #[::core::prelude::v1::test]
             #(#ignores)*
+            #off_default
             fn #test() {
                 ::dbbench_core::__private::run_test(&BENCHMARK, #cell_name)
             }
@@ -111,6 +117,31 @@ pub fn generate(func: &ItemFn, bench: &Bench) -> TokenStream {
             #(#tests)*
         }
     }
+}
+
+/// `#[ignore = "…"]` for a cell that cannot run on the default backend: on it the cell is
+/// skipped, and an ignored test is what test runners (libtest, nextest) show as skipped instead
+/// of as a pass. Runs on its own backend include ignored tests.
+fn off_default_backend(bench: &Bench, cell: &Cell) -> Option<TokenStream> {
+    let backends: Vec<Backend> = match (&cell.backends, &bench.run.backends) {
+        (Some(own), _) => own.value.clone(),
+        (None, Some(all)) => all.value.clone(),
+        (None, None) => return None,
+    };
+    if backends.is_empty()
+        || backends
+            .iter()
+            .any(|b| b.keyword() == dbbench_options::defaults::BACKEND)
+    {
+        return None;
+    }
+    let names: Vec<&str> = backends.iter().map(|b| b.keyword()).collect();
+    let reason = format!(
+        "runs on {} only: with DBBENCH_BACKEND set, include ignored tests \
+         (`cargo test -- --include-ignored`, `cargo nextest run --run-ignored all`)",
+        names.join(", ")
+    );
+    Some(quote!(#[ignore = #reason]))
 }
 
 /// Whether rustc's `non_snake_case` lint accepts `name`: no uppercase letter and, after any

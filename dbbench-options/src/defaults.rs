@@ -18,5 +18,9 @@ pub const FIXTURE: &str = crate::keyword::FIXTURE_NONE;
 /// `order` when not given.
 pub const ORDER: &str = crate::keyword::INTERLEAVED;
 
+/// The backend used when `DBBENCH_BACKEND` is unset; cells that cannot run on it are generated as
+/// ignored tests, so test runners show them as skipped rather than passed.
+pub const BACKEND: &str = crate::keyword::EMBEDDED;
+
 /// The largest `smoke_divisor` or `default_divisor`: 1 MiB of article becomes one byte.
 pub const MAX_DIVISOR: u32 = 1 << 20;
