@@ -401,7 +401,9 @@ pub fn check_cell(
         return CellCheck::NotRecorded(path);
     };
     // An insta snapshot is a header, a `---` line and the YAML.
-    let body = text.splitn(3, "\n---\n").nth(1).unwrap_or(&text);
+    let body = text
+        .split_once("\n---\n")
+        .map_or(text.as_str(), |(_, body)| body);
     let Some(recorded) = recorded_cell(body, cell) else {
         return CellCheck::NotRecorded(path);
     };
