@@ -62,6 +62,14 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         baseline: Option<String>,
     },
+    /// Before anything is created: what the SQL Server in `DBBENCH_MSSQL` and its login allow
+    /// (version, edition, IFI, trace flags, Extended Events, permissions, default paths, tempdb
+    /// changes), and which cells of these benchmarks can run there.
+    Preflight {
+        /// `smoke`, `default`, `full` or a factor (default: DBBENCH_SCALE, else `default`).
+        #[arg(long)]
+        scale: Option<String>,
+    },
     /// List the invocations in the results store with their status.
     History,
     /// Name an invocation (default: the newest completed one) as a baseline.
@@ -136,6 +144,7 @@ fn execute(benchmarks: &[&'static BenchmarkSpec], args: Args) -> Result<bool> {
         }
         Command::Compare { paths, baseline } => stored::compare(&work_dir, &paths, baseline),
         Command::History => stored::history(&work_dir),
+        Command::Preflight { scale } => preflight(benchmarks, scale.as_deref()),
         Command::Baseline { name, invocation } => {
             let id = Store::open(&work_dir)?.save_baseline(&name, invocation)?;
             println!("baseline `{name}` is invocation {id}");
@@ -213,6 +222,43 @@ fn snapshot_command(
     };
     println!("{}", check.line());
     Ok(matches!(check, snapshot::SnapshotCheck::Matches(_)))
+}
+
+/// `preflight`: reads the server's facts and the login's permissions, creating nothing, and says
+/// for every cell whether it can run there.
+fn preflight(benchmarks: &[&'static BenchmarkSpec], scale: Option<&str>) -> Result<bool> {
+    use crate::engine::mssql::{instance, preflight, ConnectSettings};
+    let settings = ConnectSettings::from_env()?;
+    let scale = match scale {
+        Some(s) => Scale::parse(s)?,
+        None => Scale::from_env(Scale::default_scale())?,
+    };
+    let cells: Vec<(String, &str, crate::model::config::StorageSpec)> = benchmarks
+        .iter()
+        .flat_map(|b| {
+            let scale = scale.for_benchmark(&b.run);
+            b.cells.iter().map(move |c| {
+                (
+                    b.test_path(),
+                    c.name,
+                    c.storage.scaled(b.run.scale_storage, &scale),
+                )
+            })
+        })
+        .collect();
+    let cells: Vec<(&str, &str, crate::model::config::StorageSpec)> =
+        cells.iter().map(|(b, c, s)| (b.as_str(), *c, *s)).collect();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::msg(format!("cannot start the tokio runtime: {e}")))?;
+    let report = runtime.block_on(preflight::run(
+        &settings,
+        &cells,
+        instance::allowed_by_env(),
+    ))?;
+    println!("{}", report.render());
+    Ok(true)
 }
 
 /// Runs `f` with the panic hook silenced: insta reports a differing snapshot by printing its diff
