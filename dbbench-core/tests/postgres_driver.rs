@@ -107,7 +107,7 @@ fn sixteen_connections_insert_exactly_the_planned_rows() {
     assert_eq!(run.counts["misplaced_rows"], 0);
     assert_eq!(run.counts["load_transactions"], 160);
     let load = &run.loads[0];
-    assert_eq!(load.execution, "tasks");
+    assert_eq!(load.execution, "threads");
     assert_eq!(load.workers.len(), WORKERS as usize);
     for worker in &load.workers {
         assert_eq!((worker.statements, worker.transactions), (100, 10));
