@@ -98,6 +98,9 @@ fn context(name: &str) -> dbbench_core::__internals::RunContext {
 
 #[test]
 fn sixteen_connections_insert_exactly_the_planned_rows() {
+    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
+        return;
+    }
     let ctx = context("pg-driver-16");
     let result = run_postgres(&SIXTEEN, &ctx);
     let cell = &result.cells[0];
@@ -123,6 +126,9 @@ fn sixteen_connections_insert_exactly_the_planned_rows() {
 
 #[test]
 fn a_killed_postmaster_ends_the_cell_clearly_and_leaves_nothing() {
+    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
+        return;
+    }
     let ctx = context("pg-killed");
     let started = Instant::now();
     let result = run_postgres(&KILLED, &ctx);

@@ -106,6 +106,9 @@ support::benchmark! {
 
 #[test]
 fn two_cells_run_interleaved_with_evidence_and_leave_nothing_behind() {
+    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
+        return;
+    }
     let ctx = context("doubling");
     let result = run_postgres(&DOUBLING, &ctx);
     assert_eq!(result.backend.kind, "postgres");
@@ -168,6 +171,9 @@ fn two_cells_run_interleaved_with_evidence_and_leave_nothing_behind() {
 
 #[test]
 fn a_failing_body_reports_the_server_error_and_is_torn_down() {
+    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
+        return;
+    }
     let ctx = context("failing");
     let result = run_postgres(&FAILING, &ctx);
     match &result.cells[0].status {
@@ -182,6 +188,9 @@ fn a_failing_body_reports_the_server_error_and_is_torn_down() {
 
 #[test]
 fn options_without_an_equivalent_fail_by_name_and_others_run() {
+    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
+        return;
+    }
     let ctx = context("unhonourable");
     let result = run_postgres(&UNHONOURABLE, &ctx);
     let status = |i: usize| &result.cells[i].status;
@@ -208,6 +217,9 @@ fn options_without_an_equivalent_fail_by_name_and_others_run() {
 /// fail with "not created by dbbench" and is still there afterwards.
 #[test]
 fn never_drops_a_database_without_the_markers() {
+    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
+        return;
+    }
     let ctx = context("foreign");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

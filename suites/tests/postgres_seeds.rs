@@ -61,6 +61,9 @@ fn ctx(name: &str, volumes: Volumes) -> RunContext {
 
 #[test]
 fn seed_cells_are_refused_by_name_when_postgres_cannot_honour_them() {
+    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
+        return;
+    }
     let ctx = ctx("pg-seeds", Volumes::default());
     for bench in dbbench_suites::all() {
         let result = run(bench, &ctx);
@@ -146,6 +149,9 @@ fn measured<'a>(result: &'a BenchmarkResult, name: &str) -> &'a RunResult {
 
 #[test]
 fn the_vlf_doubling_shape_shows_wal_growth_zero_fill_and_pregrowth() {
+    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
+        return;
+    }
     let ctx = ctx("pg-vlf-shape", Volumes::default());
     let result = run(&VLF_SHAPE, &ctx);
     let (grows, pregrown) = (
@@ -225,6 +231,9 @@ static POPULATION_SHAPE: BenchmarkSpec = BenchmarkSpec {
 
 #[test]
 fn the_population_shape_puts_data_and_wal_on_their_volumes() {
+    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
+        return;
+    }
     let base = scratch("pg-population-volumes");
     let mut volumes = Volumes::default();
     for (name, dir) in [("data", "vol_data"), ("log", "vol_log")] {
