@@ -646,6 +646,26 @@ pub fn sweep_stale(base: &Path) {
     }
 }
 
+/// The variable that makes missing PostgreSQL binaries an error of the tests that need a managed
+/// cluster instead of a skip (`.ci/run` sets it, so CI never passes by skipping them).
+pub const REQUIRE_ENV: &str = "DBBENCH_REQUIRE_POSTGRES";
+
+/// For tests of the managed cluster: `true` when PostgreSQL's server binaries are found. Without
+/// them it prints `skipped: …` (what to install) and returns `false`, or panics when
+/// [`REQUIRE_ENV`] is set.
+pub fn available_for_tests() -> bool {
+    match Binaries::find() {
+        Ok(_) => true,
+        Err(e) if std::env::var_os(REQUIRE_ENV).is_some_and(|v| !v.is_empty()) => {
+            panic!("{REQUIRE_ENV} is set but the PostgreSQL binaries are missing: {e}")
+        }
+        Err(e) => {
+            crate::util::console::say(&format!("skipped: {e}"));
+            false
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -669,25 +689,5 @@ mod tests {
         assert_eq!(describe_exit(killed), "was killed by signal 9 (SIGKILL)");
         let failed = std::process::ExitStatus::from_raw(1 << 8);
         assert_eq!(describe_exit(failed), "exited with status 1");
-    }
-}
-
-/// The variable that makes missing PostgreSQL binaries an error of the tests that need a managed
-/// cluster instead of a skip (`.ci/run` sets it, so CI never passes by skipping them).
-pub const REQUIRE_ENV: &str = "DBBENCH_REQUIRE_POSTGRES";
-
-/// For tests of the managed cluster: `true` when PostgreSQL's server binaries are found. Without
-/// them it prints `skipped: …` (what to install) and returns `false`, or panics when
-/// [`REQUIRE_ENV`] is set.
-pub fn available_for_tests() -> bool {
-    match Binaries::find() {
-        Ok(_) => true,
-        Err(e) if std::env::var_os(REQUIRE_ENV).is_some_and(|v| !v.is_empty()) => {
-            panic!("{REQUIRE_ENV} is set but the PostgreSQL binaries are missing: {e}")
-        }
-        Err(e) => {
-            crate::util::console::say(&format!("skipped: {e}"));
-            false
-        }
     }
 }
