@@ -69,6 +69,7 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
     if !selected.contains(&cell) {
         selected = vec![cell];
     }
+    crate::util::signals::install();
     let mut ctx = RunContext::from_env(bench.manifest_dir, Scale::smoke())?;
     // `cargo test` runs keep their results apart from the main job's (`target/dbbench/tests/`),
     // so running the tests never overwrites the default-scale results and report.

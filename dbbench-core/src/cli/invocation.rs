@@ -4,7 +4,7 @@
 //! which the outputs are then made from.
 
 use crate::engine::Backend;
-use crate::model::error::Result;
+use crate::model::error::{Error, Result};
 use crate::model::results::{BenchmarkResult, CellStatus};
 use crate::output::store::{InvocationStart, InvocationStatus, Store};
 use crate::run::context::RunContext;
@@ -72,6 +72,20 @@ impl Invocation {
         };
         let fresh = match outcome {
             Ok(fresh) => fresh,
+            Err(Error::Interrupted { signal, detail }) => {
+                self.store
+                    .finish(self.id, InvocationStatus::Interrupted, Some(&detail))?;
+                return Err(Error::Interrupted {
+                    signal,
+                    detail: format!(
+                        "{detail} ({}, invocation {} in {}); continue it with `run --resume` \
+                         (suite binary, `dbbench`) or `DBBENCH_RESUME=1 cargo test`",
+                        bench.test_path(),
+                        self.id,
+                        self.store.path().display()
+                    ),
+                });
+            }
             Err(e) => {
                 self.store
                     .finish(self.id, InvocationStatus::Failed, Some(&e.to_string()))?;

@@ -105,6 +105,10 @@ pub fn main(benchmarks: &[&'static BenchmarkSpec]) -> ExitCode {
     match execute(benchmarks, args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
+        Err(e @ Error::Interrupted { .. }) => {
+            eprintln!("dbbench: {e}");
+            ExitCode::from(crate::util::signals::EXIT_INTERRUPTED as u8)
+        }
         Err(e) => {
             eprintln!("dbbench: {e}");
             ExitCode::from(2)
@@ -293,6 +297,7 @@ fn run(
     save_baseline: Option<String>,
 ) -> Result<bool> {
     let _guard = exclusive();
+    crate::util::signals::install();
     let Some(first) = benchmarks.first() else {
         return Err(no_benchmarks());
     };

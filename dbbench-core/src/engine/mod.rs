@@ -161,6 +161,16 @@ impl Database {
         }
     }
 
+    /// The switch that stops every statement of this database's connections (the timeout
+    /// watchdog and the signal handler fire it).
+    pub fn cancel(&self) -> &std::sync::Arc<crate::util::cancel::Cancel> {
+        match self {
+            Database::Embedded(d) => d.cancel(),
+            Database::Mssql(d) => d.cancel(),
+            Database::Postgres(d) => d.cancel(),
+        }
+    }
+
     /// Opens another connection to this database.
     pub async fn connect(&self) -> Result<Connection> {
         match self {

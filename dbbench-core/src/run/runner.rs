@@ -103,9 +103,15 @@ pub async fn run_recorded(
             .collect(),
     };
     crate::util::progress::start(&bench.test_path(), order.len());
+    let mut interrupted = None;
     for (sequence, &(index, rep)) in order.iter().enumerate() {
         if results[index].status != CellStatus::Ok {
             continue;
+        }
+        // After Ctrl-C or SIGTERM nothing new starts.
+        if let Some(signal) = crate::util::signals::received() {
+            interrupted = Some(signal);
+            break;
         }
         // Cells that failed drop their remaining repetitions, so count what will still run.
         let remaining = order[sequence..]
@@ -134,6 +140,7 @@ pub async fn run_recorded(
             cell,
             plan,
             scale: &scale,
+            number: rep + 1,
         };
         let lock = machine_lock::acquire(&format!("{}::{}", bench.test_path(), cell.name))?;
         let outcome = run_repetition(backend, repetition).await;
@@ -145,6 +152,11 @@ pub async fn run_recorded(
                 run.warmup = rep < bench.run.warmup;
                 recorder.repetition_finished(cell.name, &run, window)?;
                 results[index].runs.push(run);
+            }
+            Err(Error::Interrupted { signal, .. }) => {
+                // Not the cell's failure: it keeps its finished repetitions and stays unfinished.
+                interrupted = Some(signal);
+                break;
             }
             Err(e) => {
                 results[index].status = CellStatus::Failed(e.to_string());
@@ -158,8 +170,27 @@ pub async fn run_recorded(
         crate::util::progress::repetition_finished();
     }
     crate::util::progress::finished();
+    if let Some(signal) = interrupted {
+        return Err(Error::Interrupted {
+            signal,
+            detail: kept(&results, per_cell),
+        });
+    }
     header.cells = results;
     Ok(header)
+}
+
+/// What an interrupted run kept: "kept 2 of 4 repetitions of `a`, 1 of 4 repetitions of `b`".
+fn kept(results: &[CellResult], per_cell: u32) -> String {
+    let counts: Vec<String> = results
+        .iter()
+        .filter(|c| c.status == CellStatus::Ok)
+        .map(|c| format!("{} of {per_cell} repetitions of `{}`", c.runs.len(), c.name))
+        .collect();
+    if counts.is_empty() {
+        return "no repetition had finished".to_string();
+    }
+    format!("kept {}", counts.join(", "))
 }
 
 /// The benchmark's header: everything of its results but the cells.

@@ -1,11 +1,13 @@
 //! Layer 2, **util**: helpers with no knowledge of engines or runs: the console (lines past the
 //! test harness's capture, and the progress line), every path dbbench writes under its work dir,
 //! files written with their directory, text grids, calendar dates, deterministic random numbers,
-//! and catching a panic inside a future.
+//! catching a panic inside a future, stopping
+//! statements from outside them (`cancel`: timeouts and signals) and the signal handlers.
 //!
 //! May import: `model`.
 
 pub mod calendar;
+pub mod cancel;
 pub mod console;
 pub mod fs;
 pub mod grid;
@@ -13,4 +15,5 @@ pub mod machine_lock;
 pub mod paths;
 pub mod progress;
 pub mod rng;
+pub mod signals;
 pub mod unwind;

@@ -60,6 +60,9 @@ pub enum InvocationStatus {
     Completed,
     /// A cell failed, or the invocation could not run.
     Failed,
+    /// Stopped by Ctrl-C or SIGTERM; its finished repetitions are kept and `--resume` (or
+    /// `DBBENCH_RESUME=1`) continues it.
+    Interrupted,
 }
 
 impl InvocationStatus {
@@ -69,6 +72,7 @@ impl InvocationStatus {
             InvocationStatus::Running => "running",
             InvocationStatus::Completed => "completed",
             InvocationStatus::Failed => "failed",
+            InvocationStatus::Interrupted => "interrupted",
         }
     }
 }
