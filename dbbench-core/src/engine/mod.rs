@@ -113,6 +113,16 @@ impl Backend {
         }
     }
 
+    /// Removes what earlier dbbench processes of this host left under `work_dir` and whose owner
+    /// is gone; one line per removal, for the console. (PostgreSQL's managed clusters are swept
+    /// when the cluster starts; SQL Server databases are claimed by name when created.)
+    pub fn sweep_stale(&self, work_dir: &std::path::Path) -> Vec<String> {
+        match self {
+            Backend::Embedded(_) => embedded::stale::sweep(work_dir),
+            Backend::Mssql(_) | Backend::Postgres(_) => Vec::new(),
+        }
+    }
+
     /// Creates the database in the configuration of `plan`; the fixture is not loaded yet.
     pub async fn create(&mut self, plan: &DatabasePlan) -> Result<Database> {
         match self {

@@ -47,6 +47,9 @@ pub async fn run_recorded(
         .filter(|c| selected.is_none_or(|s| s.contains(&c.name)))
         .collect();
     let scale = ctx.scale.for_benchmark(&bench.run);
+    for line in backend.sweep_stale(&ctx.work_dir) {
+        crate::util::console::say(&format!("dbbench › {line}"));
+    }
     let mut backend_info = backend.info().await?;
     let volumes = if backend.profile().defaults_unbound_volumes {
         let (volumes, defaulted) = default_volumes(&cells, ctx)?;

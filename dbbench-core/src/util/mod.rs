@@ -2,7 +2,8 @@
 //! test harness's capture, and the progress line), every path dbbench writes under its work dir,
 //! files written with their directory, text grids, calendar dates, deterministic random numbers,
 //! catching a panic inside a future, stopping
-//! statements from outside them (`cancel`: timeouts and signals) and the signal handlers.
+//! statements from outside them (`cancel`: timeouts and signals), the signal handlers, and who owns
+//! what dbbench created (`owner`: host, PID, start time).
 //!
 //! May import: `model`.
 
@@ -12,6 +13,7 @@ pub mod console;
 pub mod fs;
 pub mod grid;
 pub mod machine_lock;
+pub mod owner;
 pub mod paths;
 pub mod progress;
 pub mod rng;

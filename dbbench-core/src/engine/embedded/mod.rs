@@ -30,6 +30,7 @@
 //! stalls, flushes, growth events with bytes and durations, zero-fill bytes, sizes).
 
 mod connection;
+pub mod stale;
 pub mod storage;
 
 pub use connection::EmbeddedConnection;
@@ -151,7 +152,10 @@ fn claim_directory(dir: &Path) -> Result<()> {
     let marker = dir.join(OWNER_MARKER);
     std::fs::write(
         &marker,
-        format!("created by dbbench, pid {}\n", std::process::id()),
+        format!(
+            "created by dbbench\n{}",
+            crate::util::owner::Owner::this().lines()
+        ),
     )
     .map_err(|e| Error::io("cannot write ownership marker", &marker, e))
 }
