@@ -47,6 +47,10 @@ enum Command {
         /// Save this invocation as the baseline NAME when it completes.
         #[arg(long, value_name = "NAME")]
         save_baseline: Option<String>,
+        /// Continue the newest interrupted invocation of the work dir's store: its finished
+        /// repetitions are kept and only the missing ones run.
+        #[arg(long)]
+        resume: bool,
     },
     /// List the benchmarks and their cells.
     List,
@@ -125,18 +129,21 @@ fn execute(benchmarks: &[&'static BenchmarkSpec], args: Args) -> Result<bool> {
         filters: Vec::new(),
         scale: None,
         save_baseline: None,
+        resume: false,
     }) {
         Command::List => list(benchmarks),
         Command::Run {
             filters,
             scale,
             save_baseline,
+            resume,
         } => run(
             benchmarks,
             &filters,
             scale.as_deref(),
             work_dir,
             save_baseline,
+            resume,
         ),
         Command::Report => {
             if store_file(&work_dir).exists() {
@@ -295,6 +302,7 @@ fn run(
     scale: Option<&str>,
     work_dir: PathBuf,
     save_baseline: Option<String>,
+    resume: bool,
 ) -> Result<bool> {
     let _guard = exclusive();
     crate::util::signals::install();
@@ -315,7 +323,11 @@ fn run(
         .map_err(|e| Error::msg(format!("cannot start the tokio runtime: {e}")))?;
     runtime.block_on(async {
         let mut backend = Backend::from_env().await?;
-        let invocation = Invocation::start(&ctx, &backend, first.manifest_dir)?;
+        let invocation = if resume {
+            Invocation::resume_interrupted(&ctx.work_dir)?
+        } else {
+            Invocation::start(&ctx, &backend, first.manifest_dir)?
+        };
         let mut all_ok = true;
         println!(
             "dbbench: {} benchmark(s) on the {} backend at scale {}; results in {}",

@@ -89,14 +89,23 @@ pub async fn run_recorded(
             }
         })
         .collect();
-    for cell in &results {
+    let per_cell = bench.run.warmup + bench.run.repeat;
+    for cell in &mut results {
         recorder.cell_started(cell)?;
         if cell.status != CellStatus::Ok {
             recorder.cell_finished(&cell.name, &cell.status)?;
+            continue;
+        }
+        // A resumed invocation's finished repetitions are kept and not run again.
+        cell.runs = recorder.kept(&cell.name)?;
+        if cell.runs.len() == per_cell as usize {
+            recorder.cell_finished(&cell.name, &CellStatus::Ok)?;
         }
     }
+    let is_kept = |results: &[CellResult], index: usize, rep: u32| {
+        results[index].runs.iter().any(|r| r.index == rep)
+    };
 
-    let per_cell = bench.run.warmup + bench.run.repeat;
     let order: Vec<(usize, u32)> = match bench.run.order {
         Order::Interleaved => (0..per_cell)
             .flat_map(|rep| (0..cells.len()).map(move |c| (c, rep)))
@@ -105,6 +114,10 @@ pub async fn run_recorded(
             .flat_map(|c| (0..per_cell).map(move |rep| (c, rep)))
             .collect(),
     };
+    let order: Vec<(usize, u32)> = order
+        .into_iter()
+        .filter(|&(index, rep)| !is_kept(&results, index, rep))
+        .collect();
     crate::util::progress::start(&bench.test_path(), order.len());
     let mut interrupted = None;
     for (sequence, &(index, rep)) in order.iter().enumerate() {
