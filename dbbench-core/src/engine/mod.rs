@@ -123,6 +123,20 @@ impl Backend {
         }
     }
 
+    /// What `plan` will put on each directory before the body runs, with a fixture of
+    /// `fixture_rows` rows. Only the embedded engine knows its directories here; a PostgreSQL
+    /// cluster's and SQL Server's files are not checked yet.
+    pub fn space_needs(
+        &self,
+        plan: &DatabasePlan,
+        fixture_rows: u64,
+    ) -> Vec<crate::util::space::Need> {
+        match self {
+            Backend::Embedded(_) => embedded::space::needs(plan, fixture_rows),
+            Backend::Mssql(_) | Backend::Postgres(_) => Vec::new(),
+        }
+    }
+
     /// Creates the database in the configuration of `plan`; the fixture is not loaded yet.
     pub async fn create(&mut self, plan: &DatabasePlan) -> Result<Database> {
         match self {

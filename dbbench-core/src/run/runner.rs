@@ -69,11 +69,19 @@ pub async fn run_recorded(
     let mut header = header(bench, ctx, &scale, backend_info, started_at_unix_s);
     let declared: Vec<&str> = bench.cells.iter().map(|c| c.name).collect();
     recorder.benchmark_started(&bench.file_stem(), &header, &declared)?;
+    let fixture_rows = header.run.fixture_rows;
     let mut results: Vec<CellResult> = cells
         .iter()
         .map(|cell| {
             let storage =
                 backend.floor_storage(&cell.storage.scaled(bench.run.scale_storage, &scale));
+            let plan = DatabasePlan {
+                name: database_name(bench, cell, 0),
+                storage,
+                volumes: volumes.clone(),
+                work_dir: ctx.work_dir.clone(),
+                scale: scale.clone(),
+            };
             CellResult {
                 name: cell.name.to_string(),
                 config: cell
@@ -83,7 +91,10 @@ pub async fn run_recorded(
                     .map(|(k, v)| (k.to_string(), v))
                     .collect(),
                 effective: storage.effective_sizes(),
-                status: precheck(bench, cell, backend, &storage),
+                status: match precheck(bench, cell, backend, &storage) {
+                    CellStatus::Ok => space_check(bench, backend, &plan, fixture_rows, &scale),
+                    refused => refused,
+                },
                 runs: Vec::new(),
                 invocation: None,
             }
@@ -299,6 +310,41 @@ fn precheck(
         Ok(()) => CellStatus::Ok,
         Err(e) => CellStatus::Failed(e.to_string()),
     }
+}
+
+/// `Ok`, or the cell refused because its files would not fit on their volumes: both numbers, and
+/// the scale at which they would.
+fn space_check(
+    bench: &BenchmarkSpec,
+    backend: &Backend,
+    plan: &DatabasePlan,
+    fixture_rows: u64,
+    scale: &crate::model::scale::Scale,
+) -> CellStatus {
+    let short = crate::util::space::shortfalls(&backend.space_needs(plan, fixture_rows));
+    if short.is_empty() {
+        return CellStatus::Ok;
+    }
+    let what: Vec<String> = short.iter().map(|s| s.describe()).collect();
+    let remedy = if bench.run.scale_storage {
+        format!(
+            "try DBBENCH_SCALE={} (this run is at scale {}, factor {})",
+            crate::util::space::show_factor(crate::util::space::scale_that_fits(
+                scale.factor,
+                &short
+            )),
+            scale.name,
+            scale.factor
+        )
+    } else {
+        "its sizes do not follow the scale (scale_storage is off): lower them, or bind the \
+         volumes to larger disks in DBBENCH_VOLUMES"
+            .to_string()
+    };
+    CellStatus::Failed(format!(
+        "not enough space, nothing was created: the cell {}; {remedy}",
+        what.join("; ")
+    ))
 }
 
 /// `dbbench_<module>_<bench>_<cell>_r<rep>_<pid>`, with every character outside `[a-z0-9_]`

@@ -3,7 +3,7 @@
 //! files written with their directory, text grids, calendar dates, deterministic random numbers,
 //! catching a panic inside a future, stopping
 //! statements from outside them (`cancel`: timeouts and signals), the signal handlers, and who owns
-//! what dbbench created (`owner`: host, PID, start time).
+//! what dbbench created (`owner`: host, PID, start time), and free space before work (`space`).
 //!
 //! May import: `model`.
 
@@ -18,4 +18,5 @@ pub mod paths;
 pub mod progress;
 pub mod rng;
 pub mod signals;
+pub mod space;
 pub mod unwind;

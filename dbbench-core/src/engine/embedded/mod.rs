@@ -30,6 +30,7 @@
 //! stalls, flushes, growth events with bytes and durations, zero-fill bytes, sizes).
 
 mod connection;
+pub mod space;
 pub mod stale;
 pub mod storage;
 
