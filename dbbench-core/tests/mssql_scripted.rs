@@ -556,3 +556,55 @@ async fn a_timeout_kills_the_session_and_still_tears_down() {
     );
     assert!(server.databases().is_empty(), "the database was dropped");
 }
+
+support::benchmark! {
+    static TOO_BIG = small,
+    title: "a data file larger than the server's volume, scripted",
+    run: RunSpec {
+        repeat: 1,
+        warmup: 0,
+        ..RunSpec::DEFAULT
+    },
+    cells: [cell("too_big", StorageSpec {
+        data_size: Some(mib(2048, "2GB")),
+        ..StorageSpec::DEFAULT
+    })],
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cell_larger_than_the_servers_volume_is_refused_before_create_database() {
+    let server = sql_server_2022();
+    server.on(
+        "sys.dm_os_volume_stats",
+        Reply::rows(
+            &["volume_mount_point", "available_bytes"],
+            vec![vec![
+                Value::Text("/var/opt/mssql/".into()),
+                Value::Int(1 << 30),
+            ]],
+        ),
+    );
+    let mut backend = scripted_backend(&server).await;
+    let ctx = context("mssql-space", Scale::smoke(), Volumes::default());
+    let result = run_benchmark(&TOO_BIG, None, &ctx, &mut backend)
+        .await
+        .unwrap();
+    match &result.cells[0].status {
+        CellStatus::Failed(why) => {
+            assert!(
+                why.starts_with("not enough space, nothing was created"),
+                "{why}"
+            );
+            assert!(
+                why.contains("on the server's volume /var/opt/mssql/ (data_1 2.0 GB, log"),
+                "{why}"
+            );
+            assert!(why.contains("but only 1.0 GB are free"), "{why}");
+        }
+        other => panic!("the cell was not refused: {other:?}"),
+    }
+    assert!(
+        server.calls_with("CREATE DATABASE").is_empty(),
+        "nothing was created"
+    );
+}

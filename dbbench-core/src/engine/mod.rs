@@ -123,17 +123,21 @@ impl Backend {
         }
     }
 
-    /// What `plan` will put on each directory before the body runs, with a fixture of
-    /// `fixture_rows` rows. Only the embedded engine knows its directories here; a PostgreSQL
-    /// cluster's and SQL Server's files are not checked yet.
-    pub fn space_needs(
-        &self,
+    /// The volumes on which `plan`'s files (with a fixture of `fixture_rows` rows) would not
+    /// fit, checked before anything is created: the embedded engine against this machine's
+    /// file systems, SQL Server against the server's view of its volumes
+    /// (`sys.dm_os_volume_stats`, where the login may read it). PostgreSQL is not checked yet.
+    pub async fn space_shortfalls(
+        &mut self,
         plan: &DatabasePlan,
         fixture_rows: u64,
-    ) -> Vec<crate::util::space::Need> {
+    ) -> Vec<crate::util::space::Shortfall> {
         match self {
-            Backend::Embedded(_) => embedded::space::needs(plan, fixture_rows),
-            Backend::Mssql(_) | Backend::Postgres(_) => Vec::new(),
+            Backend::Embedded(_) => {
+                crate::util::space::shortfalls(&embedded::space::needs(plan, fixture_rows))
+            }
+            Backend::Mssql(b) => b.space_shortfalls(plan).await,
+            Backend::Postgres(_) => Vec::new(),
         }
     }
 

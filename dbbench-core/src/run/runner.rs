@@ -70,36 +70,37 @@ pub async fn run_recorded(
     let declared: Vec<&str> = bench.cells.iter().map(|c| c.name).collect();
     recorder.benchmark_started(&bench.file_stem(), &header, &declared)?;
     let fixture_rows = header.run.fixture_rows;
-    let mut results: Vec<CellResult> = cells
-        .iter()
-        .map(|cell| {
-            let storage =
-                backend.floor_storage(&cell.storage.scaled(bench.run.scale_storage, &scale));
-            let plan = DatabasePlan {
-                name: database_name(bench, cell, 0),
-                storage,
-                volumes: volumes.clone(),
-                work_dir: ctx.work_dir.clone(),
-                scale: scale.clone(),
-            };
-            CellResult {
-                name: cell.name.to_string(),
-                config: cell
-                    .storage
-                    .describe()
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string(), v))
-                    .collect(),
-                effective: storage.effective_sizes(),
-                status: match precheck(bench, cell, backend, &storage) {
-                    CellStatus::Ok => space_check(bench, backend, &plan, fixture_rows, &scale),
-                    refused => refused,
-                },
-                runs: Vec::new(),
-                invocation: None,
+    let mut results: Vec<CellResult> = Vec::with_capacity(cells.len());
+    for cell in &cells {
+        let storage = backend.floor_storage(&cell.storage.scaled(bench.run.scale_storage, &scale));
+        let plan = DatabasePlan {
+            name: database_name(bench, cell, 0),
+            storage,
+            volumes: volumes.clone(),
+            work_dir: ctx.work_dir.clone(),
+            scale: scale.clone(),
+        };
+        let status = match precheck(bench, cell, backend, &storage) {
+            CellStatus::Ok => {
+                let short = backend.space_shortfalls(&plan, fixture_rows).await;
+                space_check(bench, &short, &scale)
             }
-        })
-        .collect();
+            refused => refused,
+        };
+        results.push(CellResult {
+            name: cell.name.to_string(),
+            config: cell
+                .storage
+                .describe()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            effective: storage.effective_sizes(),
+            status,
+            runs: Vec::new(),
+            invocation: None,
+        });
+    }
     let per_cell = bench.run.warmup + bench.run.repeat;
     for cell in &mut results {
         recorder.cell_started(cell)?;
@@ -316,12 +317,9 @@ fn precheck(
 /// the scale at which they would.
 fn space_check(
     bench: &BenchmarkSpec,
-    backend: &Backend,
-    plan: &DatabasePlan,
-    fixture_rows: u64,
+    short: &[crate::util::space::Shortfall],
     scale: &crate::model::scale::Scale,
 ) -> CellStatus {
-    let short = crate::util::space::shortfalls(&backend.space_needs(plan, fixture_rows));
     if short.is_empty() {
         return CellStatus::Ok;
     }
@@ -331,7 +329,7 @@ fn space_check(
             "try DBBENCH_SCALE={} (this run is at scale {}, factor {})",
             crate::util::space::show_factor(crate::util::space::scale_that_fits(
                 scale.factor,
-                &short
+                short
             )),
             scale.name,
             scale.factor

@@ -38,8 +38,8 @@ pub fn free_space(dir: &Path) -> Option<(u64, u64)> {
 /// One file system that is too small: what is needed on it, what is free.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shortfall {
-    /// A directory on it (the first need's).
-    pub dir: PathBuf,
+    /// Where, in words: "the file system of /data" or "the server's volume /var/opt/mssql/".
+    pub place: String,
     /// Everything the cell needs there.
     pub needed: u64,
     /// Its free bytes.
@@ -52,9 +52,9 @@ impl Shortfall {
     /// "needs 1 TB on the file system of /data (data files 1 TB, log 8 MB) but 37 GB are free".
     pub fn describe(&self) -> String {
         format!(
-            "needs {} on the file system of {} ({}) but only {} are free",
+            "needs {} on {} ({}) but only {} are free",
             format_bytes(self.needed),
-            self.dir.display(),
+            self.place,
             self.parts.join(", "),
             format_bytes(self.free)
         )
@@ -77,7 +77,7 @@ pub fn shortfalls(needs: &[Need]) -> Vec<Shortfall> {
             None => by_device.push((
                 dev,
                 Shortfall {
-                    dir: need.dir.clone(),
+                    place: format!("the file system of {}", need.dir.display()),
                     needed: need.bytes,
                     free,
                     parts: vec![part],
@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn the_scale_to_try_fits_with_room() {
         let short = [Shortfall {
-            dir: PathBuf::from("/"),
+            place: "the file system of /".into(),
             needed: 1000,
             free: 37,
             parts: Vec::new(),

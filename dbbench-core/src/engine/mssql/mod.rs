@@ -33,6 +33,7 @@ pub mod readback;
 pub mod routing;
 pub mod script;
 pub mod server;
+pub mod space;
 pub mod teardown;
 pub mod tsql;
 
