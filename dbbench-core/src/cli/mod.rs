@@ -381,3 +381,27 @@ fn run(
         Ok(all_ok)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_takes_resume() {
+        let args = Args::try_parse_from(["dbbench", "run", "--resume", "vlf"]).unwrap();
+        match args.command {
+            Some(Command::Run {
+                resume, filters, ..
+            }) => {
+                assert!(resume);
+                assert_eq!(filters, ["vlf"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        let args = Args::try_parse_from(["dbbench", "run"]).unwrap();
+        assert!(matches!(
+            args.command,
+            Some(Command::Run { resume: false, .. })
+        ));
+    }
+}

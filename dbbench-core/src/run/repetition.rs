@@ -18,8 +18,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// How long a body may take to return after its statements were cancelled, before it is
-/// abandoned.
-const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+/// abandoned: long enough for SQL Server's `KILL` from a new login, short for a body that waits
+/// on no statement at all.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Everything one repetition needs besides the backend.
 pub struct Repetition<'a> {
