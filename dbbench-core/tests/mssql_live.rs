@@ -325,3 +325,63 @@ async fn lifecycle_on_a_live_server() {
     }
     let _ = std::fs::remove_dir_all(&ctx.work_dir);
 }
+
+/// Waits far longer than its timeout: only a killed session ends it early.
+fn waiting(db: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async move {
+        db.execute("CREATE TABLE dbo.t (a int)").await?;
+        db.batch("WAITFOR DELAY '00:01:00'").await?;
+        Ok(())
+    })
+}
+
+static WAITING: BenchmarkSpec = BenchmarkSpec {
+    name: "waiting",
+    module_path: "mssql_live::waiting",
+    manifest_dir: env!("CARGO_MANIFEST_DIR"),
+    source_file: file!(),
+    title: "a statement longer than the timeout",
+    run: RunSpec {
+        repeat: 1,
+        warmup: 0,
+        fixture: FixtureKind::None,
+        timeout: Some(std::time::Duration::from_secs(1)),
+        ..RunSpec::DEFAULT
+    },
+    cells: &[CellSpec {
+        name: "default",
+        storage: StorageSpec::DEFAULT,
+        backends: &[],
+    }],
+    body: waiting,
+};
+
+/// A 1 s timeout ends a one-minute `WAITFOR` on a live server: the session is killed from a
+/// second connection, the cell fails with the timeout, and the database is dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_kills_the_session_on_a_live_server() {
+    if std::env::var(dbbench_core::__internals::mssql::ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .is_none()
+    {
+        say("skipped: DBBENCH_MSSQL not set");
+        return;
+    }
+    let mut backend = Backend::Mssql(Box::new(MssqlBackend::from_env().await.expect("connects")));
+    let ctx = context("mssql-live-timeout", Scale::smoke(), Volumes::default());
+    let started = std::time::Instant::now();
+    let result = run_benchmark(&WAITING, None, &ctx, &mut backend)
+        .await
+        .unwrap();
+    // The statement is named when the kill's login is quick enough for the body to report it.
+    match &result.cells[0].status {
+        CellStatus::Failed(why) => assert!(
+            why.starts_with("timed out after 1s in repetition 1"),
+            "{why}"
+        ),
+        other => panic!("the cell was not stopped: {other:?}"),
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let _ = std::fs::remove_dir_all(&ctx.work_dir);
+}

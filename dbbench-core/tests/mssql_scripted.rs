@@ -499,3 +499,112 @@ async fn routing_of_each_api() {
     assert!(err.contains("error 266"), "{err}");
     let _: MssqlConnection = MssqlConnection::scripted(server.clone(), settings);
 }
+
+/// Inserts forever: the scripted server answers at once, so only the timeout ends it.
+fn endless(db: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async move {
+        db.execute("CREATE TABLE dbo.t (a int)").await?;
+        loop {
+            db.execute("INSERT INTO dbo.t VALUES (1)").await?;
+            tokio::task::yield_now().await;
+        }
+    })
+}
+
+support::benchmark! {
+    static ENDLESS = endless,
+    title: "a body that never ends, scripted",
+    run: RunSpec {
+        repeat: 1,
+        warmup: 0,
+        timeout: Some(std::time::Duration::from_millis(500)),
+        ..RunSpec::DEFAULT
+    },
+    cells: [cell("default", StorageSpec::DEFAULT)],
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_kills_the_session_and_still_tears_down() {
+    let server = sql_server_2022();
+    server.on("@@SPID", Reply::rows(&["spid"], vec![vec![Value::Int(61)]]));
+    let mut backend = scripted_backend(&server).await;
+    let ctx = context("mssql-timeout", Scale::smoke(), Volumes::default());
+    let result = run_benchmark(&ENDLESS, None, &ctx, &mut backend)
+        .await
+        .unwrap();
+    assert_eq!(
+        result.cells[0].status,
+        CellStatus::Failed(
+            "timed out after 500ms in repetition 1 (statement: INSERT INTO dbo.t VALUES (1))"
+                .into()
+        )
+    );
+    // The kill goes from its own thread and connection; wait for it to be recorded.
+    let started = std::time::Instant::now();
+    while server.calls_with("KILL").is_empty() && started.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let kills: Vec<String> = server
+        .calls_with("KILL")
+        .into_iter()
+        .map(|c| c.sql)
+        .collect();
+    assert_eq!(kills, vec!["KILL 61".to_string()]);
+    assert!(
+        !server.calls_with("DROP DATABASE").is_empty(),
+        "teardown ran"
+    );
+    assert!(server.databases().is_empty(), "the database was dropped");
+}
+
+support::benchmark! {
+    static TOO_BIG = small,
+    title: "a data file larger than the server's volume, scripted",
+    run: RunSpec {
+        repeat: 1,
+        warmup: 0,
+        ..RunSpec::DEFAULT
+    },
+    cells: [cell("too_big", StorageSpec {
+        data_size: Some(mib(2048, "2GB")),
+        ..StorageSpec::DEFAULT
+    })],
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cell_larger_than_the_servers_volume_is_refused_before_create_database() {
+    let server = sql_server_2022();
+    server.on(
+        "sys.dm_os_volume_stats",
+        Reply::rows(
+            &["volume_mount_point", "available_bytes"],
+            vec![vec![
+                Value::Text("/var/opt/mssql/".into()),
+                Value::Int(1 << 30),
+            ]],
+        ),
+    );
+    let mut backend = scripted_backend(&server).await;
+    let ctx = context("mssql-space", Scale::smoke(), Volumes::default());
+    let result = run_benchmark(&TOO_BIG, None, &ctx, &mut backend)
+        .await
+        .unwrap();
+    match &result.cells[0].status {
+        CellStatus::Failed(why) => {
+            assert!(
+                why.starts_with("not enough space, nothing was created"),
+                "{why}"
+            );
+            assert!(
+                why.contains("on the server's volume /var/opt/mssql/ (data_1 2.0 GB, log"),
+                "{why}"
+            );
+            assert!(why.contains("but only 1.0 GB are free"), "{why}");
+        }
+        other => panic!("the cell was not refused: {other:?}"),
+    }
+    assert!(
+        server.calls_with("CREATE DATABASE").is_empty(),
+        "nothing was created"
+    );
+}

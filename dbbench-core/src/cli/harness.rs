@@ -69,6 +69,7 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
     if !selected.contains(&cell) {
         selected = vec![cell];
     }
+    crate::util::signals::install();
     let mut ctx = RunContext::from_env(bench.manifest_dir, Scale::smoke())?;
     // `cargo test` runs keep their results apart from the main job's (`target/dbbench/tests/`),
     // so running the tests never overwrites the default-scale results and report.
@@ -120,13 +121,22 @@ fn process_invocation(
     backend: &Backend,
     manifest_dir: &str,
 ) -> Result<Invocation> {
-    static STARTED: Mutex<Vec<(std::path::PathBuf, i64)>> = Mutex::new(Vec::new());
+    static STARTED: Mutex<Vec<(std::path::PathBuf, i64, bool)>> = Mutex::new(Vec::new());
     let mut started = STARTED.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, id)) = started.iter().find(|(dir, _)| *dir == ctx.work_dir) {
-        return Invocation::resume(&ctx.work_dir, *id);
+    if let Some((_, id, resuming)) = started.iter().find(|(dir, ..)| *dir == ctx.work_dir) {
+        return Ok(Invocation {
+            resuming: *resuming,
+            ..Invocation::resume(&ctx.work_dir, *id)?
+        });
     }
-    let invocation = Invocation::start(ctx, backend, manifest_dir)?;
-    started.push((ctx.work_dir.clone(), invocation.id));
+    // `DBBENCH_RESUME=1 cargo test` continues the newest interrupted invocation.
+    let resume = std::env::var("DBBENCH_RESUME").is_ok_and(|v| !v.is_empty() && v != "0");
+    let invocation = if resume {
+        Invocation::resume_interrupted(&ctx.work_dir)?
+    } else {
+        Invocation::start(ctx, backend, manifest_dir)?
+    };
+    started.push((ctx.work_dir.clone(), invocation.id, invocation.resuming));
     Ok(invocation)
 }
 

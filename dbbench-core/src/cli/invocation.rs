@@ -4,7 +4,7 @@
 //! which the outputs are then made from.
 
 use crate::engine::Backend;
-use crate::model::error::Result;
+use crate::model::error::{Error, Result};
 use crate::model::results::{BenchmarkResult, CellStatus};
 use crate::output::store::{InvocationStart, InvocationStatus, Store};
 use crate::run::context::RunContext;
@@ -18,6 +18,9 @@ pub struct Invocation {
     pub store: Store,
     /// The invocation's id in it.
     pub id: i64,
+    /// Continuing an interrupted invocation (`--resume`, `DBBENCH_RESUME=1`): repetitions it
+    /// kept are not run again.
+    pub resuming: bool,
 }
 
 /// What running one benchmark produced.
@@ -45,7 +48,33 @@ impl Invocation {
                 .ok()
                 .filter(|k| !k.is_empty()),
         })?;
-        Ok(Invocation { store, id })
+        Ok(Invocation {
+            store,
+            id,
+            resuming: false,
+        })
+    }
+
+    /// Continues the newest interrupted invocation of the store in `work_dir`: it is marked
+    /// running again, and its benchmarks run only the repetitions it did not finish.
+    pub fn resume_interrupted(work_dir: &std::path::Path) -> Result<Invocation> {
+        let store = Store::open(work_dir)?;
+        let id = store.newest_interrupted()?.ok_or_else(|| {
+            Error::Config(format!(
+                "nothing to resume: `{}` has no interrupted invocation",
+                store.path().display()
+            ))
+        })?;
+        store.reopen(id)?;
+        crate::util::console::say(&format!(
+            "dbbench › resuming interrupted invocation {id} of {}",
+            store.path().display()
+        ));
+        Ok(Invocation {
+            store,
+            id,
+            resuming: true,
+        })
     }
 
     /// Continues invocation `id` of the store in `work_dir` (a later benchmark of the same
@@ -54,6 +83,7 @@ impl Invocation {
         Ok(Invocation {
             store: Store::open(work_dir)?,
             id,
+            resuming: false,
         })
     }
 
@@ -67,11 +97,29 @@ impl Invocation {
         backend: &mut Backend,
     ) -> Result<Ran> {
         let outcome = {
-            let mut recorder = self.store.recorder(self.id);
+            let mut recorder = if self.resuming {
+                self.store.resuming_recorder(self.id)
+            } else {
+                self.store.recorder(self.id)
+            };
             run_recorded(bench, Some(selected), ctx, backend, &mut recorder).await
         };
         let fresh = match outcome {
             Ok(fresh) => fresh,
+            Err(Error::Interrupted { signal, detail }) => {
+                self.store
+                    .finish(self.id, InvocationStatus::Interrupted, Some(&detail))?;
+                return Err(Error::Interrupted {
+                    signal,
+                    detail: format!(
+                        "{detail} ({}, invocation {} in {}); continue it with `run --resume` \
+                         (suite binary, `dbbench`) or `DBBENCH_RESUME=1 cargo test`",
+                        bench.test_path(),
+                        self.id,
+                        self.store.path().display()
+                    ),
+                });
+            }
             Err(e) => {
                 self.store
                     .finish(self.id, InvocationStatus::Failed, Some(&e.to_string()))?;

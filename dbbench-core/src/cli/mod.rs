@@ -47,6 +47,10 @@ enum Command {
         /// Save this invocation as the baseline NAME when it completes.
         #[arg(long, value_name = "NAME")]
         save_baseline: Option<String>,
+        /// Continue the newest interrupted invocation of the work dir's store: its finished
+        /// repetitions are kept and only the missing ones run.
+        #[arg(long)]
+        resume: bool,
     },
     /// List the benchmarks and their cells.
     List,
@@ -105,6 +109,10 @@ pub fn main(benchmarks: &[&'static BenchmarkSpec]) -> ExitCode {
     match execute(benchmarks, args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
+        Err(e @ Error::Interrupted { .. }) => {
+            eprintln!("dbbench: {e}");
+            ExitCode::from(crate::util::signals::EXIT_INTERRUPTED as u8)
+        }
         Err(e) => {
             eprintln!("dbbench: {e}");
             ExitCode::from(2)
@@ -121,18 +129,21 @@ fn execute(benchmarks: &[&'static BenchmarkSpec], args: Args) -> Result<bool> {
         filters: Vec::new(),
         scale: None,
         save_baseline: None,
+        resume: false,
     }) {
         Command::List => list(benchmarks),
         Command::Run {
             filters,
             scale,
             save_baseline,
+            resume,
         } => run(
             benchmarks,
             &filters,
             scale.as_deref(),
             work_dir,
             save_baseline,
+            resume,
         ),
         Command::Report => {
             if store_file(&work_dir).exists() {
@@ -291,8 +302,10 @@ fn run(
     scale: Option<&str>,
     work_dir: PathBuf,
     save_baseline: Option<String>,
+    resume: bool,
 ) -> Result<bool> {
     let _guard = exclusive();
+    crate::util::signals::install();
     let Some(first) = benchmarks.first() else {
         return Err(no_benchmarks());
     };
@@ -310,7 +323,11 @@ fn run(
         .map_err(|e| Error::msg(format!("cannot start the tokio runtime: {e}")))?;
     runtime.block_on(async {
         let mut backend = Backend::from_env().await?;
-        let invocation = Invocation::start(&ctx, &backend, first.manifest_dir)?;
+        let invocation = if resume {
+            Invocation::resume_interrupted(&ctx.work_dir)?
+        } else {
+            Invocation::start(&ctx, &backend, first.manifest_dir)?
+        };
         let mut all_ok = true;
         println!(
             "dbbench: {} benchmark(s) on the {} backend at scale {}; results in {}",
@@ -363,4 +380,28 @@ fn run(
         }
         Ok(all_ok)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_takes_resume() {
+        let args = Args::try_parse_from(["dbbench", "run", "--resume", "vlf"]).unwrap();
+        match args.command {
+            Some(Command::Run {
+                resume, filters, ..
+            }) => {
+                assert!(resume);
+                assert_eq!(filters, ["vlf"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        let args = Args::try_parse_from(["dbbench", "run"]).unwrap();
+        assert!(matches!(
+            args.command,
+            Some(Command::Run { resume: false, .. })
+        ));
+    }
 }

@@ -113,6 +113,34 @@ impl Backend {
         }
     }
 
+    /// Removes what earlier dbbench processes of this host left under `work_dir` and whose owner
+    /// is gone; one line per removal, for the console. (PostgreSQL's managed clusters are swept
+    /// when the cluster starts; SQL Server databases are claimed by name when created.)
+    pub fn sweep_stale(&self, work_dir: &std::path::Path) -> Vec<String> {
+        match self {
+            Backend::Embedded(_) => embedded::stale::sweep(work_dir),
+            Backend::Mssql(_) | Backend::Postgres(_) => Vec::new(),
+        }
+    }
+
+    /// The volumes on which `plan`'s files (with a fixture of `fixture_rows` rows) would not
+    /// fit, checked before anything is created: the embedded engine against this machine's
+    /// file systems, SQL Server against the server's view of its volumes
+    /// (`sys.dm_os_volume_stats`, where the login may read it). PostgreSQL is not checked yet.
+    pub async fn space_shortfalls(
+        &mut self,
+        plan: &DatabasePlan,
+        fixture_rows: u64,
+    ) -> Vec<crate::util::space::Shortfall> {
+        match self {
+            Backend::Embedded(_) => {
+                crate::util::space::shortfalls(&embedded::space::needs(plan, fixture_rows))
+            }
+            Backend::Mssql(b) => b.space_shortfalls(plan).await,
+            Backend::Postgres(_) => Vec::new(),
+        }
+    }
+
     /// Creates the database in the configuration of `plan`; the fixture is not loaded yet.
     pub async fn create(&mut self, plan: &DatabasePlan) -> Result<Database> {
         match self {
@@ -158,6 +186,16 @@ impl Database {
             Database::Embedded(_) => &embedded::PROFILE,
             Database::Mssql(_) => &mssql::PROFILE,
             Database::Postgres(_) => &postgres::PROFILE,
+        }
+    }
+
+    /// The switch that stops every statement of this database's connections (the timeout
+    /// watchdog and the signal handler fire it).
+    pub fn cancel(&self) -> &std::sync::Arc<crate::util::cancel::Cancel> {
+        match self {
+            Database::Embedded(d) => d.cancel(),
+            Database::Mssql(d) => d.cancel(),
+            Database::Postgres(d) => d.cancel(),
         }
     }
 

@@ -45,7 +45,12 @@ pub struct DriverSql {
     pub warm_up: &'static str,
 }
 
-/// The kind of errors every engine shares: a dbbench timeout.
+/// The kind of errors every engine shares: a dbbench timeout or a cancelled statement, which
+/// are never retried (the run is stopping).
 pub fn common_kind(error: &Error) -> Option<ErrorKind> {
-    matches!(error, Error::Timeout(_)).then_some(ErrorKind::Timeout)
+    matches!(
+        error,
+        Error::Timeout { .. } | Error::Cancelled { .. } | Error::Interrupted { .. }
+    )
+    .then_some(ErrorKind::Timeout)
 }

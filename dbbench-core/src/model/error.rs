@@ -58,9 +58,31 @@ pub enum Error {
         /// Its growth setting.
         growth: String,
     },
-    /// The benchmark body exceeded its `timeout`.
-    #[error("the benchmark body did not finish within its timeout of {0:?}")]
-    Timeout(std::time::Duration),
+    /// The benchmark body exceeded its `timeout` and was stopped.
+    #[error("timed out after {} in repetition {repetition}{}", show_duration(*limit), in_flight(statement))]
+    Timeout {
+        /// The cell's limit.
+        limit: std::time::Duration,
+        /// Which repetition (from 1, warm-ups included).
+        repetition: u32,
+        /// The statement that was running when the limit passed, if one was.
+        statement: Option<String>,
+    },
+    /// A signal (Ctrl-C, SIGTERM) stopped the run; `detail` says what was kept.
+    #[error("interrupted by {signal}: {detail}")]
+    Interrupted {
+        /// The signal's name (`SIGINT`).
+        signal: &'static str,
+        /// What the run kept and how to continue it.
+        detail: String,
+    },
+    /// A statement was refused or stopped because its database's run was cancelled (a timeout
+    /// or a signal); the repetition turns it into [`Error::Timeout`] or [`Error::Interrupted`].
+    #[error("cancelled (statement: {statement})")]
+    Cancelled {
+        /// The statement, shortened to its first line.
+        statement: String,
+    },
     /// The benchmark body panicked.
     #[error("the benchmark body panicked: {0}")]
     Panic(String),
@@ -87,6 +109,25 @@ impl Error {
     /// An error described in words.
     pub fn msg(message: impl Into<String>) -> Self {
         Error::Other(message.into())
+    }
+}
+
+/// `500ms`, `2s`, `1.5s`: how a duration is written in `#[db_bench(timeout = …)]`.
+pub fn show_duration(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 || !ms.is_multiple_of(100) {
+        format!("{ms}ms")
+    } else if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{}s", ms as f64 / 1000.0)
+    }
+}
+
+fn in_flight(statement: &Option<String>) -> String {
+    match statement {
+        Some(s) => format!(" (statement: {s})"),
+        None => String::new(),
     }
 }
 

@@ -1,7 +1,9 @@
 //! What the runner tells whoever keeps its results, as it goes: the benchmark's header, each
 //! cell's start, each repetition as soon as it finishes (with when its window was open) and each
 //! cell's outcome. The results store implements it, so a repetition, once measured, is kept even
-//! if the run stops later; the runner itself writes nothing.
+//! if the run stops later; the runner itself writes nothing. When an interrupted invocation is
+//! resumed, the recorder also tells the runner which repetitions it kept ([`Recorder::kept`]), so
+//! only the missing ones run.
 
 use crate::model::error::Result;
 use crate::model::results::{BenchmarkResult, CellResult, CellStatus, RunResult, WindowTimes};
@@ -32,6 +34,13 @@ pub trait Recorder {
 
     /// `cell` has no more repetitions to run; this is its outcome.
     fn cell_finished(&mut self, cell: &str, status: &CellStatus) -> Result<()>;
+
+    /// The repetitions of `cell` already measured and kept for this run (asked after
+    /// [`Recorder::cell_started`]): a resumed invocation's finished repetitions, which the
+    /// runner does not run again. None for a new run.
+    fn kept(&mut self, _cell: &str) -> Result<Vec<RunResult>> {
+        Ok(Vec::new())
+    }
 }
 
 /// A recorder that keeps nothing, for runs whose caller only wants the returned results.

@@ -1,5 +1,10 @@
 //! One repetition of one cell: create the database, load the fixture, open the measured window,
 //! run the body, close the window, tear down. Teardown runs whatever the body did.
+//!
+//! The body runs under the database's stop switch: a watchdog thread fires it when the cell's
+//! `timeout` passes, the signal handler on Ctrl-C or SIGTERM; either stops the statement in
+//! flight on every connection, the body fails, and the error says why and where
+//! ("timed out after 500ms in repetition 2 (statement: …)").
 
 use crate::engine::{Backend, Database, DatabasePlan};
 use crate::model::error::{Error, Result};
@@ -7,9 +12,15 @@ use crate::model::results::{RunResult, WindowTimes};
 use crate::model::scale::Scale;
 use crate::run::session::Session;
 use crate::run::spec::{BenchmarkSpec, CellSpec};
+use crate::util::cancel::{Cancel, Stop, Watchdog};
 use crate::util::unwind::CatchUnwind;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// How long a body may take to return after its statements were cancelled, before it is
+/// abandoned: long enough for SQL Server's `KILL` from a new login, short for a body that waits
+/// on no statement at all.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Everything one repetition needs besides the backend.
 pub struct Repetition<'a> {
@@ -21,6 +32,8 @@ pub struct Repetition<'a> {
     pub plan: DatabasePlan,
     /// The data scale.
     pub scale: &'a Scale,
+    /// Which repetition of the cell this is, from 1 (warm-ups included).
+    pub number: u32,
 }
 
 /// Runs one repetition and returns its measurements and when its window was open; the database
@@ -33,7 +46,10 @@ pub async fn run_repetition(
     rep: Repetition<'_>,
 ) -> Result<(RunResult, WindowTimes)> {
     let database = Arc::new(backend.create(&rep.plan).await?);
-    let outcome = measure(&database, &rep).await;
+    let cancel = database.cancel().clone();
+    let outcome = measure(&database, &rep)
+        .await
+        .map_err(|e| stopped(&cancel, e, rep.number));
     let teardown = match Arc::try_unwrap(database) {
         Ok(database) => database.drop_database().await,
         Err(_) => Err(Error::msg(
@@ -71,10 +87,31 @@ async fn measure(
     let window_start = WindowTimes::now_ns();
     let body = CatchUnwind::new((rep.bench.body)(&mut session));
     let outcome = match rep.bench.run.timeout {
-        Some(limit) => match tokio::time::timeout(limit, body).await {
-            Ok(outcome) => outcome,
-            Err(_) => Ok(Err(Error::Timeout(limit))),
-        },
+        Some(limit) => {
+            // The watchdog stops blocking statements (the embedded engine's); the async timer
+            // stops a body that waits on something else.
+            let watchdog = Watchdog::start(limit, database.cancel().clone());
+            let mut body = std::pin::pin!(body);
+            let outcome = match tokio::time::timeout(limit, &mut body).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    // Fired here (the timer may beat the watchdog thread); the body then gets
+                    // its cancelled statement's error, which names the statement, unless it
+                    // waits on something that is no statement.
+                    database.cancel().fire(Stop::Timeout(limit));
+                    match tokio::time::timeout(CANCEL_GRACE, &mut body).await {
+                        Ok(outcome) => outcome,
+                        Err(_) => Ok(Err(Error::Timeout {
+                            limit,
+                            repetition: rep.number,
+                            statement: None,
+                        })),
+                    }
+                }
+            };
+            watchdog.stop();
+            outcome
+        }
         None => body.await,
     };
     let elapsed = started.elapsed();
@@ -103,4 +140,76 @@ async fn measure(
         end_unix_ns: WindowTimes::now_ns(),
     };
     Ok((run, window))
+}
+
+/// The error of a repetition whose database's switch was fired: why it stopped (timeout or
+/// signal) and the statement that was running, instead of the backend's "interrupted".
+fn stopped(cancel: &Cancel, error: Error, number: u32) -> Error {
+    let statement = statement_of(&error);
+    match cancel.fired() {
+        Some(Stop::Timeout(limit)) => Error::Timeout {
+            limit,
+            repetition: number,
+            statement,
+        },
+        Some(Stop::Signal(signal)) => Error::Interrupted {
+            signal,
+            detail: match statement {
+                Some(s) => format!("in repetition {number} (statement: {s})"),
+                None => format!("in repetition {number}"),
+            },
+        },
+        None => error,
+    }
+}
+
+/// The cancelled statement named in `error`, also when a driver worker wrapped it in its own
+/// message.
+fn statement_of(error: &Error) -> Option<String> {
+    match error {
+        Error::Cancelled { statement } => Some(statement.clone()),
+        Error::Timeout { statement, .. } => statement.clone(),
+        other => {
+            let text = other.to_string();
+            let start = text.find("cancelled (statement: ")? + "cancelled (statement: ".len();
+            let end = text[start..].rfind(')')? + start;
+            Some(text[start..end].to_string())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_fired_switch_names_the_reason_and_the_statement() {
+        let cancel = Cancel::new();
+        let cancelled = || Error::Cancelled {
+            statement: "WITH RECURSIVE r(n)".into(),
+        };
+        assert!(matches!(
+            stopped(&cancel, cancelled(), 2),
+            Error::Cancelled { .. }
+        ));
+        cancel.fire(Stop::Timeout(Duration::from_millis(500)));
+        assert_eq!(
+            stopped(&cancel, cancelled(), 2).to_string(),
+            "timed out after 500ms in repetition 2 (statement: WITH RECURSIVE r(n))"
+        );
+        let wrapped = Error::msg(
+            "transaction 3 failed (timeout) after 0 retries: cancelled (statement: INSERT x)",
+        );
+        assert_eq!(
+            stopped(&cancel, wrapped, 1).to_string(),
+            "timed out after 500ms in repetition 1 (statement: INSERT x)"
+        );
+        let signalled = Cancel::new();
+        signalled.fire(Stop::Signal("SIGINT"));
+        assert_eq!(
+            stopped(&signalled, cancelled(), 3).to_string(),
+            "interrupted by SIGINT: in repetition 3 (statement: WITH RECURSIVE r(n))"
+        );
+    }
 }

@@ -47,6 +47,9 @@ pub async fn run_recorded(
         .filter(|c| selected.is_none_or(|s| s.contains(&c.name)))
         .collect();
     let scale = ctx.scale.for_benchmark(&bench.run);
+    for line in backend.sweep_stale(&ctx.work_dir) {
+        crate::util::console::say(&format!("dbbench › {line}"));
+    }
     let mut backend_info = backend.info().await?;
     let volumes = if backend.profile().defaults_unbound_volumes {
         let (volumes, defaulted) = default_volumes(&cells, ctx)?;
@@ -66,34 +69,55 @@ pub async fn run_recorded(
     let mut header = header(bench, ctx, &scale, backend_info, started_at_unix_s);
     let declared: Vec<&str> = bench.cells.iter().map(|c| c.name).collect();
     recorder.benchmark_started(&bench.file_stem(), &header, &declared)?;
-    let mut results: Vec<CellResult> = cells
-        .iter()
-        .map(|cell| {
-            let storage =
-                backend.floor_storage(&cell.storage.scaled(bench.run.scale_storage, &scale));
-            CellResult {
-                name: cell.name.to_string(),
-                config: cell
-                    .storage
-                    .describe()
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string(), v))
-                    .collect(),
-                effective: storage.effective_sizes(),
-                status: precheck(bench, cell, backend, &storage),
-                runs: Vec::new(),
-                invocation: None,
+    let fixture_rows = header.run.fixture_rows;
+    let mut results: Vec<CellResult> = Vec::with_capacity(cells.len());
+    for cell in &cells {
+        let storage = backend.floor_storage(&cell.storage.scaled(bench.run.scale_storage, &scale));
+        let plan = DatabasePlan {
+            name: database_name(bench, cell, 0),
+            storage,
+            volumes: volumes.clone(),
+            work_dir: ctx.work_dir.clone(),
+            scale: scale.clone(),
+        };
+        let status = match precheck(bench, cell, backend, &storage) {
+            CellStatus::Ok => {
+                let short = backend.space_shortfalls(&plan, fixture_rows).await;
+                space_check(bench, &short, &scale)
             }
-        })
-        .collect();
-    for cell in &results {
+            refused => refused,
+        };
+        results.push(CellResult {
+            name: cell.name.to_string(),
+            config: cell
+                .storage
+                .describe()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            effective: storage.effective_sizes(),
+            status,
+            runs: Vec::new(),
+            invocation: None,
+        });
+    }
+    let per_cell = bench.run.warmup + bench.run.repeat;
+    for cell in &mut results {
         recorder.cell_started(cell)?;
         if cell.status != CellStatus::Ok {
             recorder.cell_finished(&cell.name, &cell.status)?;
+            continue;
+        }
+        // A resumed invocation's finished repetitions are kept and not run again.
+        cell.runs = recorder.kept(&cell.name)?;
+        if cell.runs.len() == per_cell as usize {
+            recorder.cell_finished(&cell.name, &CellStatus::Ok)?;
         }
     }
+    let is_kept = |results: &[CellResult], index: usize, rep: u32| {
+        results[index].runs.iter().any(|r| r.index == rep)
+    };
 
-    let per_cell = bench.run.warmup + bench.run.repeat;
     let order: Vec<(usize, u32)> = match bench.run.order {
         Order::Interleaved => (0..per_cell)
             .flat_map(|rep| (0..cells.len()).map(move |c| (c, rep)))
@@ -102,10 +126,20 @@ pub async fn run_recorded(
             .flat_map(|c| (0..per_cell).map(move |rep| (c, rep)))
             .collect(),
     };
+    let order: Vec<(usize, u32)> = order
+        .into_iter()
+        .filter(|&(index, rep)| !is_kept(&results, index, rep))
+        .collect();
     crate::util::progress::start(&bench.test_path(), order.len());
+    let mut interrupted = None;
     for (sequence, &(index, rep)) in order.iter().enumerate() {
         if results[index].status != CellStatus::Ok {
             continue;
+        }
+        // After Ctrl-C or SIGTERM nothing new starts.
+        if let Some(signal) = crate::util::signals::received() {
+            interrupted = Some(signal);
+            break;
         }
         // Cells that failed drop their remaining repetitions, so count what will still run.
         let remaining = order[sequence..]
@@ -134,6 +168,7 @@ pub async fn run_recorded(
             cell,
             plan,
             scale: &scale,
+            number: rep + 1,
         };
         let lock = machine_lock::acquire(&format!("{}::{}", bench.test_path(), cell.name))?;
         let outcome = run_repetition(backend, repetition).await;
@@ -145,6 +180,11 @@ pub async fn run_recorded(
                 run.warmup = rep < bench.run.warmup;
                 recorder.repetition_finished(cell.name, &run, window)?;
                 results[index].runs.push(run);
+            }
+            Err(Error::Interrupted { signal, .. }) => {
+                // Not the cell's failure: it keeps its finished repetitions and stays unfinished.
+                interrupted = Some(signal);
+                break;
             }
             Err(e) => {
                 results[index].status = CellStatus::Failed(e.to_string());
@@ -158,8 +198,27 @@ pub async fn run_recorded(
         crate::util::progress::repetition_finished();
     }
     crate::util::progress::finished();
+    if let Some(signal) = interrupted {
+        return Err(Error::Interrupted {
+            signal,
+            detail: kept(&results, per_cell),
+        });
+    }
     header.cells = results;
     Ok(header)
+}
+
+/// What an interrupted run kept: "kept 2 of 4 repetitions of `a`, 1 of 4 repetitions of `b`".
+fn kept(results: &[CellResult], per_cell: u32) -> String {
+    let counts: Vec<String> = results
+        .iter()
+        .filter(|c| c.status == CellStatus::Ok)
+        .map(|c| format!("{} of {per_cell} repetitions of `{}`", c.runs.len(), c.name))
+        .collect();
+    if counts.is_empty() {
+        return "no repetition had finished".to_string();
+    }
+    format!("kept {}", counts.join(", "))
 }
 
 /// The benchmark's header: everything of its results but the cells.
@@ -252,6 +311,38 @@ fn precheck(
         Ok(()) => CellStatus::Ok,
         Err(e) => CellStatus::Failed(e.to_string()),
     }
+}
+
+/// `Ok`, or the cell refused because its files would not fit on their volumes: both numbers, and
+/// the scale at which they would.
+fn space_check(
+    bench: &BenchmarkSpec,
+    short: &[crate::util::space::Shortfall],
+    scale: &crate::model::scale::Scale,
+) -> CellStatus {
+    if short.is_empty() {
+        return CellStatus::Ok;
+    }
+    let what: Vec<String> = short.iter().map(|s| s.describe()).collect();
+    let remedy = if bench.run.scale_storage {
+        format!(
+            "try DBBENCH_SCALE={} (this run is at scale {}, factor {})",
+            crate::util::space::show_factor(crate::util::space::scale_that_fits(
+                scale.factor,
+                short
+            )),
+            scale.name,
+            scale.factor
+        )
+    } else {
+        "its sizes do not follow the scale (scale_storage is off): lower them, or bind the \
+         volumes to larger disks in DBBENCH_VOLUMES"
+            .to_string()
+    };
+    CellStatus::Failed(format!(
+        "not enough space, nothing was created: the cell {}; {remedy}",
+        what.join("; ")
+    ))
 }
 
 /// `dbbench_<module>_<bench>_<cell>_r<rep>_<pid>`, with every character outside `[a-z0-9_]`

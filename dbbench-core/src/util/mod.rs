@@ -1,16 +1,22 @@
 //! Layer 2, **util**: helpers with no knowledge of engines or runs: the console (lines past the
 //! test harness's capture, and the progress line), every path dbbench writes under its work dir,
 //! files written with their directory, text grids, calendar dates, deterministic random numbers,
-//! and catching a panic inside a future.
+//! catching a panic inside a future, stopping
+//! statements from outside them (`cancel`: timeouts and signals), the signal handlers, and who owns
+//! what dbbench created (`owner`: host, PID, start time), and free space before work (`space`).
 //!
 //! May import: `model`.
 
 pub mod calendar;
+pub mod cancel;
 pub mod console;
 pub mod fs;
 pub mod grid;
 pub mod machine_lock;
+pub mod owner;
 pub mod paths;
 pub mod progress;
 pub mod rng;
+pub mod signals;
+pub mod space;
 pub mod unwind;

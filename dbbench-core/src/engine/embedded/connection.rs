@@ -9,6 +9,8 @@ use std::sync::Arc;
 pub struct EmbeddedConnection {
     pub(crate) conn: rusqlite::Connection,
     storage: Option<crate::engine::embedded::storage::StorageErrors>,
+    /// The database's stop switch, for connections a body uses.
+    pub(crate) cancel: Option<Arc<crate::util::cancel::Cancel>>,
 }
 
 struct Param<'a>(&'a Value);
@@ -32,6 +34,7 @@ impl EmbeddedConnection {
         EmbeddedConnection {
             conn,
             storage: None,
+            cancel: None,
         }
     }
 
@@ -41,6 +44,14 @@ impl EmbeddedConnection {
         storage: crate::engine::embedded::storage::StorageErrors,
     ) -> Self {
         self.storage = Some(storage);
+        self
+    }
+
+    /// Registers the connection with `cancel`: firing it interrupts the statement in flight.
+    pub(crate) fn with_cancel(mut self, cancel: Arc<crate::util::cancel::Cancel>) -> Self {
+        let handle = self.conn.get_interrupt_handle();
+        cancel.register(move || handle.interrupt());
+        self.cancel = Some(cancel);
         self
     }
 

@@ -30,6 +30,8 @@
 //! stalls, flushes, growth events with bytes and durations, zero-fill bytes, sizes).
 
 mod connection;
+pub mod space;
+pub mod stale;
 pub mod storage;
 
 pub use connection::EmbeddedConnection;
@@ -131,6 +133,7 @@ impl EmbeddedBackend {
             autocheckpoint,
             window_open: AtomicBool::new(false),
             layout: Some(layout),
+            cancel: crate::util::cancel::Cancel::new(),
         })
     }
 }
@@ -150,7 +153,10 @@ fn claim_directory(dir: &Path) -> Result<()> {
     let marker = dir.join(OWNER_MARKER);
     std::fs::write(
         &marker,
-        format!("created by dbbench, pid {}\n", std::process::id()),
+        format!(
+            "created by dbbench\n{}",
+            crate::util::owner::Owner::this().lines()
+        ),
     )
     .map_err(|e| Error::io("cannot write ownership marker", &marker, e))
 }
@@ -179,9 +185,15 @@ pub struct EmbeddedDatabase {
     autocheckpoint: u32,
     window_open: AtomicBool,
     layout: Option<crate::engine::embedded::storage::Layout>,
+    cancel: std::sync::Arc<crate::util::cancel::Cancel>,
 }
 
 impl EmbeddedDatabase {
+    /// The switch that stops every connection of this database.
+    pub fn cancel(&self) -> &std::sync::Arc<crate::util::cancel::Cancel> {
+        &self.cancel
+    }
+
     /// The main database file's path (the name SQLite opens).
     pub fn path(&self) -> &Path {
         &self.path
@@ -205,7 +217,9 @@ impl EmbeddedDatabase {
             ))
         };
         setup().map_err(|e| layout.explain(e))?;
-        Ok(EmbeddedConnection::new(conn).with_storage(layout.errors()))
+        Ok(EmbeddedConnection::new(conn)
+            .with_storage(layout.errors())
+            .with_cancel(self.cancel.clone()))
     }
 
     fn layout(&self) -> Result<&crate::engine::embedded::storage::Layout> {
@@ -358,7 +372,9 @@ mod profile_tests {
         // SQLITE_BUSY_SNAPSHOT is an extended busy code.
         assert_eq!(kind(&sqlite(517)), ErrorKind::Busy);
         assert_eq!(kind(&sqlite(rusqlite::ffi::SQLITE_FULL)), ErrorKind::Other);
-        let timeout = Error::Timeout(std::time::Duration::from_secs(1));
+        let timeout = Error::Cancelled {
+            statement: "SELECT 1".into(),
+        };
         assert_eq!(kind(&timeout), ErrorKind::Timeout);
         assert_eq!(kind(&Error::msg("x")), ErrorKind::Other);
     }

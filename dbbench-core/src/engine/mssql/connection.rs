@@ -30,6 +30,8 @@ enum Link {
 pub struct MssqlConnection {
     link: Link,
     settings: ConnectSettings,
+    /// The database's stop switch, for connections a body uses.
+    pub(crate) cancel: Option<Arc<crate::util::cancel::Cancel>>,
 }
 
 impl std::fmt::Debug for MssqlConnection {
@@ -43,6 +45,7 @@ impl MssqlConnection {
         MssqlConnection {
             link: Link::Tds(Box::new(client)),
             settings,
+            cancel: None,
         }
     }
 
@@ -51,6 +54,7 @@ impl MssqlConnection {
         MssqlConnection {
             link: Link::Scripted(server),
             settings,
+            cancel: None,
         }
     }
 

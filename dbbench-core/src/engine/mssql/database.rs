@@ -43,6 +43,7 @@ pub struct MssqlDatabase {
     pub(super) window: Mutex<Option<Window>>,
     pub(super) counts: BTreeMap<String, i64>,
     pub(super) unavailable: BTreeMap<String, String>,
+    pub(super) cancel: std::sync::Arc<crate::util::cancel::Cancel>,
 }
 
 impl std::fmt::Debug for MssqlDatabase {
@@ -66,9 +67,16 @@ impl MssqlDatabase {
         &self.files
     }
 
-    /// Opens another connection to this database.
+    /// The switch that stops every connection of this database.
+    pub fn cancel(&self) -> &std::sync::Arc<crate::util::cancel::Cancel> {
+        &self.cancel
+    }
+
+    /// Opens another connection to this database, registered with its stop switch (see
+    /// [`super::cancel`]).
     pub async fn connect(&self) -> Result<MssqlConnection> {
-        self.settings.connect(Some(&self.name)).await
+        let conn = self.settings.connect(Some(&self.name)).await?;
+        super::cancel::register(conn, &self.settings, &self.cancel).await
     }
 
     /// Loads `fixture` through `conn`; returns the rows loaded.

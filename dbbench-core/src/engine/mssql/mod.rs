@@ -11,6 +11,7 @@
 //! also after an error or a panic; undo that needs a restart is kept as owed ([`owed`]).
 //! Transaction control always goes as a plain batch ([`routing`]).
 
+mod cancel;
 mod connect;
 mod connection;
 mod creation;
@@ -32,6 +33,7 @@ pub mod readback;
 pub mod routing;
 pub mod script;
 pub mod server;
+pub mod space;
 pub mod teardown;
 pub mod tsql;
 
@@ -254,6 +256,7 @@ impl MssqlBackend {
                 window: Mutex::new(None),
                 counts: build.counts,
                 unavailable: build.unavailable,
+                cancel: crate::util::cancel::Cancel::new(),
             }),
             Err(e) => {
                 let mut problems = Vec::new();
@@ -334,7 +337,9 @@ mod profile_tests {
         assert_eq!(kind(&server(1205)), ErrorKind::Deadlock);
         assert_eq!(kind(&server(1222)), ErrorKind::Timeout);
         assert_eq!(kind(&server(2627)), ErrorKind::Other);
-        let timeout = Error::Timeout(std::time::Duration::from_secs(1));
+        let timeout = Error::Cancelled {
+            statement: "SELECT 1".into(),
+        };
         assert_eq!(kind(&timeout), ErrorKind::Timeout);
     }
 

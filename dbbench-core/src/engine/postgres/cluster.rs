@@ -282,9 +282,9 @@ impl Cluster {
 
     fn marker_text(&self) -> String {
         let mut text = format!(
-            "dbbench managed PostgreSQL cluster {}\nowner_pid={}\n",
+            "dbbench managed PostgreSQL cluster {}\n{}",
             self.id,
-            std::process::id()
+            crate::util::owner::Owner::this().lines()
         );
         for dir in &self.owned {
             text.push_str(&format!("owns={}\n", dir.display()));
@@ -615,22 +615,27 @@ fn remove_owned(dir: &Path) -> Result<()> {
     std::fs::remove_dir_all(dir).map_err(|e| Error::io("cannot remove", dir, e))
 }
 
-/// Removes clusters that earlier dbbench processes left under `base` (their owner is gone):
-/// kills what still runs in them, then removes every directory their marker lists.
+/// Removes clusters that earlier dbbench processes left under `base` (their owner is gone, by
+/// PID and start time): kills what still runs in them, then removes every directory their
+/// marker lists, and says so.
 pub fn sweep_stale(base: &Path) {
+    use crate::util::owner::{Liveness, Owner};
     for entry in std::fs::read_dir(base).into_iter().flatten().flatten() {
         let marker = entry.path().join(MARKER);
         let Ok(text) = std::fs::read_to_string(&marker) else {
             continue;
         };
-        let owner = text
-            .lines()
-            .find_map(|l| l.strip_prefix("owner_pid="))
-            .and_then(|p| p.parse::<u32>().ok());
-        let alive = owner.is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
-        if alive {
+        let Some(owner) = Owner::parse(&text) else {
+            continue;
+        };
+        if owner.liveness() != Liveness::Gone {
             continue;
         }
+        crate::util::console::say(&format!(
+            "dbbench › removing PostgreSQL cluster {} left by {}, which is gone",
+            entry.path().display(),
+            owner.describe()
+        ));
         let dirs: Vec<PathBuf> = text
             .lines()
             .filter_map(|l| l.strip_prefix("owns="))

@@ -38,6 +38,8 @@ pub struct PostgresConnection {
     shown: String,
     /// Why the connection ended, as the connection task saw it (the server's FATAL message).
     ended: Arc<Mutex<Option<String>>>,
+    /// The database's stop switch, for connections a body uses.
+    pub(crate) cancel: Option<Arc<crate::util::cancel::Cancel>>,
 }
 
 impl std::fmt::Debug for PostgresConnection {
@@ -71,7 +73,32 @@ impl PostgresConnection {
             target,
             shown: shown.to_string(),
             ended: Arc::new(Mutex::new(None)),
+            cancel: None,
         })
+    }
+
+    /// Registers the connection with `cancel`: firing it sends PostgreSQL a cancel request for
+    /// the statement in flight. The request goes from a thread of its own with a small runtime,
+    /// because the fire may come from the watchdog or signal thread, outside any runtime.
+    pub(crate) fn with_cancel(mut self, cancel: Arc<crate::util::cancel::Cancel>) -> Self {
+        let token = self.client.cancel_token();
+        cancel.register(move || {
+            let token = token.clone();
+            let _ = std::thread::Builder::new()
+                .name("dbbench-pg-cancel".into())
+                .spawn(move || {
+                    if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    {
+                        // A failed request leaves the statement running; the body's later
+                        // statements are still refused, and teardown ends the session.
+                        let _ = rt.block_on(token.cancel_query(NoTls));
+                    }
+                });
+        });
+        self.cancel = Some(cancel);
+        self
     }
 
     /// Where libpq clients (pgbench, psql) find this database.

@@ -23,6 +23,7 @@ pub struct PostgresDatabase {
     pub(super) version_num: i64,
     pub(super) window: Mutex<Option<Window>>,
     pub(super) counts: BTreeMap<String, i64>,
+    pub(super) cancel: Arc<crate::util::cancel::Cancel>,
 }
 
 impl std::fmt::Debug for PostgresDatabase {
@@ -59,11 +60,17 @@ impl PostgresDatabase {
         }
     }
 
-    /// Opens another connection to this database.
+    /// The switch that stops every connection of this database.
+    pub fn cancel(&self) -> &Arc<crate::util::cancel::Cancel> {
+        &self.cancel
+    }
+
+    /// Opens another connection to this database, registered with its stop switch.
     pub async fn connect(&self) -> Result<PostgresConnection> {
         self.settings
             .connect(&self.name)
             .await
+            .map(|c| c.with_cancel(self.cancel.clone()))
             .map_err(|e| self.explain(e))
     }
 

@@ -19,10 +19,16 @@ pub fn quote_ident(name: &str) -> String {
 /// The statements that mark the database `name`: the comment runs in any database, the table in
 /// `name` itself.
 pub fn comment_sql(name: &str) -> String {
+    // The owner (host, PID, process start time) says who made it, as every dbbench marker does.
+    let owner = crate::util::owner::Owner::this();
     format!(
-        "COMMENT ON DATABASE {} IS '{COMMENT_PREFIX} pid={}'",
+        "COMMENT ON DATABASE {} IS '{COMMENT_PREFIX} pid={} host={} start={}'",
         quote_ident(name),
-        std::process::id()
+        owner.pid,
+        owner.host.replace('\'', "''"),
+        owner
+            .start
+            .map_or_else(|| "unknown".to_string(), |s| s.to_string())
     )
 }
 
@@ -143,5 +149,7 @@ mod tests {
         assert_eq!(quote_ident("dbbench_a"), "\"dbbench_a\"");
         assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
         assert!(comment_sql("x").contains("IS 'dbbench:owned pid="));
+        assert!(comment_sql("x").contains(" host="));
+        assert!(comment_sql("x").contains(" start="));
     }
 }

@@ -292,6 +292,7 @@ impl PostgresBackend {
             version_num,
             window: Mutex::new(None),
             counts,
+            cancel: crate::util::cancel::Cancel::new(),
         })
     }
 }

@@ -60,6 +60,9 @@ pub enum InvocationStatus {
     Completed,
     /// A cell failed, or the invocation could not run.
     Failed,
+    /// Stopped by Ctrl-C or SIGTERM; its finished repetitions are kept and `--resume` (or
+    /// `DBBENCH_RESUME=1`) continues it.
+    Interrupted,
 }
 
 impl InvocationStatus {
@@ -69,6 +72,7 @@ impl InvocationStatus {
             InvocationStatus::Running => "running",
             InvocationStatus::Completed => "completed",
             InvocationStatus::Failed => "failed",
+            InvocationStatus::Interrupted => "interrupted",
         }
     }
 }
@@ -258,7 +262,44 @@ impl Store {
 
     /// A recorder that writes the runs of invocation `id` into this store.
     pub fn recorder(&self, invocation: i64) -> StoreRecorder<'_> {
-        StoreRecorder::new(self, invocation)
+        StoreRecorder::new(self, invocation, false)
+    }
+
+    /// A recorder that continues the interrupted invocation `id`: it adds to the invocation's
+    /// benchmark and cell runs and tells the runner which repetitions they already hold.
+    pub fn resuming_recorder(&self, invocation: i64) -> StoreRecorder<'_> {
+        StoreRecorder::new(self, invocation, true)
+    }
+
+    /// The newest interrupted invocation, if there is one.
+    pub fn newest_interrupted(&self) -> Result<Option<i64>> {
+        self.conn
+            .query_row(
+                "SELECT max(id) FROM invocations WHERE status = 'interrupted'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.fail(e))
+    }
+
+    /// Marks the interrupted invocation `id` running again, for `--resume`. The one place an
+    /// `interrupted` status is overwritten.
+    pub fn reopen(&self, id: i64) -> Result<()> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE invocations SET status = 'running', ended_at_unix_ms = NULL, \
+                 detail = NULL WHERE id = ?1 AND status = 'interrupted'",
+                [id],
+            )
+            .map_err(|e| self.fail(e))?;
+        if changed == 0 {
+            return Err(Error::Config(format!(
+                "`{}` has no interrupted invocation {id} to resume",
+                self.path.display()
+            )));
+        }
+        Ok(())
     }
 }
 

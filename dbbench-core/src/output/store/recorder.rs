@@ -15,16 +15,50 @@ pub struct StoreRecorder<'s> {
     invocation: i64,
     benchmark_run: Option<i64>,
     cells: BTreeMap<String, i64>,
+    /// Continuing an interrupted invocation: its benchmark and cell runs are reused, so the
+    /// repetitions measured before and after the interruption are one cell run.
+    resuming: bool,
 }
 
 impl<'s> StoreRecorder<'s> {
-    pub(super) fn new(store: &'s Store, invocation: i64) -> StoreRecorder<'s> {
+    pub(super) fn new(store: &'s Store, invocation: i64, resuming: bool) -> StoreRecorder<'s> {
         StoreRecorder {
             store,
             invocation,
             benchmark_run: None,
             cells: BTreeMap::new(),
+            resuming,
         }
+    }
+
+    /// The invocation's newest run of `benchmark`, when resuming.
+    fn earlier_benchmark_run(&self, benchmark: &str) -> Result<Option<i64>> {
+        if !self.resuming {
+            return Ok(None);
+        }
+        self.store
+            .conn
+            .query_row(
+                "SELECT max(id) FROM benchmark_runs WHERE invocation_id = ?1 AND benchmark = ?2",
+                params![self.invocation, benchmark],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.store.fail(e))
+    }
+
+    /// The cell run of `cell` in the reused benchmark run, when resuming.
+    fn earlier_cell_run(&self, run: i64, cell: &str) -> Result<Option<i64>> {
+        if !self.resuming {
+            return Ok(None);
+        }
+        self.store
+            .conn
+            .query_row(
+                "SELECT max(id) FROM cell_runs WHERE benchmark_run_id = ?1 AND cell = ?2",
+                params![run, cell],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.store.fail(e))
     }
 
     fn cell_run(&self, cell: &str) -> Result<i64> {
@@ -51,6 +85,11 @@ impl Recorder for StoreRecorder<'_> {
         header: &BenchmarkResult,
         declared: &[&str],
     ) -> Result<()> {
+        if let Some(run) = self.earlier_benchmark_run(&header.benchmark)? {
+            self.benchmark_run = Some(run);
+            self.cells.clear();
+            return Ok(());
+        }
         let header_json = serde_json::to_string(header)?;
         let declared_json = serde_json::to_string(declared)?;
         self.store
@@ -81,6 +120,19 @@ impl Recorder for StoreRecorder<'_> {
             CellStatus::Ok => ("running", None),
             other => status_columns(other),
         };
+        if let Some(earlier) = self.earlier_cell_run(run, &cell.name)? {
+            // A cell that had finished keeps its outcome; an unfinished one runs on.
+            self.store
+                .conn
+                .execute(
+                    "UPDATE cell_runs SET status = ?2, detail = ?3 \
+                     WHERE id = ?1 AND status = 'running'",
+                    params![earlier, status, detail],
+                )
+                .map_err(|e| self.store.fail(e))?;
+            self.cells.insert(cell.name.clone(), earlier);
+            return Ok(());
+        }
         self.store
             .conn
             .execute(
@@ -125,6 +177,26 @@ impl Recorder for StoreRecorder<'_> {
             )
             .map_err(|e| self.store.fail(e))?;
         Ok(())
+    }
+
+    fn kept(&mut self, cell: &str) -> Result<Vec<RunResult>> {
+        if !self.resuming {
+            return Ok(Vec::new());
+        }
+        let cell_run = self.cell_run(cell)?;
+        let mut stmt = self
+            .store
+            .conn
+            .prepare("SELECT run FROM repetitions WHERE cell_run_id = ?1 ORDER BY sequence")
+            .map_err(|e| self.store.fail(e))?;
+        let texts: Vec<String> = stmt
+            .query_map([cell_run], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.store.fail(e))?;
+        texts
+            .iter()
+            .map(|t| serde_json::from_str(t).map_err(Error::from))
+            .collect()
     }
 
     fn cell_finished(&mut self, cell: &str, status: &CellStatus) -> Result<()> {

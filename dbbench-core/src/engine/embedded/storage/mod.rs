@@ -313,6 +313,16 @@ impl Layout {
         files
     }
 
+    /// Removes every file that the manifest of the database at `db_path` lists, wherever it is,
+    /// without opening the database: for leftovers of a killed process, whose extent map may
+    /// never have been written.
+    pub fn remove_leftover(db_path: &Path) -> Result<()> {
+        let plan = LayoutPlan::read_manifest(db_path)?;
+        let mut files = plan.owned_files();
+        files.extend(["-shm", "-journal", "-wal"].map(|s| sibling(&plan.anchor, s)));
+        remove_files(&files)
+    }
+
     /// Removes every file of the database, wherever it is, and nothing else. Every removal is
     /// tried; the first failure is returned.
     pub fn remove(self) -> Result<()> {

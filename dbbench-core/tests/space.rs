@@ -1,0 +1,102 @@
+//! Space before work: a cell whose files need more than the work dir's file system has free is
+//! refused before it creates a file, with both numbers and what to try; a cell that fits runs.
+
+mod support;
+
+use dbbench_core::__internals::config::{FixtureKind, RunSpec, Size, StorageSpec};
+use dbbench_core::__internals::{BodyFuture, Volumes};
+use dbbench_core::results::CellStatus;
+use dbbench_core::{Scale, Session};
+use support::cell;
+
+fn quick(db: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async move { db.execute("CREATE TABLE t (x integer)").await.map(|_| ()) })
+}
+
+/// A petabyte: more than any test machine's disk.
+const HUGE: Size = Size::new(1 << 50, "1PB");
+
+support::benchmark! {
+    static FIXED = quick,
+    title: "a data file larger than the disk",
+    run: RunSpec {
+        repeat: 1,
+        warmup: 0,
+        fixture: FixtureKind::None,
+        ..RunSpec::DEFAULT
+    },
+    cells: [
+        cell("too_big", StorageSpec { data_size: Some(HUGE), ..StorageSpec::DEFAULT }),
+        cell("fits", StorageSpec::DEFAULT),
+    ],
+}
+
+support::benchmark! {
+    static SCALED = quick,
+    title: "a scaled data file larger than the disk",
+    run: RunSpec {
+        repeat: 1,
+        warmup: 0,
+        fixture: FixtureKind::None,
+        scale_storage: true,
+        smoke_divisor: 16,
+        ..RunSpec::DEFAULT
+    },
+    cells: [cell("too_big", StorageSpec { data_size: Some(HUGE), ..StorageSpec::DEFAULT })],
+}
+
+fn databases_made(ctx: &dbbench_core::__internals::RunContext) -> usize {
+    std::fs::read_dir(ctx.work_dir.join("db"))
+        .into_iter()
+        .flatten()
+        .count()
+}
+
+#[test]
+fn a_cell_larger_than_the_disk_is_refused_before_creating_anything() {
+    let ctx = support::context("space-fixed", Scale::smoke(), Volumes::default());
+    let result = support::run_embedded(&FIXED, &ctx);
+    match &result.cells[0].status {
+        CellStatus::Failed(why) => {
+            assert!(
+                why.starts_with("not enough space, nothing was created"),
+                "{why}"
+            );
+            assert!(
+                why.contains("needs 1024.0 TB on the file system of"),
+                "{why}"
+            );
+            assert!(why.contains("are free"), "{why}");
+            assert!(why.contains("scale_storage is off"), "{why}");
+        }
+        other => panic!("the cell was not refused: {other:?}"),
+    }
+    assert!(result.cells[0].runs.is_empty());
+    assert_eq!(
+        result.cells[1].status,
+        CellStatus::Ok,
+        "the cell that fits runs"
+    );
+    assert_eq!(
+        databases_made(&ctx),
+        0,
+        "nothing left, and the refused cell made nothing"
+    );
+}
+
+#[test]
+fn a_scaled_cell_is_told_the_scale_that_fits() {
+    let ctx = support::context("space-scaled", Scale::smoke(), Volumes::default());
+    let result = support::run_embedded(&SCALED, &ctx);
+    match &result.cells[0].status {
+        CellStatus::Failed(why) => {
+            // 1 PB at 1/16 is 64 TB.
+            assert!(why.contains("needs 64.0 TB"), "{why}");
+            assert!(why.contains("try DBBENCH_SCALE=0.0000"), "{why}");
+            assert!(!why.contains("99999"), "{why}");
+            assert!(why.contains("at scale smoke, factor 0.0625"), "{why}");
+        }
+        other => panic!("the cell was not refused: {other:?}"),
+    }
+    assert_eq!(databases_made(&ctx), 0);
+}
