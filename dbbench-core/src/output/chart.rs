@@ -293,27 +293,7 @@ pub fn series_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>
     Ok(Some(svg))
 }
 
-/// Wait types of `cell` by their share of all wait time in the measured runs, largest first,
-/// at most `limit`.
-pub fn top_waits(cell: &CellResult, limit: usize) -> Vec<(String, f64)> {
-    let mut totals: BTreeMap<&str, f64> = BTreeMap::new();
-    for run in cell.measured() {
-        for w in &run.waits {
-            *totals.entry(&w.wait_type).or_default() += w.wait_time_s;
-        }
-    }
-    let sum: f64 = totals.values().sum();
-    if sum <= 0.0 {
-        return Vec::new();
-    }
-    let mut shares: Vec<(String, f64)> = totals
-        .into_iter()
-        .map(|(name, t)| (name.to_string(), 100.0 * t / sum))
-        .collect();
-    shares.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    shares.truncate(limit);
-    shares
-}
+pub use crate::analysis::metrics::top_waits;
 
 /// The top waits of `cell` as horizontal bars; `None` when the backend recorded no waits.
 pub fn waits_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>> {

@@ -178,6 +178,8 @@ th { background: #eef3f8; white-space: normal; vertical-align: bottom; }
 .wide { overflow-x: auto; }
 td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
 td.l, th.l { text-align: left; }
+/* The configuration and waits wrap at their phrases, so the metrics stay on a 1400 px page. */
+td.l { white-space: normal; min-width: 6em; }
 .env { font-size: 13px; color: #555; }
 .note { font-size: 13px; color: #555; }
 .failed { color: #b00; }
