@@ -25,6 +25,8 @@ pub struct BenchmarkTable {
     /// What the backend's log segments are called (`VLFs` on SQL Server, `log segments` on the
     /// embedded engine), from its profile.
     pub segments_label: &'static str,
+    /// The source of the reference values and its baseline cell, where the suite declares them.
+    pub reference: Option<(String, String)>,
 }
 
 /// One cell's row.
@@ -42,6 +44,19 @@ pub struct CellRow {
     pub ratio: Option<Ratio>,
     /// Storage metrics, waits and load figures.
     pub metrics: CellMetrics,
+    /// What the benchmark's source reported for this cell, where the suite declares it.
+    pub reference: Option<ReferenceRow>,
+}
+
+/// The source's values of one cell, beside ours.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReferenceRow {
+    /// Elapsed time in the source.
+    pub elapsed_s: Option<f64>,
+    /// Ratio to the source's baseline.
+    pub ratio: Option<f64>,
+    /// VLFs at the end in the source.
+    pub log_segments: Option<u64>,
 }
 
 /// A metric column: its title, alignment and the text of one row (`None`: no value).
@@ -71,6 +86,13 @@ impl BenchmarkTable {
                     elapsed,
                     ratio,
                     metrics: CellMetrics::of(cell),
+                    reference: result.reference.as_ref().and_then(|r| {
+                        r.of(&cell.name).map(|case| ReferenceRow {
+                            elapsed_s: case.elapsed_s,
+                            ratio: r.ratio(&cell.name),
+                            log_segments: case.log_segments,
+                        })
+                    }),
                 }
             })
             .collect();
@@ -79,6 +101,10 @@ impl BenchmarkTable {
             baseline: baseline_cell.map(|c| c.name.clone()).unwrap_or_default(),
             segments_label: crate::engine::profile_named(&result.backend.kind)
                 .map_or("log segments", |p| p.segments_label),
+            reference: result
+                .reference
+                .as_ref()
+                .map(|r| (r.source.clone(), r.baseline.clone())),
         }
     }
 
@@ -135,8 +161,26 @@ impl BenchmarkTable {
         grid.column("elapsed (mean ± 95% CI)", Align::Right);
         grid.column(format!("ratio to {} [95% CI]", self.baseline), Align::Right);
         grid.column("verdict", Align::Left);
+        let refs: Vec<Option<&ReferenceRow>> =
+            self.rows.iter().map(|r| r.reference.as_ref()).collect();
+        let has = |get: fn(&ReferenceRow) -> bool| refs.iter().flatten().any(|r| get(r));
+        let (ref_elapsed, ref_ratio, ref_segments) = (
+            has(|r| r.elapsed_s.is_some()),
+            has(|r| r.ratio.is_some()),
+            has(|r| r.log_segments.is_some()),
+        );
+        let ref_baseline = self.reference.as_ref().map_or("", |(_, b)| b.as_str());
+        if ref_elapsed {
+            grid.column("article elapsed", Align::Right);
+        }
+        if ref_ratio {
+            grid.column(format!("article ratio to {ref_baseline}"), Align::Right);
+        }
         for (title, align, _) in &shown {
             grid.column(title.as_str(), *align);
+            if ref_segments && title == self.segments_label {
+                grid.column("article VLFs", Align::Right);
+            }
         }
         for row in &self.rows {
             let mut cells = vec![row.name.clone()];
@@ -162,8 +206,19 @@ impl BenchmarkTable {
                     .map(|r| r.verdict.describe().to_string())
                     .unwrap_or_else(|| "–".to_string()),
             );
-            for (_, _, get) in &shown {
-                cells.push(get(&row.metrics).unwrap_or_else(|| "–".to_string()));
+            let reference = row.reference.clone().unwrap_or_default();
+            let dash = || "–".to_string();
+            if ref_elapsed {
+                cells.push(reference.elapsed_s.map_or_else(dash, |s| format!("{s:.0} s")));
+            }
+            if ref_ratio {
+                cells.push(reference.ratio.map_or_else(dash, |r| format!("{r:.2}")));
+            }
+            for (title, _, get) in &shown {
+                cells.push(get(&row.metrics).unwrap_or_else(dash));
+                if ref_segments && title == self.segments_label {
+                    cells.push(reference.log_segments.map_or_else(dash, notation::thousands));
+                }
             }
             grid.row(cells);
         }
@@ -186,6 +241,26 @@ mod tests {
         // One column for the configuration, not one per option.
         assert!(!header.contains("log_pregrow") && !header.contains("ifi"), "{header}");
         assert!(text.contains("1MB growth · IFI off"), "{text}");
+    }
+
+    #[test]
+    fn the_article_sits_beside_ours() {
+        use crate::model::reference::{Reference, ReferenceCase};
+        let mut result = crate::model::sample::vlf();
+        result.reference = Some(
+            Reference::new("vlf::doubling", "Berry 2013, Table 7", "test_1")
+                .case(ReferenceCase::cell("test_1").elapsed_s(1074.0).log_segments(126_399))
+                .case(ReferenceCase::cell("test_3").elapsed_s(771.0).log_segments(246)),
+        );
+        let text = BenchmarkTable::of(&result).to_grid().to_text("");
+        let header = text.lines().next().unwrap();
+        let at = |t: &str| header.find(t).unwrap_or_else(|| panic!("{t}: {header}"));
+        assert!(at("verdict") < at("article elapsed"), "{header}");
+        assert!(at("log segments") < at("article VLFs"), "{header}");
+        let row = |cell: &str| text.lines().find(|l| l.starts_with(cell)).unwrap().to_string();
+        assert!(row("test_1").contains("1074 s") && row("test_1").contains("126,399"));
+        assert!(row("test_3").contains("0.72") && row("test_3").contains("246"));
+        assert!(row("test_4").matches('–').count() >= 3, "{}", row("test_4"));
     }
 
     #[test]

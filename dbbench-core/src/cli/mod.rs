@@ -3,7 +3,8 @@
 //! generated `#[test]` calls ([`harness`]). Both run benchmarks through `run` and hand the
 //! results to the same `output` pipeline.
 //!
-//! A suite's `main` is one line: `dbbench_core::cli::main(&[&my_suite::my_bench::BENCHMARK])`.
+//! A suite's `main` is one line: `dbbench_core::cli::main(&[&my_suite::my_bench::BENCHMARK])`,
+//! or [`main_with_references`] to set an article's own numbers beside the results.
 //!
 //! May import: every layer.
 
@@ -13,6 +14,7 @@ mod stored;
 
 use crate::engine::Backend;
 use crate::model::error::{Error, Result};
+pub use crate::model::reference::{Reference, ReferenceCase};
 use crate::model::results::CellStatus;
 use crate::model::scale::Scale;
 use crate::output::snapshot;
@@ -101,8 +103,17 @@ enum Command {
 /// Parses the command line and runs it. The exit status is 0 on success, 1 when a cell failed or
 /// a snapshot differs, 2 when the command itself could not run (bad arguments, unreadable files).
 pub fn main(benchmarks: &[&'static BenchmarkSpec]) -> ExitCode {
+    main_with_references(benchmarks, Vec::new())
+}
+
+/// As [`main`], with what the benchmarks' sources reported: each run's results (JSON, tables,
+/// report) carry the [`Reference`] of its benchmark, matched by test path.
+pub fn main_with_references(
+    benchmarks: &[&'static BenchmarkSpec],
+    references: Vec<Reference>,
+) -> ExitCode {
     let args = Args::parse();
-    match execute(benchmarks, args) {
+    match execute(benchmarks, &references, args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
@@ -112,7 +123,11 @@ pub fn main(benchmarks: &[&'static BenchmarkSpec]) -> ExitCode {
     }
 }
 
-fn execute(benchmarks: &[&'static BenchmarkSpec], args: Args) -> Result<bool> {
+fn execute(
+    benchmarks: &[&'static BenchmarkSpec],
+    references: &[Reference],
+    args: Args,
+) -> Result<bool> {
     let work_dir = match &args.dir {
         Some(dir) => dir.clone(),
         None => default_work_dir(benchmarks)?,
@@ -129,6 +144,7 @@ fn execute(benchmarks: &[&'static BenchmarkSpec], args: Args) -> Result<bool> {
             save_baseline,
         } => run(
             benchmarks,
+            references,
             &filters,
             scale.as_deref(),
             work_dir,
@@ -287,6 +303,7 @@ fn selected_cells(bench: &BenchmarkSpec, filters: &[String]) -> Vec<&'static str
 /// Runs the selected benchmarks one after another; `Ok(false)` when some cell failed.
 fn run(
     benchmarks: &[&'static BenchmarkSpec],
+    references: &[Reference],
     filters: &[String],
     scale: Option<&str>,
     work_dir: PathBuf,
@@ -324,7 +341,14 @@ fn run(
             if cells.is_empty() {
                 continue;
             }
-            let ran = invocation.run(bench, &cells, &ctx, &mut backend).await?;
+            let mut ran = invocation.run(bench, &cells, &ctx, &mut backend).await?;
+            // The store keeps what was measured; the source's values join at publishing.
+            let reference = references
+                .iter()
+                .find(|r| r.benchmark == bench.test_path())
+                .cloned();
+            ran.fresh.reference.clone_from(&reference);
+            ran.current.reference = reference;
             let result = ran.fresh;
             println!("{}", crate::output::summary::render(&result));
             crate::output::publish(&ran.current, &bench.file_stem(), &ctx.work_dir)?;

@@ -111,6 +111,7 @@ pub fn benchmark(cells: &[CellPlan<'_>]) -> BenchmarkResult {
             build_profile: "release".into(),
         },
         cells,
+        reference: None,
     }
 }
 

@@ -235,6 +235,9 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
         escape(&crate::output::summary::method_note(&table.baseline)),
         stem = escape(stem)
     );
+    if let Some(note) = crate::output::summary::reference_note(&table) {
+        let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&note));
+    }
     let img = |out: &mut String, path: &str, alt: &str| {
         let _ = writeln!(
             out,
