@@ -11,7 +11,11 @@ fn every_reference_names_a_benchmark_and_its_cells() {
             .iter()
             .find(|b| b.test_path() == reference.benchmark)
             .unwrap_or_else(|| panic!("no benchmark `{}`", reference.benchmark));
-        assert!(bench.cell(&reference.baseline).is_some(), "{}", reference.baseline);
+        assert!(
+            bench.cell(&reference.baseline).is_some(),
+            "{}",
+            reference.baseline
+        );
         for case in &reference.cases {
             assert!(bench.cell(&case.cell).is_some(), "no cell `{}`", case.cell);
         }

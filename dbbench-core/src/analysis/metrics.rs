@@ -117,7 +117,10 @@ mod tests {
     fn a_cell_without_loads_has_no_throughput() {
         let result = crate::model::sample::vlf();
         let m = CellMetrics::of(&result.cells[0]);
-        assert_eq!((m.transactions_per_s, m.latency_ms, m.retries), (None, None, None));
+        assert_eq!(
+            (m.transactions_per_s, m.latency_ms, m.retries),
+            (None, None, None)
+        );
         assert_eq!(m.data_growths, Some(1200));
     }
 }

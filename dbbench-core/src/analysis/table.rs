@@ -121,8 +121,12 @@ impl BenchmarkTable {
             (self.segments_label.into(), r, |m| {
                 m.log_segments.map(notation::thousands)
             }),
-            ("data size".into(), r, |m| m.data_size_bytes.map(notation::mib)),
-            ("log size".into(), r, |m| m.log_size_bytes.map(notation::mib)),
+            ("data size".into(), r, |m| {
+                m.data_size_bytes.map(notation::mib)
+            }),
+            ("log size".into(), r, |m| {
+                m.log_size_bytes.map(notation::mib)
+            }),
             ("tx/s".into(), r, |m| {
                 m.transactions_per_s.map(|t| format!("{t:.0}"))
             }),
@@ -209,7 +213,11 @@ impl BenchmarkTable {
             let reference = row.reference.clone().unwrap_or_default();
             let dash = || "–".to_string();
             if ref_elapsed {
-                cells.push(reference.elapsed_s.map_or_else(dash, |s| format!("{s:.0} s")));
+                cells.push(
+                    reference
+                        .elapsed_s
+                        .map_or_else(dash, |s| format!("{s:.0} s")),
+                );
             }
             if ref_ratio {
                 cells.push(reference.ratio.map_or_else(dash, |r| format!("{r:.2}")));
@@ -217,7 +225,11 @@ impl BenchmarkTable {
             for (title, _, get) in &shown {
                 cells.push(get(&row.metrics).unwrap_or_else(dash));
                 if ref_segments && title == self.segments_label {
-                    cells.push(reference.log_segments.map_or_else(dash, notation::thousands));
+                    cells.push(
+                        reference
+                            .log_segments
+                            .map_or_else(dash, notation::thousands),
+                    );
                 }
             }
             grid.row(cells);
@@ -235,11 +247,21 @@ mod tests {
         let grid = BenchmarkTable::of(&crate::model::sample::vlf()).to_grid();
         let text = grid.to_text("");
         let header = text.lines().next().unwrap();
-        let order = ["cell", "configuration", "elapsed", "ratio to", "verdict", "data growths"];
+        let order = [
+            "cell",
+            "configuration",
+            "elapsed",
+            "ratio to",
+            "verdict",
+            "data growths",
+        ];
         let at: Vec<usize> = order.iter().map(|t| header.find(t).unwrap()).collect();
         assert!(at.windows(2).all(|w| w[0] < w[1]), "{header}");
         // One column for the configuration, not one per option.
-        assert!(!header.contains("log_pregrow") && !header.contains("ifi"), "{header}");
+        assert!(
+            !header.contains("log_pregrow") && !header.contains("ifi"),
+            "{header}"
+        );
         assert!(text.contains("1MB growth · IFI off"), "{text}");
     }
 
@@ -249,15 +271,28 @@ mod tests {
         let mut result = crate::model::sample::vlf();
         result.reference = Some(
             Reference::new("vlf::doubling", "Berry 2013, Table 7", "test_1")
-                .case(ReferenceCase::cell("test_1").elapsed_s(1074.0).log_segments(126_399))
-                .case(ReferenceCase::cell("test_3").elapsed_s(771.0).log_segments(246)),
+                .case(
+                    ReferenceCase::cell("test_1")
+                        .elapsed_s(1074.0)
+                        .log_segments(126_399),
+                )
+                .case(
+                    ReferenceCase::cell("test_3")
+                        .elapsed_s(771.0)
+                        .log_segments(246),
+                ),
         );
         let text = BenchmarkTable::of(&result).to_grid().to_text("");
         let header = text.lines().next().unwrap();
         let at = |t: &str| header.find(t).unwrap_or_else(|| panic!("{t}: {header}"));
         assert!(at("verdict") < at("article elapsed"), "{header}");
         assert!(at("log segments") < at("article VLFs"), "{header}");
-        let row = |cell: &str| text.lines().find(|l| l.starts_with(cell)).unwrap().to_string();
+        let row = |cell: &str| {
+            text.lines()
+                .find(|l| l.starts_with(cell))
+                .unwrap()
+                .to_string()
+        };
         assert!(row("test_1").contains("1074 s") && row("test_1").contains("126,399"));
         assert!(row("test_3").contains("0.72") && row("test_3").contains("246"));
         assert!(row("test_4").matches('–').count() >= 3, "{}", row("test_4"));

@@ -136,7 +136,10 @@ mod tests {
     #[test]
     fn absent_values_are_left_out_of_the_json() {
         let json = serde_json::to_string(&article()).unwrap();
-        assert!(!json.contains("log_segments") && !json.contains("note"), "{json}");
+        assert!(
+            !json.contains("log_segments") && !json.contains("note"),
+            "{json}"
+        );
         let back: Reference = serde_json::from_str(&json).unwrap();
         assert_eq!(back, article());
     }

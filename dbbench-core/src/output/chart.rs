@@ -6,7 +6,8 @@
 //! * sampled time series of a cell: one panel per counter, one line per measured run, as the
 //!   1-TB article's perfmon graphs;
 //! * the top waits of a cell: horizontal bars of each wait type's share, as the VLF article's
-//!   wait tables.
+//!   wait tables;
+//! * every cell on one axis ([`cells`]): laps, file sizes with autogrowth events, throughput.
 
 use crate::analysis::stats::Summary;
 use crate::analysis::table::elapsed_of;
@@ -372,5 +373,6 @@ pub fn waits_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>>
     Ok(Some(svg))
 }
 
+pub mod cells;
 #[cfg(test)]
 mod tests;

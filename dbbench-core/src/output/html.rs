@@ -25,7 +25,34 @@ pub struct ChartFiles {
     pub series: Vec<(String, String)>,
     /// Top waits, per cell that has any: `(cell, path)`.
     pub waits: Vec<(String, String)>,
+    /// Every cell on one axis ([`chart::cells`]): `(kind, path)` for `laps`, `growth` and
+    /// `throughput`, where the results have the data.
+    pub shared: Vec<(&'static str, String)>,
 }
+
+/// The charts with every cell on one axis: file kind, what it draws, and the drawing.
+type SharedChart = (
+    &'static str,
+    &'static str,
+    fn(&BenchmarkResult) -> Result<Option<String>>,
+);
+const SHARED: [SharedChart; 3] = [
+    (
+        "throughput",
+        "committed transactions per second of every cell",
+        chart::cells::throughput_chart,
+    ),
+    (
+        "laps",
+        "cumulative time at each lap of every cell",
+        chart::cells::laps_chart,
+    ),
+    (
+        "growth",
+        "file sizes and autogrowth events of every cell",
+        chart::cells::growth_chart,
+    ),
+];
 
 /// A file-name-safe version of a cell or benchmark name.
 fn file_safe(name: &str) -> String {
@@ -76,6 +103,13 @@ pub fn write_charts(result: &BenchmarkResult, stem: &str, work_dir: &Path) -> Re
         )?;
         files.elapsed = Some(format!("{stem}/elapsed.svg"));
     }
+    for (kind, _, draw) in SHARED {
+        if let Some(svg) = draw(result)? {
+            let path = format!("{stem}/{kind}.svg");
+            write_file(&report.join(&path), svg, "cannot write chart")?;
+            files.shared.push((kind, path));
+        }
+    }
     for cell in &result.cells {
         if let Some(svg) = chart::series_chart(&result.benchmark, cell)? {
             let path = cell_chart(stem, "series", &cell.name);
@@ -108,6 +142,11 @@ fn charts_on_disk(result: &BenchmarkResult, stem: &str, work_dir: &Path) -> Char
         elapsed: exists(&elapsed).then_some(elapsed),
         series: of_kind("series"),
         waits: of_kind("waits"),
+        shared: SHARED
+            .iter()
+            .map(|(kind, _, _)| (*kind, format!("{stem}/{kind}.svg")))
+            .filter(|(_, path)| exists(path))
+            .collect(),
     }
 }
 
@@ -248,6 +287,10 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
     };
     if let Some(path) = &charts.elapsed {
         img(&mut out, path, "elapsed time per cell");
+    }
+    for (kind, path) in &charts.shared {
+        let what = SHARED.iter().find(|s| s.0 == *kind).map_or("", |s| s.1);
+        img(&mut out, path, what);
     }
     for (cell, path) in &charts.series {
         img(&mut out, path, &format!("sampled counters of {cell}"));

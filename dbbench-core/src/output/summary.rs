@@ -81,7 +81,10 @@ mod tests {
                 .case(ReferenceCase::cell("test_1").elapsed_s(1074.0)),
         );
         let text = render(&result);
-        assert!(text.contains("article columns: Berry 2013, Table 7"), "{text}");
+        assert!(
+            text.contains("article columns: Berry 2013, Table 7"),
+            "{text}"
+        );
     }
 
     #[test]
