@@ -67,7 +67,7 @@ impl Invocation {
         backend: &mut Backend,
     ) -> Result<Ran> {
         let outcome = {
-            let mut recorder = self.store.recorder(self.id);
+            let mut recorder = super::console::Echo::new(self.store.recorder(self.id));
             run_recorded(bench, Some(selected), ctx, backend, &mut recorder).await
         };
         let fresh = match outcome {

@@ -8,6 +8,7 @@
 //!
 //! May import: every layer.
 
+mod console;
 pub(crate) mod harness;
 pub(crate) mod invocation;
 mod stored;
