@@ -75,18 +75,14 @@ pub fn readable(key: &str, value: &str) -> String {
 }
 
 /// `cell`'s label over `keys` (options the cell leaves unset are left out: they are the
-/// backend's default, which the other cells' labels imply). A cell with nothing to tell it apart
-/// is labelled by its name.
+/// backend's default, which the other cells' labels imply). Empty for a cell that sets none of
+/// them: tables say `defaults` there, charts give the cell's name alone.
 pub fn label(cell: &CellResult, keys: &[String]) -> String {
     let parts: Vec<String> = keys
         .iter()
         .filter_map(|k| cell.config.get(k).map(|v| readable(k, v)))
         .collect();
-    if parts.is_empty() {
-        cell.name.clone()
-    } else {
-        parts.join(SEPARATOR)
-    }
+    parts.join(SEPARATOR)
 }
 
 /// Every cell's label, in the cells' order.
@@ -129,9 +125,12 @@ mod tests {
     }
 
     #[test]
-    fn a_cell_without_differing_options_is_named() {
+    fn a_cell_without_differing_options_has_an_empty_label() {
         let mut result = crate::model::sample::vlf();
         result.cells.truncate(1);
-        assert_eq!(labels(&result)[0].1, "test_1");
+        assert_eq!(labels(&result)[0].1, "");
+        let result = crate::model::sample::load(&[1.0, 2.0]);
+        assert_eq!(labels(&result)[0].1, "");
+        assert_eq!(labels(&result)[1].1, "data on data · log on log");
     }
 }

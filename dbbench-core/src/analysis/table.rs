@@ -81,7 +81,10 @@ impl BenchmarkTable {
                 };
                 CellRow {
                     name: cell.name.clone(),
-                    configuration: label::label(cell, &keys),
+                    configuration: match label::label(cell, &keys) {
+                        l if l.is_empty() => "defaults".to_string(),
+                        l => l,
+                    },
                     status: cell.status.clone(),
                     elapsed,
                     ratio,
@@ -155,7 +158,7 @@ impl BenchmarkTable {
             .into_iter()
             .filter(|(_, _, get)| self.rows.iter().any(|r| get(&r.metrics).is_some()))
             .collect();
-        let configured = self.rows.iter().any(|r| r.configuration != r.name);
+        let configured = self.rows.iter().any(|r| r.configuration != "defaults");
         let mut grid = Grid::default();
         grid.column("cell", Align::Left);
         if configured {

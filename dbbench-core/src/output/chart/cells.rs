@@ -36,8 +36,8 @@ fn legends(result: &BenchmarkResult) -> Vec<String> {
         .iter()
         .map(|c| {
             let config = label::label(c, &keys);
-            if config == c.name {
-                config
+            if config.is_empty() {
+                c.name.clone()
             } else {
                 format!("{}: {config}", c.name)
             }
