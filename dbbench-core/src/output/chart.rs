@@ -56,7 +56,7 @@ where
         .map_err(draw_error)
 }
 
-fn draw_error(e: impl std::fmt::Display) -> Error {
+pub(crate) fn draw_error(e: impl std::fmt::Display) -> Error {
     Error::msg(format!("cannot draw chart: {e}"))
 }
 

@@ -28,6 +28,11 @@ pub struct ChartFiles {
     /// Every cell on one axis ([`chart::cells`]): `(kind, path)` for `laps`, `growth` and
     /// `throughput`, where the results have the data.
     pub shared: Vec<(&'static str, String)>,
+    /// The benchmark's history in the results store: the chart (from two invocations on) and
+    /// the table as HTML (empty without a store).
+    pub history: Option<String>,
+    /// See [`ChartFiles::history`].
+    pub history_table: String,
 }
 
 /// The charts with every cell on one axis: file kind, what it draws, and the drawing.
@@ -103,6 +108,12 @@ pub fn write_charts(result: &BenchmarkResult, stem: &str, work_dir: &Path) -> Re
         )?;
         files.elapsed = Some(format!("{stem}/elapsed.svg"));
     }
+    let points = super::history::of_work_dir(result, work_dir)?;
+    if let Some(svg) = super::history::chart(result, &points)? {
+        let path = format!("{stem}/history.svg");
+        write_file(&report.join(&path), svg, "cannot write chart")?;
+        files.history = Some(path);
+    }
     for (kind, _, draw) in SHARED {
         if let Some(svg) = draw(result)? {
             let path = format!("{stem}/{kind}.svg");
@@ -147,6 +158,13 @@ fn charts_on_disk(result: &BenchmarkResult, stem: &str, work_dir: &Path) -> Char
             .map(|(kind, _, _)| (*kind, format!("{stem}/{kind}.svg")))
             .filter(|(_, path)| exists(path))
             .collect(),
+        history: Some(format!("{stem}/history.svg")).filter(exists),
+        // A store that cannot be read costs the report its history, not the report.
+        history_table: super::history::of_work_dir(result, work_dir)
+            .ok()
+            .filter(|points| !points.is_empty())
+            .map(|points| super::history::table(result, &points).to_html())
+            .unwrap_or_default(),
     }
 }
 
@@ -298,6 +316,16 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
     for (cell, path) in &charts.waits {
         img(&mut out, path, &format!("top waits of {cell}"));
     }
+    if !charts.history_table.is_empty() {
+        out.push_str(
+            "<h3>History</h3>\n<p class=\"note\">Mean elapsed time of each cell in every \
+            invocation of the results store on this backend and scale.</p>\n",
+        );
+        let _ = writeln!(out, "<div class=\"wide\">\n{}</div>", charts.history_table);
+    }
+    if let Some(path) = &charts.history {
+        img(&mut out, path, "mean elapsed time per invocation");
+    }
     out.push_str("</section>\n");
     out
 }
@@ -349,7 +377,7 @@ fn environment(result: &BenchmarkResult) -> String {
 }
 
 /// `2023-11-14 22:13 UTC` for seconds since the Unix epoch.
-fn utc_text(unix_s: u64) -> String {
+pub(crate) fn utc_text(unix_s: u64) -> String {
     let days = (unix_s / 86_400) as i64;
     let secs = unix_s % 86_400;
     format!(

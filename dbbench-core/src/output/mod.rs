@@ -12,6 +12,7 @@
 pub mod chart;
 pub mod comparator;
 pub mod csv;
+pub mod history;
 pub mod html;
 pub mod json;
 pub mod snapshot;
