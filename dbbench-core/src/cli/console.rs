@@ -43,10 +43,10 @@ impl<R: Recorder> Echo<R> {
 /// `vlf::doubling › test_1 · repetition 2 of 4 · 1.23 s · 12 data growths, 3 log growths`.
 pub fn repetition_line(benchmark: &str, cell: &str, run: &RunResult, repetitions: u32) -> String {
     let mut line = format!(
-        "{benchmark} › {cell} · repetition {} of {repetitions}{} · {:.2} s",
+        "{benchmark} › {cell} · repetition {} of {repetitions}{} · {} s",
         run.index + 1,
         if run.warmup { " (warm-up)" } else { "" },
-        run.elapsed_s
+        seconds(run.elapsed_s)
     );
     let data: u64 = run
         .files
@@ -67,6 +67,15 @@ pub fn repetition_line(benchmark: &str, cell: &str, run: &RunResult, repetitions
         ));
     }
     line
+}
+
+/// Three significant digits down to milliseconds: a smoke repetition takes 0.04 s.
+fn seconds(s: f64) -> String {
+    match s {
+        s if s < 1.0 => format!("{s:.3}"),
+        s if s < 100.0 => format!("{s:.2}"),
+        s => format!("{s:.0}"),
+    }
 }
 
 /// `vlf::doubling › test_1 done · 3 measured · 10.7 ± 0.5 s`, or the failure.

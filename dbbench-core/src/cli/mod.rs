@@ -153,7 +153,7 @@ fn execute(
         ),
         Command::Report => {
             if store_file(&work_dir).exists() {
-                stored::publish_all(&Store::open(&work_dir)?, &work_dir)?;
+                stored::publish_all(&Store::open(&work_dir)?, &work_dir, references)?;
             }
             let index = crate::output::rewrite(&work_dir)?;
             println!("report: {}", index.display());
@@ -167,7 +167,7 @@ fn execute(
             println!("baseline `{name}` is invocation {id}");
             Ok(true)
         }
-        Command::Merge { stores } => stored::merge(&work_dir, &stores),
+        Command::Merge { stores } => stored::merge(&work_dir, &stores, references),
         Command::Snapshot {
             results,
             snapshot_dir,

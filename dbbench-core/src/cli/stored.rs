@@ -10,12 +10,18 @@ use std::path::{Path, PathBuf};
 
 /// Writes the outputs of every benchmark in `store` from its current results. Benchmarks of this
 /// host keep their file stem; those of other hosts (merged stores) get `@<host>` after it, so
-/// hosts stay apart.
-pub fn publish_all(store: &Store, work_dir: &Path) -> Result<usize> {
+/// hosts stay apart. The store keeps only measurements: each benchmark's source values come from
+/// `references` or, for a binary without them (`dbbench report`), from the results file they
+/// were published in before.
+pub fn publish_all(
+    store: &Store,
+    work_dir: &Path,
+    references: &[crate::model::reference::Reference],
+) -> Result<usize> {
     let here = crate::model::host::hostname();
     let mut written = 0;
     for stored in store.benchmarks()? {
-        let Some(current) = store.current(&stored.benchmark, &stored.host)? else {
+        let Some(mut current) = store.current(&stored.benchmark, &stored.host)? else {
             continue;
         };
         let stem = if stored.host == here {
@@ -23,6 +29,14 @@ pub fn publish_all(store: &Store, work_dir: &Path) -> Result<usize> {
         } else {
             format!("{}@{}", stored.stem, stored.host)
         };
+        current.reference = references
+            .iter()
+            .find(|r| r.benchmark == stored.benchmark)
+            .cloned()
+            .or_else(|| {
+                let published = crate::util::paths::results_file(work_dir, &stem);
+                crate::output::json::read(&published).ok()?.reference
+            });
         crate::output::publish(&current, &stem, work_dir)?;
         written += 1;
     }
@@ -146,7 +160,11 @@ fn saved_baseline(work_dir: &Path, name: &str) -> Result<Vec<BenchmarkResult>> {
 }
 
 /// `merge`: imports `stores` and rewrites every results file and the report.
-pub fn merge(work_dir: &Path, stores: &[PathBuf]) -> Result<bool> {
+pub fn merge(
+    work_dir: &Path,
+    stores: &[PathBuf],
+    references: &[crate::model::reference::Reference],
+) -> Result<bool> {
     let mut store = Store::open(work_dir)?;
     for other in stores {
         let merged = store.merge(other)?;
@@ -158,7 +176,7 @@ pub fn merge(work_dir: &Path, stores: &[PathBuf]) -> Result<bool> {
             merged.already_present
         );
     }
-    let written = publish_all(&store, work_dir)?;
+    let written = publish_all(&store, work_dir, references)?;
     println!(
         "{written} benchmark(s) written; report: {}",
         crate::util::paths::report_index(work_dir).display()

@@ -74,6 +74,13 @@ fn draw_lines<DB: DrawingBackend>(
         .y_label_area_size(70)
         .build_cartesian_2d(0.0..x_max.max(1e-9) * 1.02, 0.0..y_top)
         .map_err(draw_error)?;
+    // Enough decimals that a smoke run's 0.04 s window gets distinct ticks.
+    let decimals = match x_max {
+        x if x >= 10.0 => 0,
+        x if x >= 1.0 => 1,
+        x if x >= 0.1 => 2,
+        _ => 3,
+    };
     // Laps are counted: their axis has no halves.
     let counted = lines
         .iter()
@@ -82,7 +89,7 @@ fn draw_lines<DB: DrawingBackend>(
     let x_label = |v: &f64| match (counted, v.fract() == 0.0) {
         (true, false) => String::new(),
         (true, true) => format!("{v:.0}"),
-        (false, _) => si(*v),
+        (false, _) => format!("{v:.*}", decimals),
     };
     chart
         .configure_mesh()
@@ -237,16 +244,18 @@ pub fn throughput_chart(result: &BenchmarkResult) -> Result<Option<String>> {
                 .series
                 .iter()
                 .find(|s| s.name.ends_with("transactions/s"))?;
-            let points = series
+            let points: Vec<(f64, f64)> = series
                 .values
                 .iter()
                 .enumerate()
                 .map(|(i, v)| (start + (i as f64 + 0.5) * series.interval_s, *v))
                 .collect();
+            // A dot per second: a load shorter than two seconds has no line to draw.
+            let marks = points.clone();
             Some(Line {
                 label,
                 points,
-                marks: Vec::new(),
+                marks,
             })
         })
         .collect();
