@@ -236,7 +236,9 @@ th { background: #eef3f8; white-space: normal; vertical-align: bottom; }
 td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
 td.l, th.l { text-align: left; }
 /* The configuration and waits wrap at their phrases, so the metrics stay on a 1400 px page. */
-td.l { white-space: normal; min-width: 6em; }
+td.l { white-space: normal; }
+/* The configuration (the second column where there is one) gets room for a phrase per line. */
+td.l:nth-child(2) { min-width: 16em; }
 .env { font-size: 13px; color: #555; }
 .note { font-size: 13px; color: #555; }
 .failed { color: #b00; }
