@@ -86,7 +86,6 @@ pub fn label(cell: &CellResult, keys: &[String]) -> String {
 }
 
 /// Every cell's label, in the cells' order.
-#[cfg(test)]
 pub fn labels(result: &BenchmarkResult) -> Vec<(String, String)> {
     let keys = differing_options(result);
     result

@@ -64,6 +64,9 @@ enum Command {
         /// A baseline saved in the results store (`run --save-baseline`, `baseline save`).
         #[arg(long, value_name = "NAME")]
         baseline: Option<String>,
+        /// `text` (the terminal table) or `markdown` (a table to post as a pull request comment).
+        #[arg(long, default_value = "text", value_parser = ["text", "markdown"])]
+        format: String,
     },
     /// Before anything is created: what the SQL Server in `DBBENCH_MSSQL` and its login allow
     /// (version, edition, IFI, trace flags, Extended Events, permissions, default paths, tempdb
@@ -159,7 +162,11 @@ fn execute(
             println!("report: {}", index.display());
             Ok(true)
         }
-        Command::Compare { paths, baseline } => stored::compare(&work_dir, &paths, baseline),
+        Command::Compare {
+            paths,
+            baseline,
+            format,
+        } => stored::compare(&work_dir, &paths, baseline, format == "markdown"),
         Command::History => stored::history(&work_dir),
         Command::Preflight { scale } => preflight(benchmarks, scale.as_deref()),
         Command::Baseline { name, invocation } => {

@@ -108,7 +108,12 @@ fn utc_minutes(unix_ms: i64) -> String {
 
 /// `compare`: the current results against a saved baseline (`--baseline NAME`) or against
 /// results files (`compare BASELINE_PATH [CURRENT_PATH]`).
-pub fn compare(work_dir: &Path, paths: &[PathBuf], baseline: Option<String>) -> Result<bool> {
+pub fn compare(
+    work_dir: &Path,
+    paths: &[PathBuf],
+    baseline: Option<String>,
+    markdown: bool,
+) -> Result<bool> {
     let (baseline_results, current_path) =
         match (&baseline, paths) {
             (Some(name), [] | [_]) => (saved_baseline(work_dir, name)?, paths.first().cloned()),
@@ -122,7 +127,12 @@ pub fn compare(work_dir: &Path, paths: &[PathBuf], baseline: Option<String>) -> 
         Some(path) => read_results(&path)?,
         None => current_results(work_dir)?,
     };
-    for comparison in compare_all(&current, &baseline_results)? {
+    let comparisons = compare_all(&current, &baseline_results)?;
+    if markdown {
+        print!("{}", crate::output::markdown::comparisons(&comparisons));
+        return Ok(true);
+    }
+    for comparison in comparisons {
         println!("{}", comparison.render());
     }
     Ok(true)

@@ -15,6 +15,7 @@ pub mod csv;
 pub mod history;
 pub mod html;
 pub mod json;
+pub mod markdown;
 pub mod snapshot;
 pub mod store;
 pub mod summary;
