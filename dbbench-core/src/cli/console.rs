@@ -1,5 +1,5 @@
-//! Plain progress lines for logs: when stderr is not a terminal (CI, `> log`), the live progress
-//! line is silent, so this recorder writes one line per finished repetition (cell, repetition,
+//! Plain progress lines for logs: when stdout or stderr is not a terminal (CI, `> log`), the
+//! live progress line is not in the log, so this recorder writes one line per finished repetition (cell, repetition,
 //! elapsed, growths, and the load's throughput and p99 latency) and one per finished cell, as the
 //! article's "Loop N done in X seconds". It wraps the recorder that keeps the results.
 
@@ -13,10 +13,21 @@ use crate::run::recorder::Recorder;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 
-/// Forwards everything to `inner` and, when `plain`, says a line per repetition and per cell.
+/// Where the plain lines go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// Nowhere: both streams are terminals, which show the live progress line.
+    Off,
+    /// stdout, redirected to a file (`> log`), beside the result tables.
+    Stdout,
+    /// stderr, when only it is redirected.
+    Stderr,
+}
+
+/// Forwards everything to `inner` and, unless off, writes a line per repetition and per cell.
 pub struct Echo<R> {
     inner: R,
-    plain: bool,
+    target: Target,
     benchmark: String,
     repetitions: u32,
     /// Measured elapsed times per cell so far.
@@ -24,15 +35,23 @@ pub struct Echo<R> {
 }
 
 impl<R: Recorder> Echo<R> {
-    /// Lines only when stderr is not a terminal: there the progress line already shows it all.
+    /// Lines go to the first stream that is not a terminal, stdout first: on a terminal the
+    /// progress line already shows it all.
     pub fn new(inner: R) -> Echo<R> {
-        Echo::with(inner, !std::io::stderr().is_terminal())
+        let target = if !std::io::stdout().is_terminal() {
+            Target::Stdout
+        } else if !std::io::stderr().is_terminal() {
+            Target::Stderr
+        } else {
+            Target::Off
+        };
+        Echo::with(inner, target)
     }
 
-    fn with(inner: R, plain: bool) -> Echo<R> {
+    fn with(inner: R, target: Target) -> Echo<R> {
         Echo {
             inner,
-            plain,
+            target,
             benchmark: String::new(),
             repetitions: 0,
             elapsed: BTreeMap::new(),
@@ -94,6 +113,21 @@ pub fn cell_line(benchmark: &str, cell: &str, status: &CellStatus, elapsed: &[f6
     }
 }
 
+impl<R> Echo<R> {
+    /// Writes `line` whole to the target. Straight to the handle, not `println!`: the test
+    /// harness captures `print!`, and a CI log of `cargo test` should show progress too.
+    fn say(&self, line: &str) {
+        use std::io::Write;
+        match self.target {
+            Target::Stdout => {
+                let _ = writeln!(std::io::stdout().lock(), "{line}");
+            }
+            Target::Stderr => crate::util::console::say(line),
+            Target::Off => {}
+        }
+    }
+}
+
 impl<R: Recorder> Recorder for Echo<R> {
     fn benchmark_started(
         &mut self,
@@ -123,8 +157,8 @@ impl<R: Recorder> Recorder for Echo<R> {
                 .or_default()
                 .push(run.elapsed_s);
         }
-        if self.plain {
-            crate::util::console::say(&repetition_line(
+        if self.target != Target::Off {
+            self.say(&repetition_line(
                 &self.benchmark,
                 cell,
                 run,
@@ -136,9 +170,9 @@ impl<R: Recorder> Recorder for Echo<R> {
 
     fn cell_finished(&mut self, cell: &str, status: &CellStatus) -> Result<()> {
         self.inner.cell_finished(cell, status)?;
-        if self.plain {
+        if self.target != Target::Off {
             let elapsed = self.elapsed.get(cell).map_or(&[][..], |v| v.as_slice());
-            crate::util::console::say(&cell_line(&self.benchmark, cell, status, elapsed));
+            self.say(&cell_line(&self.benchmark, cell, status, elapsed));
         }
         Ok(())
     }
@@ -209,7 +243,7 @@ mod tests {
             }
         }
         let result = crate::model::sample::vlf();
-        let mut echo = Echo::with(Count::default(), false);
+        let mut echo = Echo::with(Count::default(), Target::Off);
         echo.benchmark_started("s", &result, &["test_1"]).unwrap();
         echo.cell_started(&result.cells[0]).unwrap();
         echo.repetition_finished("test_1", &result.cells[0].runs[1], WindowTimes::default())
