@@ -69,6 +69,9 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
     if !selected.contains(&cell) {
         selected = vec![cell];
     }
+    // Settings errors are reported before anything runs: the tolerance is read only when the
+    // snapshot is checked, after every repetition (scale and volumes are read just below).
+    crate::output::comparator::Tolerance::from_env()?;
     let mut ctx = RunContext::from_env(bench.manifest_dir, Scale::smoke())?;
     // `cargo test` runs keep their results apart from the main job's (`target/dbbench/tests/`),
     // so running the tests never overwrites the default-scale results and report.
