@@ -109,7 +109,14 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
         published.report.display()
     ));
     if selected.len() == bench.cells.len() {
-        crate::output::snapshot::assert_snapshot(&result, &stem, bench.manifest_dir, &ctx.work_dir);
+        crate::output::snapshot::with_source(bench.source_file, || {
+            crate::output::snapshot::assert_snapshot(
+                &result,
+                &stem,
+                bench.manifest_dir,
+                &ctx.work_dir,
+            )
+        });
     } else {
         check_cells(bench, &selected, &ran.current, &ctx)?;
     }
@@ -169,12 +176,14 @@ fn check_cells(
                     "dbbench › no snapshot entry for {cell} in {}",
                     path.display()
                 ));
-                crate::output::snapshot::assert_snapshot(
-                    current,
-                    &stem,
-                    bench.manifest_dir,
-                    &ctx.work_dir,
-                );
+                crate::output::snapshot::with_source(bench.source_file, || {
+                    crate::output::snapshot::assert_snapshot(
+                        current,
+                        &stem,
+                        bench.manifest_dir,
+                        &ctx.work_dir,
+                    )
+                });
             }
             CellCheck::NotRecorded(path) => say(&format!(
                 "dbbench › {}::{cell}: snapshot not checked: {} has no entry for it yet, and not \
@@ -184,12 +193,14 @@ fn check_cells(
             )),
             CellCheck::Differs(differences) => {
                 // insta writes the pending `.snap.new` of the whole current benchmark.
-                let _ = crate::output::snapshot::check(
-                    current,
-                    &stem,
-                    bench.manifest_dir,
-                    &ctx.work_dir,
-                );
+                let _ = crate::output::snapshot::with_source(bench.source_file, || {
+                    crate::output::snapshot::check(
+                        current,
+                        &stem,
+                        bench.manifest_dir,
+                        &ctx.work_dir,
+                    )
+                });
                 panic!(
                     "dbbench: {}::{cell} differs from its recorded snapshot:\n  {}\nreview the \
                      pending snapshot with `cargo insta review`",

@@ -366,12 +366,14 @@ fn run(
                 .any(|c| matches!(c.status, CellStatus::Failed(_)));
             if cells.len() == bench.cells.len() {
                 let check = quietly(|| {
-                    snapshot::check(
-                        &result,
-                        &bench.file_stem(),
-                        bench.manifest_dir,
-                        &ctx.work_dir,
-                    )
+                    snapshot::with_source(bench.source_file, || {
+                        snapshot::check(
+                            &result,
+                            &bench.file_stem(),
+                            bench.manifest_dir,
+                            &ctx.work_dir,
+                        )
+                    })
                 });
                 println!("{}", check.line());
             }

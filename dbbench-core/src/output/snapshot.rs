@@ -288,6 +288,15 @@ pub fn snapshot_name(stem: &str, scale: &str, backend: &str) -> String {
     }
 }
 
+/// Runs `f` (a snapshot assertion) with the benchmark's source file as the snapshot's
+/// `input_file`, so `cargo insta review` shows the file that declares the benchmark rather than
+/// the dbbench file that asserts every snapshot (insta's `source`).
+pub fn with_source<T>(source_file: &str, f: impl FnOnce() -> T) -> T {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_input_file(source_file);
+    settings.bind(f)
+}
+
 /// The snapshot file of `result` in `<manifest_dir>/snapshots/`.
 pub fn snapshot_file(result: &BenchmarkResult, stem: &str, manifest_dir: &str) -> PathBuf {
     Path::new(manifest_dir).join("snapshots").join(format!(
