@@ -317,6 +317,15 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
     }
     for (cell, path) in &charts.waits {
         img(&mut out, path, &format!("top waits of {cell}"));
+        let waits = result.cells.iter().find(|c| &c.name == cell);
+        if let Some(grid) = waits.and_then(super::waits::table) {
+            let _ = writeln!(
+                out,
+                "<p class=\"note\">{}: cumulative waits of the measured runs</p>\n{}",
+                escape(cell),
+                grid.to_html()
+            );
+        }
     }
     if !charts.history_table.is_empty() {
         out.push_str(

@@ -19,6 +19,7 @@ pub mod markdown;
 pub mod snapshot;
 pub mod store;
 pub mod summary;
+pub mod waits;
 
 use crate::model::error::{Error, Result};
 use crate::model::results::BenchmarkResult;
