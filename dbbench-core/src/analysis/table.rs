@@ -133,11 +133,14 @@ impl BenchmarkTable {
             ("tx/s".into(), r, |m| {
                 m.transactions_per_s.map(|t| format!("{t:.0}"))
             }),
-            ("latency p50 / p95 / p99".into(), r, |m| {
+            ("latency p50 / p95 / p99 (ms)".into(), r, |m| {
                 m.latency_ms
-                    .map(|[a, b, c]| format!("{a:.2} / {b:.2} / {c:.2} ms"))
+                    .map(|[a, b, c]| format!("{} / {} / {}", three(a), three(b), three(c)))
             }),
-            ("retries".into(), r, |m| m.retries.map(notation::thousands)),
+            // Shown only where a load retried: a column of zeros costs a 1400 px page its room.
+            ("retries".into(), r, |m| {
+                m.retries.filter(|&n| n > 0).map(notation::thousands)
+            }),
             ("top waits".into(), Align::Left, |m| {
                 (!m.top_waits.is_empty()).then(|| {
                     m.top_waits
@@ -241,6 +244,16 @@ impl BenchmarkTable {
     }
 }
 
+/// Three significant digits: `0.482`, `49.3`, `131`.
+fn three(x: f64) -> String {
+    match x.abs() {
+        v if v >= 100.0 => format!("{x:.0}"),
+        v if v >= 10.0 => format!("{x:.1}"),
+        v if v >= 1.0 => format!("{x:.2}"),
+        _ => format!("{x:.3}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,6 +312,31 @@ mod tests {
         assert!(row("test_1").contains("1074 s") && row("test_1").contains("126,399"));
         assert!(row("test_3").contains("0.72") && row("test_3").contains("246"));
         assert!(row("test_4").matches('–').count() >= 3, "{}", row("test_4"));
+    }
+
+    #[test]
+    fn load_cells_show_throughput_and_latency_percentiles() {
+        let mut result = crate::model::sample::load(&[1500.0, 1800.0]);
+        let loads = result.cells.iter_mut().flat_map(|c| &mut c.runs);
+        loads.flat_map(|r| &mut r.loads).for_each(|l| l.retries = 0);
+        let text = BenchmarkTable::of(&result).to_grid().to_text("");
+        let header = text.lines().next().unwrap();
+        assert!(
+            header.contains("tx/s") && header.contains("p99 (ms)"),
+            "{header}"
+        );
+        assert!(!header.contains("retries"), "no load retried: {header}");
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("separate_volumes"))
+            .unwrap();
+        assert!(
+            row.contains("1800") && row.contains("1.00 / 2.50 / 4.00"),
+            "{row}"
+        );
+        result.cells[1].runs[1].loads[0].retries = 7;
+        let text = BenchmarkTable::of(&result).to_grid().to_text("");
+        assert!(text.lines().next().unwrap().contains("retries"), "{text}");
     }
 
     #[test]

@@ -227,10 +227,10 @@ fn page(toc: &str, sections: &str) -> String {
 }
 
 const STYLE: &str = "
-body { font-family: sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+body { font-family: sans-serif; margin: 2em auto; max-width: 1320px; padding: 0 1em; color: #222; }
 h2 { border-bottom: 2px solid #4682b4; padding-bottom: .2em; margin-top: 2.5em; }
 table { border-collapse: collapse; margin: 1em 0; font-size: 14px; }
-th, td { padding: .3em .6em; border-bottom: 1px solid #ddd; white-space: nowrap; }
+th, td { padding: .3em .45em; border-bottom: 1px solid #ddd; white-space: nowrap; }
 th { background: #eef3f8; white-space: normal; vertical-align: bottom; }
 .wide { overflow-x: auto; }
 td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
@@ -238,7 +238,7 @@ td.l, th.l { text-align: left; }
 /* The configuration and waits wrap at their phrases, so the metrics stay on a 1400 px page. */
 td.l { white-space: normal; }
 /* The configuration (the second column where there is one) gets room for a phrase per line. */
-td.l:nth-child(2) { min-width: 16em; }
+td.l:nth-child(2) { min-width: 14em; }
 .env { font-size: 13px; color: #555; }
 .note { font-size: 13px; color: #555; }
 .failed { color: #b00; }
