@@ -238,7 +238,7 @@ td.l, th.l { text-align: left; }
 /* The configuration and waits wrap at their phrases, so the metrics stay on a 1400 px page. */
 td.l { white-space: normal; }
 /* The configuration (the second column where there is one) gets room for a phrase per line. */
-td.l:nth-child(2) { min-width: 14em; }
+td.l:nth-child(2) { min-width: 10em; }
 .env { font-size: 13px; color: #555; }
 .note { font-size: 13px; color: #555; }
 .failed { color: #b00; }
