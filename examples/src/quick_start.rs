@@ -21,7 +21,7 @@ pub async fn double_charges(db: &mut Session) -> Result<()> {
     for n in 1..=5 {
         let sql = doubling_insert(db.dialect(), n);
         db.execute(&sql).await?;
-        db.lap(&format!("loop {n}"));
+        db.lap(format!("loop {n}"));
     }
     Ok(())
 }
