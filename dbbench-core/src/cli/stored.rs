@@ -193,3 +193,34 @@ pub fn merge(
     );
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::reference::{Reference, ReferenceCase};
+
+    #[test]
+    fn republished_results_keep_the_articles_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut result = crate::model::sample::vlf();
+        result.host.hostname = crate::model::host::hostname();
+        let store = Store::open(dir.path()).unwrap();
+        // The helper records the benchmark under the stem `vlf`.
+        crate::output::history::testing::record(&store, &result, 1.0);
+        let published = || {
+            let file = crate::util::paths::results_file(dir.path(), "vlf");
+            crate::output::json::read(&file).unwrap().reference
+        };
+        let article = Reference::new("vlf::doubling", "Berry 2013", "test_1")
+            .case(ReferenceCase::cell("test_1").elapsed_s(1074.0));
+        // The store keeps measurements only; the suite binary declares the article's values.
+        assert_eq!(
+            publish_all(&store, dir.path(), std::slice::from_ref(&article)).unwrap(),
+            1
+        );
+        assert_eq!(published(), Some(article.clone()));
+        // `dbbench report` declares none of its own: the published file's stay.
+        publish_all(&store, dir.path(), &[]).unwrap();
+        assert_eq!(published(), Some(article));
+    }
+}

@@ -191,15 +191,16 @@ pub fn chart(result: &BenchmarkResult, points: &[Point]) -> Result<Option<String
     Ok(Some(svg))
 }
 
+/// Recording results into a store as a run would, for tests of what reads the store.
 #[cfg(test)]
-mod tests {
+pub(crate) mod testing {
     use super::*;
     use crate::model::results::WindowTimes;
     use crate::output::store::{InvocationStart, InvocationStatus};
     use crate::run::recorder::Recorder;
 
     /// Records `result` as one invocation of `store`, its elapsed times scaled by `factor`.
-    fn record(store: &Store, result: &BenchmarkResult, factor: f64) -> i64 {
+    pub(crate) fn record(store: &Store, result: &BenchmarkResult, factor: f64) -> i64 {
         let id = store
             .begin(&InvocationStart {
                 command_line: "test".into(),
@@ -233,6 +234,12 @@ mod tests {
         store.finish(id, InvocationStatus::Completed, None).unwrap();
         id
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::record;
+    use super::*;
 
     #[test]
     fn each_invocation_is_a_point_and_baselines_are_marked() {
