@@ -88,6 +88,10 @@ impl<R: Recorder> Recorder for Timed<R> {
         self.spent += t.elapsed();
         out
     }
+
+    fn kept(&mut self, cell: &str) -> Result<Vec<RunResult>> {
+        self.inner.kept(cell)
+    }
 }
 
 fn main() -> Result<()> {

@@ -85,6 +85,7 @@ fn result(times: [&[f64]; 2], growth_events: u64) -> BenchmarkResult {
             build_profile: "debug".into(),
         },
         cells,
+        reference: None,
     }
 }
 

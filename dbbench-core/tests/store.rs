@@ -12,16 +12,9 @@ use dbbench_core::__internals::{
 use dbbench_core::__internals::{Backend, Volumes};
 use dbbench_core::results::{BenchmarkResult, CellStatus, WindowTimes};
 use dbbench_core::{Scale, Session};
-use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Makes cell `second` fail while set.
-static FAIL_SECOND: AtomicBool = AtomicBool::new(false);
 
 fn inserts(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
-        if FAIL_SECOND.load(Ordering::SeqCst) && db.cell() == "second" {
-            return Err(dbbench_core::Error::msg("the second cell fails this time"));
-        }
         db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, pad BLOB)")
             .await?;
         let rows = if db.cell() == "first" { 100 } else { 200 };
@@ -46,9 +39,35 @@ support::benchmark! {
     ],
 }
 
+/// The same benchmark (same path, so the same results in the store) whose second cell fails: a
+/// later run of it that goes wrong. A benchmark of its own rather than a flag, so that tests
+/// running in parallel cannot see each other's failure.
+fn inserts_failing(db: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async move {
+        if db.cell() == "second" {
+            return Err(dbbench_core::Error::msg("the second cell fails this time"));
+        }
+        inserts(db).await
+    })
+}
+
+static INSERTS_FAILING: dbbench_core::BenchmarkSpec = dbbench_core::BenchmarkSpec {
+    body: inserts_failing,
+    ..INSERTS
+};
+
 /// Runs `cells` of [`INSERTS`] as the harness does: recorded in the work dir's store, current
 /// results published.
 fn run_cells(ctx: &RunContext, cells: &[&str]) -> Ran {
+    run_cells_of(&INSERTS, ctx, cells)
+}
+
+/// [`run_cells`] of `bench`.
+fn run_cells_of(
+    bench: &'static dbbench_core::BenchmarkSpec,
+    ctx: &RunContext,
+    cells: &[&str],
+) -> Ran {
     let _lock = exclusive();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -59,7 +78,7 @@ fn run_cells(ctx: &RunContext, cells: &[&str]) -> Ran {
         let mut backend = Backend::Embedded(EmbeddedBackend::new());
         let invocation = Invocation::start(ctx, &backend, env!("CARGO_MANIFEST_DIR")).unwrap();
         let ran = invocation
-            .run(&INSERTS, cells, ctx, &mut backend)
+            .run(bench, cells, ctx, &mut backend)
             .await
             .unwrap();
         dbbench_core::__internals::publish(&ran.current, &INSERTS.file_stem(), &ctx.work_dir)
@@ -93,9 +112,7 @@ fn partial_and_failing_runs_keep_every_cell() {
     assert_ne!(one.current.cells[0].invocation, first_invocation);
 
     // A failing cell: shown failed, its last good runs kept beside the error.
-    FAIL_SECOND.store(true, Ordering::SeqCst);
-    let failing = run_cells(&ctx, &["first", "second"]);
-    FAIL_SECOND.store(false, Ordering::SeqCst);
+    let failing = run_cells_of(&INSERTS_FAILING, &ctx, &["first", "second"]);
     let second = &failing.current.cells[1];
     match &second.status {
         CellStatus::Failed(why) => {

@@ -16,3 +16,8 @@ pub fn all() -> Vec<&'static dbbench_core::BenchmarkSpec> {
         &data_files::equal_shares::BENCHMARK,
     ]
 }
+
+/// What the articles reported, for the report's article columns.
+pub fn references() -> Vec<dbbench_core::cli::Reference> {
+    vec![vlf::article(), population::article(), data_files::article()]
+}

@@ -3,5 +3,5 @@
 //! `target/dbbench/`. `--help` lists the commands.
 
 fn main() -> std::process::ExitCode {
-    dbbench_core::cli::main(&dbbench_suites::all())
+    dbbench_core::cli::main_with_references(&dbbench_suites::all(), dbbench_suites::references())
 }

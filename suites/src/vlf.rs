@@ -82,3 +82,24 @@ pub async fn doubling(db: &mut Session) -> Result<()> {
     double_charges(db, 5).await?;
     Ok(())
 }
+
+/// The article's own numbers (Table 7 and the text of each test), set beside ours in the report.
+pub fn article() -> dbbench_core::cli::Reference {
+    use dbbench_core::cli::{Reference, ReferenceCase};
+    let case = |cell: &str, seconds: f64, vlfs: u64| {
+        ReferenceCase::cell(cell)
+            .elapsed_s(seconds)
+            .log_segments(vlfs)
+    };
+    Reference::new(
+        "vlf::doubling",
+        "Glenn Berry, Experiments with SQL Server VLFs, Part 1 (SQLskills 2013), Table 7",
+        "test_1",
+    )
+    .case(case("test_1", 1074.0, 126_399))
+    .case(case("test_2", 1069.0, 126_399))
+    .case(case("test_3", 771.0, 246))
+    .case(case("test_4", 711.0, 127))
+    .case(case("test_5", 716.0, 127))
+    .case(case("test_6", 723.0, 127))
+}

@@ -36,6 +36,11 @@ pub struct ComparisonRow {
     pub current: Option<Summary>,
     /// `current / baseline` where both have measured runs.
     pub ratio: Option<Ratio>,
+    /// The cell's readable configuration ([`crate::analysis::label`]), empty when it sets none of
+    /// the options that differ between cells.
+    pub configuration: String,
+    /// Why the current runs may be disturbed: the load driver's saturation warnings.
+    pub disturbed: Vec<String>,
 }
 
 /// Compares `current` with `baseline`, cell by cell.
@@ -53,9 +58,24 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
             .find(|c| c.name == name)
             .and_then(|c| Summary::of(&elapsed_of(c)))
     };
+    let labels = crate::analysis::label::labels(current);
     let rows = names
         .into_iter()
         .map(|name| {
+            let configuration = labels
+                .iter()
+                .find(|(cell, _)| cell == name)
+                .map(|(_, label)| label.clone())
+                .unwrap_or_default();
+            let mut disturbed: Vec<String> = current
+                .cells
+                .iter()
+                .filter(|c| c.name == name)
+                .flat_map(|c| c.measured())
+                .flat_map(|r| r.loads.iter())
+                .flat_map(|l| l.saturation.warnings.iter().cloned())
+                .collect();
+            disturbed.dedup();
             let (base, cur) = (summary(baseline, name), summary(current, name));
             let ratio = match (&cur, &base) {
                 (Some(c), Some(b)) => Ratio::of(c, b),
@@ -66,6 +86,8 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
                 baseline: base,
                 current: cur,
                 ratio,
+                configuration,
+                disturbed,
             }
         })
         .collect();

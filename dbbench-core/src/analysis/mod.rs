@@ -5,6 +5,8 @@
 //! are called), `run`.
 
 pub mod compare;
+pub mod label;
+pub mod metrics;
 pub mod notation;
 pub mod ratio;
 pub mod stats;

@@ -38,10 +38,14 @@ pub fn ratio(r: &Ratio) -> String {
     }
 }
 
-/// `1,024.0 MiB`.
+/// `3.8 MiB`, `1,026 MiB`: tenths below 100 MiB, whole mebibytes above, where a tenth is noise
+/// and the digit costs a table its width.
 pub fn mib(bytes: u64) -> String {
     let tenths = (bytes as f64 * 10.0 / crate::model::units::MIB as f64).round() as u64;
-    format!("{}.{} MiB", thousands(tenths / 10), tenths % 10)
+    if tenths >= 1000 {
+        return format!("{} MiB", thousands((tenths + 5) / 10));
+    }
+    format!("{}.{} MiB", tenths / 10, tenths % 10)
 }
 
 /// `126,399`.
@@ -71,7 +75,8 @@ mod tests {
     #[test]
     fn sizes_and_counts_are_grouped() {
         assert_eq!(mib(1536 * 1024), "1.5 MiB");
-        assert_eq!(mib(1024 * 1024 * 1024), "1,024.0 MiB");
+        assert_eq!(mib(1024 * 1024 * 1024), "1,024 MiB");
+        assert_eq!(mib(99 * 1024 * 1024), "99.0 MiB");
         assert_eq!(mib(2 * 1024 * 1024 - 1000), "2.0 MiB");
         assert_eq!(thousands(126_399), "126,399");
         assert_eq!(thousands(127), "127");

@@ -1,23 +1,23 @@
-//! The results table of one benchmark, after Table 7 of the VLF article: one row per cell with
-//! the configuration options that differ between cells, the elapsed time's mean and 95% interval,
-//! the ratio to the baseline cell with a verdict, and the storage metrics the article tabulates
-//! (growth events, VLFs or log segments, final file sizes, the top wait).
+//! The results table of one benchmark, after Table 7 of the VLF article: one row per cell that
+//! leads with the result — the configuration in one readable column (only the options that
+//! differ between cells), the elapsed time's mean and 95% interval, the ratio to the baseline cell
+//! with a verdict — then the storage metrics the article tabulates (growth events, VLFs or log
+//! segments, final file sizes), the top waits, and the load figures of concurrent benchmarks.
 //!
 //! The model is computed once and rendered by [`crate::output::summary`] for the terminal and by
 //! [`crate::output::html`] as HTML.
 
+use crate::analysis::label;
+pub use crate::analysis::metrics::{elapsed_of, CellMetrics};
 use crate::analysis::notation;
 use crate::analysis::ratio::{Ratio, Verdict};
 use crate::analysis::stats::Summary;
-use crate::model::results::{BenchmarkResult, CellResult, CellStatus, FileKind, RunResult};
+use crate::model::results::{BenchmarkResult, CellStatus};
 use crate::util::grid::{Align, Grid};
-use std::collections::BTreeMap;
 
 /// The table of one benchmark.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchmarkTable {
-    /// Configuration options whose values differ between cells.
-    pub config_columns: Vec<String>,
     /// One row per cell, in declaration order.
     pub rows: Vec<CellRow>,
     /// The baseline cell's name.
@@ -25,6 +25,8 @@ pub struct BenchmarkTable {
     /// What the backend's log segments are called (`VLFs` on SQL Server, `log segments` on the
     /// embedded engine), from its profile.
     pub segments_label: &'static str,
+    /// The source of the reference values and its baseline cell, where the suite declares them.
+    pub reference: Option<(String, String)>,
 }
 
 /// One cell's row.
@@ -32,88 +34,38 @@ pub struct BenchmarkTable {
 pub struct CellRow {
     /// The cell's name.
     pub name: String,
-    /// Values of [`BenchmarkTable::config_columns`]; `default` where the cell leaves it unset.
-    pub config: Vec<String>,
+    /// The options that differ between cells, as a phrase ([`label::label`]).
+    pub configuration: String,
     /// The cell's outcome.
     pub status: CellStatus,
     /// Statistics of the measured runs' elapsed time.
     pub elapsed: Option<Summary>,
     /// Ratio to the baseline; `None` for cells without measured runs or without a baseline.
     pub ratio: Option<Ratio>,
-    /// Storage metrics.
+    /// Storage metrics, waits and load figures.
     pub metrics: CellMetrics,
+    /// What the benchmark's source reported for this cell, where the suite declares it.
+    pub reference: Option<ReferenceRow>,
 }
 
-/// The storage metrics of a cell, from its first measured run (they are deterministic on the
-/// embedded engine and nearly so on SQL Server), except the top wait, which sums all runs.
+/// The source's values of one cell, beside ours.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct CellMetrics {
-    /// Autogrowth events of the data files.
-    pub data_growths: Option<u64>,
-    /// Autogrowth events of the log.
-    pub log_growths: Option<u64>,
-    /// VLFs (log segments) when the window closed.
+pub struct ReferenceRow {
+    /// Elapsed time in the source.
+    pub elapsed_s: Option<f64>,
+    /// Ratio to the source's baseline.
+    pub ratio: Option<f64>,
+    /// VLFs at the end in the source.
     pub log_segments: Option<u64>,
-    /// Size of all data files when the window closed.
-    pub data_size_bytes: Option<u64>,
-    /// Size of the log when the window closed.
-    pub log_size_bytes: Option<u64>,
-    /// The wait type with the largest share of wait time over all measured runs, and its percent.
-    pub top_wait: Option<(String, f64)>,
 }
 
-impl CellMetrics {
-    /// The metrics of `cell`'s measured runs.
-    pub fn of(cell: &CellResult) -> CellMetrics {
-        let Some(first) = cell.measured().next() else {
-            return CellMetrics::default();
-        };
-        let data: Vec<_> = first
-            .files
-            .iter()
-            .filter(|f| f.kind == FileKind::Data)
-            .collect();
-        let log_file = first.files.iter().find(|f| f.kind == FileKind::Log);
-        CellMetrics {
-            data_growths: (!data.is_empty()).then(|| data.iter().map(|f| f.growth_events).sum()),
-            log_growths: first
-                .log
-                .as_ref()
-                .map(|l| l.growths)
-                .or(log_file.map(|f| f.growth_events)),
-            log_segments: first.log.as_ref().map(|l| l.segments_after),
-            data_size_bytes: (!data.is_empty())
-                .then(|| data.iter().map(|f| f.size_after_bytes).sum()),
-            log_size_bytes: log_file
-                .map(|f| f.size_after_bytes)
-                .or(first.log.as_ref().map(|l| l.size_after_bytes)),
-            top_wait: top_wait(cell.measured()),
-        }
-    }
-}
-
-/// The wait type with the most wait time summed over `runs`, with its percent of the total.
-fn top_wait<'a>(runs: impl Iterator<Item = &'a RunResult>) -> Option<(String, f64)> {
-    let mut totals: BTreeMap<&str, f64> = BTreeMap::new();
-    for run in runs {
-        for wait in &run.waits {
-            *totals.entry(&wait.wait_type).or_default() += wait.wait_time_s;
-        }
-    }
-    let sum: f64 = totals.values().sum();
-    let (name, time) = totals.into_iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
-    (sum > 0.0).then(|| (name.to_string(), 100.0 * time / sum))
-}
-
-/// The measured runs' elapsed times of a cell.
-pub fn elapsed_of(cell: &CellResult) -> Vec<f64> {
-    cell.measured().map(|r| r.elapsed_s).collect()
-}
+/// A metric column: its title, alignment and the text of one row (`None`: no value).
+type Metric = (String, Align, fn(&CellMetrics) -> Option<String>);
 
 impl BenchmarkTable {
     /// The table of `result`.
     pub fn of(result: &BenchmarkResult) -> BenchmarkTable {
-        let config_columns = differing_options(result);
+        let keys = label::differing_options(result);
         let baseline_cell = result.cells.get(result.baseline_index());
         let baseline = baseline_cell.and_then(|c| Summary::of(&elapsed_of(c)));
         let rows = result
@@ -129,67 +81,122 @@ impl BenchmarkTable {
                 };
                 CellRow {
                     name: cell.name.clone(),
-                    config: config_columns
-                        .iter()
-                        .map(|k| cell.config.get(k).cloned().unwrap_or("default".into()))
-                        .collect(),
+                    configuration: match label::label(cell, &keys) {
+                        l if l.is_empty() => "defaults".to_string(),
+                        l => l,
+                    },
                     status: cell.status.clone(),
                     elapsed,
                     ratio,
                     metrics: CellMetrics::of(cell),
+                    reference: result.reference.as_ref().and_then(|r| {
+                        r.of(&cell.name).map(|case| ReferenceRow {
+                            elapsed_s: case.elapsed_s,
+                            ratio: r.ratio(&cell.name),
+                            log_segments: case.log_segments,
+                        })
+                    }),
                 }
             })
             .collect();
         BenchmarkTable {
-            config_columns,
             rows,
             baseline: baseline_cell.map(|c| c.name.clone()).unwrap_or_default(),
             segments_label: crate::engine::profile_named(&result.backend.kind)
                 .map_or("log segments", |p| p.segments_label),
+            reference: result
+                .reference
+                .as_ref()
+                .map(|r| (r.source.clone(), r.baseline.clone())),
         }
     }
 
-    /// The table as text cells: metric columns appear only where some cell has a value.
+    /// The metric columns, in the article's order.
+    fn metrics(&self) -> Vec<Metric> {
+        let r = Align::Right;
+        vec![
+            ("data growths".into(), r, |m| {
+                m.data_growths.map(notation::thousands)
+            }),
+            ("log growths".into(), r, |m| {
+                m.log_growths.map(notation::thousands)
+            }),
+            (self.segments_label.into(), r, |m| {
+                m.log_segments.map(notation::thousands)
+            }),
+            ("data size".into(), r, |m| {
+                m.data_size_bytes.map(notation::mib)
+            }),
+            ("log size".into(), r, |m| {
+                m.log_size_bytes.map(notation::mib)
+            }),
+            ("tx/s".into(), r, |m| {
+                m.transactions_per_s.map(|t| format!("{t:.0}"))
+            }),
+            ("latency p50 / p95 / p99 (ms)".into(), r, |m| {
+                m.latency_ms
+                    .map(|[a, b, c]| format!("{} / {} / {}", three(a), three(b), three(c)))
+            }),
+            // Shown only where a load retried: a column of zeros costs a 1400 px page its room.
+            ("retries".into(), r, |m| {
+                m.retries.filter(|&n| n > 0).map(notation::thousands)
+            }),
+            ("top waits".into(), Align::Left, |m| {
+                (!m.top_waits.is_empty()).then(|| {
+                    m.top_waits
+                        .iter()
+                        .map(|(name, pct)| format!("{name} {pct:.0}%"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+            }),
+        ]
+    }
+
+    /// The table as text cells: metric columns appear only where some cell has a value, and the
+    /// configuration column only where the cells differ.
     pub fn to_grid(&self) -> Grid {
+        let shown: Vec<Metric> = self
+            .metrics()
+            .into_iter()
+            .filter(|(_, _, get)| self.rows.iter().any(|r| get(&r.metrics).is_some()))
+            .collect();
+        let configured = self.rows.iter().any(|r| r.configuration != "defaults");
         let mut grid = Grid::default();
         grid.column("cell", Align::Left);
-        for c in &self.config_columns {
-            grid.column(c.as_str(), Align::Left);
+        if configured {
+            grid.column("configuration", Align::Left);
         }
         grid.column("n", Align::Right);
         grid.column("elapsed (mean ± 95% CI)", Align::Right);
         grid.column(format!("ratio to {} [95% CI]", self.baseline), Align::Right);
         grid.column("verdict", Align::Left);
-        type Metric = fn(&CellMetrics) -> Option<String>;
-        let metrics: [(&str, Metric); 6] = [
-            ("data growths", |m| m.data_growths.map(notation::thousands)),
-            ("log growths", |m| m.log_growths.map(notation::thousands)),
-            (self.segments_label, |m| {
-                m.log_segments.map(notation::thousands)
-            }),
-            ("data size", |m| m.data_size_bytes.map(notation::mib)),
-            ("log size", |m| m.log_size_bytes.map(notation::mib)),
-            ("top wait", |m| {
-                m.top_wait
-                    .as_ref()
-                    .map(|(name, pct)| format!("{name} {pct:.0}%"))
-            }),
-        ];
-        let shown: Vec<&(&str, Metric)> = metrics
-            .iter()
-            .filter(|(_, get)| self.rows.iter().any(|r| get(&r.metrics).is_some()))
-            .collect();
-        for (title, _) in &shown {
-            let align = if *title == "top wait" {
-                Align::Left
-            } else {
-                Align::Right
-            };
-            grid.column(*title, align);
+        let refs: Vec<Option<&ReferenceRow>> =
+            self.rows.iter().map(|r| r.reference.as_ref()).collect();
+        let has = |get: fn(&ReferenceRow) -> bool| refs.iter().flatten().any(|r| get(r));
+        let (ref_elapsed, ref_ratio, ref_segments) = (
+            has(|r| r.elapsed_s.is_some()),
+            has(|r| r.ratio.is_some()),
+            has(|r| r.log_segments.is_some()),
+        );
+        let ref_baseline = self.reference.as_ref().map_or("", |(_, b)| b.as_str());
+        if ref_elapsed {
+            grid.column("article elapsed", Align::Right);
+        }
+        if ref_ratio {
+            grid.column(format!("article ratio to {ref_baseline}"), Align::Right);
+        }
+        for (title, align, _) in &shown {
+            grid.column(title.as_str(), *align);
+            if ref_segments && title == self.segments_label {
+                grid.column("article VLFs", Align::Right);
+            }
         }
         for row in &self.rows {
             let mut cells = vec![row.name.clone()];
-            cells.extend(row.config.iter().cloned());
+            if configured {
+                cells.push(row.configuration.clone());
+            }
             let n = row.elapsed.as_ref().map(|s| s.n).unwrap_or(0);
             cells.push(n.to_string());
             cells.push(match (&row.status, &row.elapsed) {
@@ -209,8 +216,27 @@ impl BenchmarkTable {
                     .map(|r| r.verdict.describe().to_string())
                     .unwrap_or_else(|| "–".to_string()),
             );
-            for (_, get) in &shown {
-                cells.push(get(&row.metrics).unwrap_or_else(|| "–".to_string()));
+            let reference = row.reference.clone().unwrap_or_default();
+            let dash = || "–".to_string();
+            if ref_elapsed {
+                cells.push(
+                    reference
+                        .elapsed_s
+                        .map_or_else(dash, |s| format!("{s:.0} s")),
+                );
+            }
+            if ref_ratio {
+                cells.push(reference.ratio.map_or_else(dash, |r| format!("{r:.2}")));
+            }
+            for (title, _, get) in &shown {
+                cells.push(get(&row.metrics).unwrap_or_else(dash));
+                if ref_segments && title == self.segments_label {
+                    cells.push(
+                        reference
+                            .log_segments
+                            .map_or_else(dash, notation::thousands),
+                    );
+                }
             }
             grid.row(cells);
         }
@@ -218,20 +244,106 @@ impl BenchmarkTable {
     }
 }
 
-/// Options whose value is not the same in every cell, in alphabetical order.
-fn differing_options(result: &BenchmarkResult) -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
-    for cell in &result.cells {
-        for key in cell.config.keys() {
-            if !keys.contains(key) {
-                keys.push(key.clone());
-            }
-        }
+/// Three significant digits: `0.482`, `49.3`, `131`.
+fn three(x: f64) -> String {
+    match x.abs() {
+        v if v >= 100.0 => format!("{x:.0}"),
+        v if v >= 10.0 => format!("{x:.1}"),
+        v if v >= 1.0 => format!("{x:.2}"),
+        _ => format!("{x:.3}"),
     }
-    keys.retain(|key| {
-        let mut values = result.cells.iter().map(|c| c.config.get(key));
-        let first = values.next().flatten();
-        values.any(|v| v != first)
-    });
-    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_leads_with_configuration_and_result() {
+        let grid = BenchmarkTable::of(&crate::model::sample::vlf()).to_grid();
+        let text = grid.to_text("");
+        let header = text.lines().next().unwrap();
+        let order = [
+            "cell",
+            "configuration",
+            "elapsed",
+            "ratio to",
+            "verdict",
+            "data growths",
+        ];
+        let at: Vec<usize> = order.iter().map(|t| header.find(t).unwrap()).collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{header}");
+        // One column for the configuration, not one per option.
+        assert!(
+            !header.contains("log_pregrow") && !header.contains("ifi"),
+            "{header}"
+        );
+        assert!(text.contains("1MB growth · IFI off"), "{text}");
+    }
+
+    #[test]
+    fn the_article_sits_beside_ours() {
+        use crate::model::reference::{Reference, ReferenceCase};
+        let mut result = crate::model::sample::vlf();
+        result.reference = Some(
+            Reference::new("vlf::doubling", "Berry 2013, Table 7", "test_1")
+                .case(
+                    ReferenceCase::cell("test_1")
+                        .elapsed_s(1074.0)
+                        .log_segments(126_399),
+                )
+                .case(
+                    ReferenceCase::cell("test_3")
+                        .elapsed_s(771.0)
+                        .log_segments(246),
+                ),
+        );
+        let text = BenchmarkTable::of(&result).to_grid().to_text("");
+        let header = text.lines().next().unwrap();
+        let at = |t: &str| header.find(t).unwrap_or_else(|| panic!("{t}: {header}"));
+        assert!(at("verdict") < at("article elapsed"), "{header}");
+        assert!(at("log segments") < at("article VLFs"), "{header}");
+        let row = |cell: &str| {
+            text.lines()
+                .find(|l| l.starts_with(cell))
+                .unwrap()
+                .to_string()
+        };
+        assert!(row("test_1").contains("1074 s") && row("test_1").contains("126,399"));
+        assert!(row("test_3").contains("0.72") && row("test_3").contains("246"));
+        assert!(row("test_4").matches('–').count() >= 3, "{}", row("test_4"));
+    }
+
+    #[test]
+    fn load_cells_show_throughput_and_latency_percentiles() {
+        let mut result = crate::model::sample::load(&[1500.0, 1800.0]);
+        let loads = result.cells.iter_mut().flat_map(|c| &mut c.runs);
+        loads.flat_map(|r| &mut r.loads).for_each(|l| l.retries = 0);
+        let text = BenchmarkTable::of(&result).to_grid().to_text("");
+        let header = text.lines().next().unwrap();
+        assert!(
+            header.contains("tx/s") && header.contains("p99 (ms)"),
+            "{header}"
+        );
+        assert!(!header.contains("retries"), "no load retried: {header}");
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("separate_volumes"))
+            .unwrap();
+        assert!(
+            row.contains("1800") && row.contains("1.00 / 2.50 / 4.00"),
+            "{row}"
+        );
+        result.cells[1].runs[1].loads[0].retries = 7;
+        let text = BenchmarkTable::of(&result).to_grid().to_text("");
+        assert!(text.lines().next().unwrap().contains("retries"), "{text}");
+    }
+
+    #[test]
+    fn a_single_cell_has_no_configuration_column() {
+        let mut result = crate::model::sample::vlf();
+        result.cells.truncate(1);
+        let text = BenchmarkTable::of(&result).to_grid().to_text("");
+        assert!(!text.contains("configuration"), "{text}");
+    }
 }

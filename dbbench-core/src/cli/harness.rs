@@ -70,6 +70,9 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
         selected = vec![cell];
     }
     crate::util::signals::install();
+    // Settings errors are reported before anything runs: the tolerance is read only when the
+    // snapshot is checked, after every repetition (scale and volumes are read just below).
+    crate::output::comparator::Tolerance::from_env()?;
     let mut ctx = RunContext::from_env(bench.manifest_dir, Scale::smoke())?;
     // `cargo test` runs keep their results apart from the main job's (`target/dbbench/tests/`),
     // so running the tests never overwrites the default-scale results and report.
@@ -107,7 +110,14 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
         published.report.display()
     ));
     if selected.len() == bench.cells.len() {
-        crate::output::snapshot::assert_snapshot(&result, &stem, bench.manifest_dir, &ctx.work_dir);
+        crate::output::snapshot::with_source(bench.source_file, || {
+            crate::output::snapshot::assert_snapshot(
+                &result,
+                &stem,
+                bench.manifest_dir,
+                &ctx.work_dir,
+            )
+        });
     } else {
         check_cells(bench, &selected, &ran.current, &ctx)?;
     }
@@ -176,12 +186,14 @@ fn check_cells(
                     "dbbench › no snapshot entry for {cell} in {}",
                     path.display()
                 ));
-                crate::output::snapshot::assert_snapshot(
-                    current,
-                    &stem,
-                    bench.manifest_dir,
-                    &ctx.work_dir,
-                );
+                crate::output::snapshot::with_source(bench.source_file, || {
+                    crate::output::snapshot::assert_snapshot(
+                        current,
+                        &stem,
+                        bench.manifest_dir,
+                        &ctx.work_dir,
+                    )
+                });
             }
             CellCheck::NotRecorded(path) => say(&format!(
                 "dbbench › {}::{cell}: snapshot not checked: {} has no entry for it yet, and not \
@@ -191,12 +203,14 @@ fn check_cells(
             )),
             CellCheck::Differs(differences) => {
                 // insta writes the pending `.snap.new` of the whole current benchmark.
-                let _ = crate::output::snapshot::check(
-                    current,
-                    &stem,
-                    bench.manifest_dir,
-                    &ctx.work_dir,
-                );
+                let _ = crate::output::snapshot::with_source(bench.source_file, || {
+                    crate::output::snapshot::check(
+                        current,
+                        &stem,
+                        bench.manifest_dir,
+                        &ctx.work_dir,
+                    )
+                });
                 panic!(
                     "dbbench: {}::{cell} differs from its recorded snapshot:\n  {}\nreview the \
                      pending snapshot with `cargo insta review`",

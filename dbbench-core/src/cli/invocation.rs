@@ -97,11 +97,12 @@ impl Invocation {
         backend: &mut Backend,
     ) -> Result<Ran> {
         let outcome = {
-            let mut recorder = if self.resuming {
+            let store_recorder = if self.resuming {
                 self.store.resuming_recorder(self.id)
             } else {
                 self.store.recorder(self.id)
             };
+            let mut recorder = super::console::Echo::new(store_recorder);
             run_recorded(bench, Some(selected), ctx, backend, &mut recorder).await
         };
         let fresh = match outcome {

@@ -3,16 +3,19 @@
 //! generated `#[test]` calls ([`harness`]). Both run benchmarks through `run` and hand the
 //! results to the same `output` pipeline.
 //!
-//! A suite's `main` is one line: `dbbench_core::cli::main(&[&my_suite::my_bench::BENCHMARK])`.
+//! A suite's `main` is one line: `dbbench_core::cli::main(&[&my_suite::my_bench::BENCHMARK])`,
+//! or [`main_with_references`] to set an article's own numbers beside the results.
 //!
 //! May import: every layer.
 
+mod console;
 pub(crate) mod harness;
 pub(crate) mod invocation;
 mod stored;
 
 use crate::engine::Backend;
 use crate::model::error::{Error, Result};
+pub use crate::model::reference::{Reference, ReferenceCase};
 use crate::model::results::CellStatus;
 use crate::model::scale::Scale;
 use crate::output::snapshot;
@@ -65,6 +68,9 @@ enum Command {
         /// A baseline saved in the results store (`run --save-baseline`, `baseline save`).
         #[arg(long, value_name = "NAME")]
         baseline: Option<String>,
+        /// `text` (the terminal table) or `markdown` (a table to post as a pull request comment).
+        #[arg(long, default_value = "text", value_parser = ["text", "markdown"])]
+        format: String,
     },
     /// Before anything is created: what the SQL Server in `DBBENCH_MSSQL` and its login allow
     /// (version, edition, IFI, trace flags, Extended Events, permissions, default paths, tempdb
@@ -105,8 +111,17 @@ enum Command {
 /// Parses the command line and runs it. The exit status is 0 on success, 1 when a cell failed or
 /// a snapshot differs, 2 when the command itself could not run (bad arguments, unreadable files).
 pub fn main(benchmarks: &[&'static BenchmarkSpec]) -> ExitCode {
+    main_with_references(benchmarks, Vec::new())
+}
+
+/// As [`main`], with what the benchmarks' sources reported: each run's results (JSON, tables,
+/// report) carry the [`Reference`] of its benchmark, matched by test path.
+pub fn main_with_references(
+    benchmarks: &[&'static BenchmarkSpec],
+    references: Vec<Reference>,
+) -> ExitCode {
     let args = Args::parse();
-    match execute(benchmarks, args) {
+    match execute(benchmarks, &references, args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e @ Error::Interrupted { .. }) => {
@@ -120,7 +135,11 @@ pub fn main(benchmarks: &[&'static BenchmarkSpec]) -> ExitCode {
     }
 }
 
-fn execute(benchmarks: &[&'static BenchmarkSpec], args: Args) -> Result<bool> {
+fn execute(
+    benchmarks: &[&'static BenchmarkSpec],
+    references: &[Reference],
+    args: Args,
+) -> Result<bool> {
     let work_dir = match &args.dir {
         Some(dir) => dir.clone(),
         None => default_work_dir(benchmarks)?,
@@ -139,6 +158,7 @@ fn execute(benchmarks: &[&'static BenchmarkSpec], args: Args) -> Result<bool> {
             resume,
         } => run(
             benchmarks,
+            references,
             &filters,
             scale.as_deref(),
             work_dir,
@@ -147,13 +167,17 @@ fn execute(benchmarks: &[&'static BenchmarkSpec], args: Args) -> Result<bool> {
         ),
         Command::Report => {
             if store_file(&work_dir).exists() {
-                stored::publish_all(&Store::open(&work_dir)?, &work_dir)?;
+                stored::publish_all(&Store::open(&work_dir)?, &work_dir, references)?;
             }
             let index = crate::output::rewrite(&work_dir)?;
             println!("report: {}", index.display());
             Ok(true)
         }
-        Command::Compare { paths, baseline } => stored::compare(&work_dir, &paths, baseline),
+        Command::Compare {
+            paths,
+            baseline,
+            format,
+        } => stored::compare(&work_dir, &paths, baseline, format == "markdown"),
         Command::History => stored::history(&work_dir),
         Command::Preflight { scale } => preflight(benchmarks, scale.as_deref()),
         Command::Baseline { name, invocation } => {
@@ -161,7 +185,7 @@ fn execute(benchmarks: &[&'static BenchmarkSpec], args: Args) -> Result<bool> {
             println!("baseline `{name}` is invocation {id}");
             Ok(true)
         }
-        Command::Merge { stores } => stored::merge(&work_dir, &stores),
+        Command::Merge { stores } => stored::merge(&work_dir, &stores, references),
         Command::Snapshot {
             results,
             snapshot_dir,
@@ -298,6 +322,7 @@ fn selected_cells(bench: &BenchmarkSpec, filters: &[String]) -> Vec<&'static str
 /// Runs the selected benchmarks one after another; `Ok(false)` when some cell failed.
 fn run(
     benchmarks: &[&'static BenchmarkSpec],
+    references: &[Reference],
     filters: &[String],
     scale: Option<&str>,
     work_dir: PathBuf,
@@ -341,7 +366,14 @@ fn run(
             if cells.is_empty() {
                 continue;
             }
-            let ran = invocation.run(bench, &cells, &ctx, &mut backend).await?;
+            let mut ran = invocation.run(bench, &cells, &ctx, &mut backend).await?;
+            // The store keeps what was measured; the source's values join at publishing.
+            let reference = references
+                .iter()
+                .find(|r| r.benchmark == bench.test_path())
+                .cloned();
+            ran.fresh.reference.clone_from(&reference);
+            ran.current.reference = reference;
             let result = ran.fresh;
             println!("{}", crate::output::summary::render(&result));
             crate::output::publish(&ran.current, &bench.file_stem(), &ctx.work_dir)?;
@@ -351,12 +383,14 @@ fn run(
                 .any(|c| matches!(c.status, CellStatus::Failed(_)));
             if cells.len() == bench.cells.len() {
                 let check = quietly(|| {
-                    snapshot::check(
-                        &result,
-                        &bench.file_stem(),
-                        bench.manifest_dir,
-                        &ctx.work_dir,
-                    )
+                    snapshot::with_source(bench.source_file, || {
+                        snapshot::check(
+                            &result,
+                            &bench.file_stem(),
+                            bench.manifest_dir,
+                            &ctx.work_dir,
+                        )
+                    })
                 });
                 println!("{}", check.line());
             }

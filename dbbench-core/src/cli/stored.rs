@@ -10,12 +10,18 @@ use std::path::{Path, PathBuf};
 
 /// Writes the outputs of every benchmark in `store` from its current results. Benchmarks of this
 /// host keep their file stem; those of other hosts (merged stores) get `@<host>` after it, so
-/// hosts stay apart.
-pub fn publish_all(store: &Store, work_dir: &Path) -> Result<usize> {
+/// hosts stay apart. The store keeps only measurements: each benchmark's source values come from
+/// `references` or, for a binary without them (`dbbench report`), from the results file they
+/// were published in before.
+pub fn publish_all(
+    store: &Store,
+    work_dir: &Path,
+    references: &[crate::model::reference::Reference],
+) -> Result<usize> {
     let here = crate::model::host::hostname();
     let mut written = 0;
     for stored in store.benchmarks()? {
-        let Some(current) = store.current(&stored.benchmark, &stored.host)? else {
+        let Some(mut current) = store.current(&stored.benchmark, &stored.host)? else {
             continue;
         };
         let stem = if stored.host == here {
@@ -23,6 +29,14 @@ pub fn publish_all(store: &Store, work_dir: &Path) -> Result<usize> {
         } else {
             format!("{}@{}", stored.stem, stored.host)
         };
+        current.reference = references
+            .iter()
+            .find(|r| r.benchmark == stored.benchmark)
+            .cloned()
+            .or_else(|| {
+                let published = crate::util::paths::results_file(work_dir, &stem);
+                crate::output::json::read(&published).ok()?.reference
+            });
         crate::output::publish(&current, &stem, work_dir)?;
         written += 1;
     }
@@ -94,7 +108,12 @@ fn utc_minutes(unix_ms: i64) -> String {
 
 /// `compare`: the current results against a saved baseline (`--baseline NAME`) or against
 /// results files (`compare BASELINE_PATH [CURRENT_PATH]`).
-pub fn compare(work_dir: &Path, paths: &[PathBuf], baseline: Option<String>) -> Result<bool> {
+pub fn compare(
+    work_dir: &Path,
+    paths: &[PathBuf],
+    baseline: Option<String>,
+    markdown: bool,
+) -> Result<bool> {
     let (baseline_results, current_path) =
         match (&baseline, paths) {
             (Some(name), [] | [_]) => (saved_baseline(work_dir, name)?, paths.first().cloned()),
@@ -108,7 +127,12 @@ pub fn compare(work_dir: &Path, paths: &[PathBuf], baseline: Option<String>) -> 
         Some(path) => read_results(&path)?,
         None => current_results(work_dir)?,
     };
-    for comparison in compare_all(&current, &baseline_results)? {
+    let comparisons = compare_all(&current, &baseline_results)?;
+    if markdown {
+        print!("{}", crate::output::markdown::comparisons(&comparisons));
+        return Ok(true);
+    }
+    for comparison in comparisons {
         println!("{}", comparison.render());
     }
     Ok(true)
@@ -146,7 +170,11 @@ fn saved_baseline(work_dir: &Path, name: &str) -> Result<Vec<BenchmarkResult>> {
 }
 
 /// `merge`: imports `stores` and rewrites every results file and the report.
-pub fn merge(work_dir: &Path, stores: &[PathBuf]) -> Result<bool> {
+pub fn merge(
+    work_dir: &Path,
+    stores: &[PathBuf],
+    references: &[crate::model::reference::Reference],
+) -> Result<bool> {
     let mut store = Store::open(work_dir)?;
     for other in stores {
         let merged = store.merge(other)?;
@@ -158,10 +186,41 @@ pub fn merge(work_dir: &Path, stores: &[PathBuf]) -> Result<bool> {
             merged.already_present
         );
     }
-    let written = publish_all(&store, work_dir)?;
+    let written = publish_all(&store, work_dir, references)?;
     println!(
         "{written} benchmark(s) written; report: {}",
         crate::util::paths::report_index(work_dir).display()
     );
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::reference::{Reference, ReferenceCase};
+
+    #[test]
+    fn republished_results_keep_the_articles_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut result = crate::model::sample::vlf();
+        result.host.hostname = crate::model::host::hostname();
+        let store = Store::open(dir.path()).unwrap();
+        // The helper records the benchmark under the stem `vlf`.
+        crate::output::history::testing::record(&store, &result, 1.0);
+        let published = || {
+            let file = crate::util::paths::results_file(dir.path(), "vlf");
+            crate::output::json::read(&file).unwrap().reference
+        };
+        let article = Reference::new("vlf::doubling", "Berry 2013", "test_1")
+            .case(ReferenceCase::cell("test_1").elapsed_s(1074.0));
+        // The store keeps measurements only; the suite binary declares the article's values.
+        assert_eq!(
+            publish_all(&store, dir.path(), std::slice::from_ref(&article)).unwrap(),
+            1
+        );
+        assert_eq!(published(), Some(article.clone()));
+        // `dbbench report` declares none of its own: the published file's stay.
+        publish_all(&store, dir.path(), &[]).unwrap();
+        assert_eq!(published(), Some(article));
+    }
 }

@@ -11,6 +11,7 @@ pub mod error;
 pub mod evidence;
 pub mod host;
 pub mod load;
+pub mod reference;
 pub mod results;
 #[cfg(test)]
 pub mod sample;

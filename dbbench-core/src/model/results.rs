@@ -37,6 +37,10 @@ pub struct BenchmarkResult {
     pub run: RunInfo,
     /// One entry per cell, in declaration order.
     pub cells: Vec<CellResult>,
+    /// What the benchmark's source reported for its cases, where the suite declares it (absent
+    /// from files written before the field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<super::reference::Reference>,
 }
 
 /// The run options of a benchmark as they were applied.

@@ -111,6 +111,7 @@ pub fn benchmark(cells: &[CellPlan<'_>]) -> BenchmarkResult {
             build_profile: "release".into(),
         },
         cells,
+        reference: None,
     }
 }
 
@@ -200,4 +201,76 @@ fn wait(name: &str, time: f64, pct: f64) -> WaitStat {
         pct,
         running_pct: pct,
     }
+}
+
+/// Two cells of a concurrent load: each measured run holds one load of `tps[cell]` transactions
+/// per second for four seconds, its per-second throughput series and its latency percentiles.
+pub fn load(tps: &[f64]) -> BenchmarkResult {
+    use crate::model::load::{LatencyStats, LoadConfig, LoadStats, SaturationStats, WorkConfig};
+    let mut result = benchmark(&[
+        CellPlan {
+            name: "same_volume",
+            config: &[],
+            elapsed: &[4.1, 4.2],
+            growth_events: 3,
+            segments: 8,
+        },
+        CellPlan {
+            name: "separate_volumes",
+            config: &[("data_on", "data"), ("log_on", "log")],
+            elapsed: &[4.0, 4.1],
+            growth_events: 3,
+            segments: 8,
+        },
+    ]);
+    result.benchmark = "population::population".into();
+    for (cell, &rate) in result.cells.iter_mut().zip(tps) {
+        for run in &mut cell.runs {
+            run.series = vec![Series {
+                name: "insert: transactions/s".into(),
+                unit: "1/s".into(),
+                interval_s: 1.0,
+                values: vec![rate * 0.9, rate, rate * 1.1, rate],
+            }];
+            run.loads = vec![LoadStats {
+                config: LoadConfig {
+                    name: "insert".into(),
+                    workers: 4,
+                    work: WorkConfig::Duration { duration_s: 4.0 },
+                    statements_per_transaction: 10,
+                    planned_statements: None,
+                    planned_transactions: None,
+                    worker_statements: Vec::new(),
+                    think_time_ms: None,
+                    target_rate_per_s: None,
+                    lock_timeout_ms: None,
+                    setup: Vec::new(),
+                    max_retries: 3,
+                    seed: 1,
+                },
+                execution: "threads".into(),
+                started_at_s: 0.1,
+                elapsed_s: 4.0,
+                transactions: (rate * 4.0) as u64,
+                statements: (rate * 40.0) as u64,
+                rows: (rate * 40.0) as u64,
+                transactions_per_s: rate,
+                statements_per_s: rate * 10.0,
+                latency: LatencyStats {
+                    transactions: (rate * 4.0) as u64,
+                    mean_ms: 1.2,
+                    p50_ms: 1.0,
+                    p95_ms: 2.5,
+                    p99_ms: 4.0,
+                    max_ms: 9.0,
+                },
+                errors: Default::default(),
+                retries: 2,
+                workers: Vec::new(),
+                saturation: SaturationStats::default(),
+            }];
+        }
+    }
+    result.run.baseline = "same_volume".into();
+    result
 }

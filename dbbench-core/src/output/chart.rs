@@ -6,7 +6,8 @@
 //! * sampled time series of a cell: one panel per counter, one line per measured run, as the
 //!   1-TB article's perfmon graphs;
 //! * the top waits of a cell: horizontal bars of each wait type's share, as the VLF article's
-//!   wait tables.
+//!   wait tables;
+//! * every cell on one axis ([`cells`]): laps, file sizes with autogrowth events, throughput.
 
 use crate::analysis::stats::Summary;
 use crate::analysis::table::elapsed_of;
@@ -55,7 +56,7 @@ where
         .map_err(draw_error)
 }
 
-fn draw_error(e: impl std::fmt::Display) -> Error {
+pub(crate) fn draw_error(e: impl std::fmt::Display) -> Error {
     Error::msg(format!("cannot draw chart: {e}"))
 }
 
@@ -293,27 +294,7 @@ pub fn series_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>
     Ok(Some(svg))
 }
 
-/// Wait types of `cell` by their share of all wait time in the measured runs, largest first,
-/// at most `limit`.
-pub fn top_waits(cell: &CellResult, limit: usize) -> Vec<(String, f64)> {
-    let mut totals: BTreeMap<&str, f64> = BTreeMap::new();
-    for run in cell.measured() {
-        for w in &run.waits {
-            *totals.entry(&w.wait_type).or_default() += w.wait_time_s;
-        }
-    }
-    let sum: f64 = totals.values().sum();
-    if sum <= 0.0 {
-        return Vec::new();
-    }
-    let mut shares: Vec<(String, f64)> = totals
-        .into_iter()
-        .map(|(name, t)| (name.to_string(), 100.0 * t / sum))
-        .collect();
-    shares.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    shares.truncate(limit);
-    shares
-}
+pub use crate::analysis::metrics::top_waits;
 
 /// The top waits of `cell` as horizontal bars; `None` when the backend recorded no waits.
 pub fn waits_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>> {
@@ -392,5 +373,6 @@ pub fn waits_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>>
     Ok(Some(svg))
 }
 
+pub mod cells;
 #[cfg(test)]
 mod tests;

@@ -25,7 +25,39 @@ pub struct ChartFiles {
     pub series: Vec<(String, String)>,
     /// Top waits, per cell that has any: `(cell, path)`.
     pub waits: Vec<(String, String)>,
+    /// Every cell on one axis ([`chart::cells`]): `(kind, path)` for `laps`, `growth` and
+    /// `throughput`, where the results have the data.
+    pub shared: Vec<(&'static str, String)>,
+    /// The benchmark's history in the results store: the chart (from two invocations on) and
+    /// the table as HTML (empty without a store).
+    pub history: Option<String>,
+    /// See [`ChartFiles::history`].
+    pub history_table: String,
 }
+
+/// The charts with every cell on one axis: file kind, what it draws, and the drawing.
+type SharedChart = (
+    &'static str,
+    &'static str,
+    fn(&BenchmarkResult) -> Result<Option<String>>,
+);
+const SHARED: [SharedChart; 3] = [
+    (
+        "throughput",
+        "committed transactions per second of every cell",
+        chart::cells::throughput_chart,
+    ),
+    (
+        "laps",
+        "cumulative time at each lap of every cell",
+        chart::cells::laps_chart,
+    ),
+    (
+        "growth",
+        "file sizes and autogrowth events of every cell",
+        chart::cells::growth_chart,
+    ),
+];
 
 /// A file-name-safe version of a cell or benchmark name.
 fn file_safe(name: &str) -> String {
@@ -76,6 +108,19 @@ pub fn write_charts(result: &BenchmarkResult, stem: &str, work_dir: &Path) -> Re
         )?;
         files.elapsed = Some(format!("{stem}/elapsed.svg"));
     }
+    let points = super::history::of_work_dir(result, work_dir)?;
+    if let Some(svg) = super::history::chart(result, &points)? {
+        let path = format!("{stem}/history.svg");
+        write_file(&report.join(&path), svg, "cannot write chart")?;
+        files.history = Some(path);
+    }
+    for (kind, _, draw) in SHARED {
+        if let Some(svg) = draw(result)? {
+            let path = format!("{stem}/{kind}.svg");
+            write_file(&report.join(&path), svg, "cannot write chart")?;
+            files.shared.push((kind, path));
+        }
+    }
     for cell in &result.cells {
         if let Some(svg) = chart::series_chart(&result.benchmark, cell)? {
             let path = cell_chart(stem, "series", &cell.name);
@@ -108,6 +153,18 @@ fn charts_on_disk(result: &BenchmarkResult, stem: &str, work_dir: &Path) -> Char
         elapsed: exists(&elapsed).then_some(elapsed),
         series: of_kind("series"),
         waits: of_kind("waits"),
+        shared: SHARED
+            .iter()
+            .map(|(kind, _, _)| (*kind, format!("{stem}/{kind}.svg")))
+            .filter(|(_, path)| exists(path))
+            .collect(),
+        history: Some(format!("{stem}/history.svg")).filter(exists),
+        // A store that cannot be read costs the report its history, not the report.
+        history_table: super::history::of_work_dir(result, work_dir)
+            .ok()
+            .filter(|points| !points.is_empty())
+            .map(|points| super::history::table(result, &points).to_html())
+            .unwrap_or_default(),
     }
 }
 
@@ -170,14 +227,18 @@ fn page(toc: &str, sections: &str) -> String {
 }
 
 const STYLE: &str = "
-body { font-family: sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+body { font-family: sans-serif; margin: 2em auto; max-width: 1320px; padding: 0 1em; color: #222; }
 h2 { border-bottom: 2px solid #4682b4; padding-bottom: .2em; margin-top: 2.5em; }
 table { border-collapse: collapse; margin: 1em 0; font-size: 14px; }
-th, td { padding: .3em .6em; border-bottom: 1px solid #ddd; white-space: nowrap; }
+th, td { padding: .3em .45em; border-bottom: 1px solid #ddd; white-space: nowrap; }
 th { background: #eef3f8; white-space: normal; vertical-align: bottom; }
 .wide { overflow-x: auto; }
 td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
 td.l, th.l { text-align: left; }
+/* The configuration and waits wrap at their phrases, so the metrics stay on a 1400 px page. */
+td.l { white-space: normal; }
+/* The configuration (the second column where there is one) gets room for a phrase per line. */
+td.l:nth-child(2) { min-width: 10em; }
 .env { font-size: 13px; color: #555; }
 .note { font-size: 13px; color: #555; }
 .failed { color: #b00; }
@@ -233,6 +294,9 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
         escape(&crate::output::summary::method_note(&table.baseline)),
         stem = escape(stem)
     );
+    if let Some(note) = crate::output::summary::reference_note(&table) {
+        let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&note));
+    }
     let img = |out: &mut String, path: &str, alt: &str| {
         let _ = writeln!(
             out,
@@ -244,11 +308,34 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
     if let Some(path) = &charts.elapsed {
         img(&mut out, path, "elapsed time per cell");
     }
+    for (kind, path) in &charts.shared {
+        let what = SHARED.iter().find(|s| s.0 == *kind).map_or("", |s| s.1);
+        img(&mut out, path, what);
+    }
     for (cell, path) in &charts.series {
         img(&mut out, path, &format!("sampled counters of {cell}"));
     }
     for (cell, path) in &charts.waits {
         img(&mut out, path, &format!("top waits of {cell}"));
+        let waits = result.cells.iter().find(|c| &c.name == cell);
+        if let Some(grid) = waits.and_then(super::waits::table) {
+            let _ = writeln!(
+                out,
+                "<p class=\"note\">{}: cumulative waits of the measured runs</p>\n{}",
+                escape(cell),
+                grid.to_html()
+            );
+        }
+    }
+    if !charts.history_table.is_empty() {
+        out.push_str(
+            "<h3>History</h3>\n<p class=\"note\">Mean elapsed time of each cell in every \
+            invocation of the results store on this backend and scale.</p>\n",
+        );
+        let _ = writeln!(out, "<div class=\"wide\">\n{}</div>", charts.history_table);
+    }
+    if let Some(path) = &charts.history {
+        img(&mut out, path, "mean elapsed time per invocation");
     }
     out.push_str("</section>\n");
     out
@@ -301,7 +388,7 @@ fn environment(result: &BenchmarkResult) -> String {
 }
 
 /// `2023-11-14 22:13 UTC` for seconds since the Unix epoch.
-fn utc_text(unix_s: u64) -> String {
+pub(crate) fn utc_text(unix_s: u64) -> String {
     let days = (unix_s / 86_400) as i64;
     let secs = unix_s % 86_400;
     format!(

@@ -12,11 +12,14 @@
 pub mod chart;
 pub mod comparator;
 pub mod csv;
+pub mod history;
 pub mod html;
 pub mod json;
+pub mod markdown;
 pub mod snapshot;
 pub mod store;
 pub mod summary;
+pub mod waits;
 
 use crate::model::error::{Error, Result};
 use crate::model::results::BenchmarkResult;

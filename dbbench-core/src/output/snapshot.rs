@@ -14,12 +14,16 @@ use crate::model::config::BackendKind;
 use crate::model::results::{BenchmarkResult, CellStatus, FileKind, RunResult};
 use crate::output::comparator::{NoiseComparator, Tolerance};
 use serde::Serialize;
+
+mod table;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The snapshot's content.
 #[derive(Debug, Serialize)]
 pub struct SnapshotView {
+    /// A compact table of the cells for reviewers, derived from the fields below ([`table`]).
+    table: Vec<String>,
     benchmark: String,
     title: String,
     scale: String,
@@ -191,7 +195,8 @@ impl SnapshotView {
         .filter(|part| !part.is_empty())
         .collect::<Vec<_>>()
         .join(" · ");
-        SnapshotView {
+        let mut view = SnapshotView {
+            table: Vec::new(),
             benchmark: result.benchmark.clone(),
             title: result.title.clone(),
             scale: result.scale.clone(),
@@ -221,7 +226,11 @@ impl SnapshotView {
                         .flatten(),
                 })
                 .collect(),
-        }
+        };
+        let segments = crate::engine::profile_named(&result.backend.kind)
+            .map_or("log segments", |p| p.segments_label);
+        view.table = table::lines(result, &view.cells, segments);
+        view
     }
 }
 
@@ -277,6 +286,15 @@ pub fn snapshot_name(stem: &str, scale: &str, backend: &str) -> String {
     } else {
         format!("{stem}__{scale}__{backend}")
     }
+}
+
+/// Runs `f` (a snapshot assertion) with the benchmark's source file as the snapshot's
+/// `input_file`, so `cargo insta review` shows the file that declares the benchmark rather than
+/// the dbbench file that asserts every snapshot (insta's `source`).
+pub fn with_source<T>(source_file: &str, f: impl FnOnce() -> T) -> T {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_input_file(source_file);
+    settings.bind(f)
 }
 
 /// The snapshot file of `result` in `<manifest_dir>/snapshots/`.

@@ -39,7 +39,19 @@ pub fn render(result: &BenchmarkResult) -> String {
         }
     }
     let _ = writeln!(out, "  {}", method_note(&table.baseline));
+    if let Some(note) = reference_note(&table) {
+        let _ = writeln!(out, "  {note}");
+    }
     out
+}
+
+/// Where the article columns come from, printed under tables that have them.
+pub fn reference_note(table: &BenchmarkTable) -> Option<String> {
+    let (source, baseline) = table.reference.as_ref()?;
+    Some(format!(
+        "article columns: {source}; its hardware's seconds are not ours, so compare the ratios \
+         (article ratio = its elapsed / its {baseline})"
+    ))
 }
 
 /// How to read the ratio column, printed under every table.
@@ -57,6 +69,22 @@ mod tests {
     #[test]
     fn summary_is_the_article_table() {
         insta::assert_snapshot!(render(&crate::model::sample::vlf()));
+    }
+
+    #[test]
+    fn the_article_is_named_under_its_columns() {
+        use crate::model::reference::{Reference, ReferenceCase};
+        let mut result = crate::model::sample::vlf();
+        assert!(!render(&result).contains("article"));
+        result.reference = Some(
+            Reference::new("vlf::doubling", "Berry 2013, Table 7", "test_1")
+                .case(ReferenceCase::cell("test_1").elapsed_s(1074.0)),
+        );
+        let text = render(&result);
+        assert!(
+            text.contains("article columns: Berry 2013, Table 7"),
+            "{text}"
+        );
     }
 
     #[test]

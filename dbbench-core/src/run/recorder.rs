@@ -37,10 +37,9 @@ pub trait Recorder {
 
     /// The repetitions of `cell` already measured and kept for this run (asked after
     /// [`Recorder::cell_started`]): a resumed invocation's finished repetitions, which the
-    /// runner does not run again. None for a new run.
-    fn kept(&mut self, _cell: &str) -> Result<Vec<RunResult>> {
-        Ok(Vec::new())
-    }
+    /// runner does not run again. None for a new run. Required, so a recorder that wraps another
+    /// cannot forget to pass it on (a resume would then run everything again).
+    fn kept(&mut self, cell: &str) -> Result<Vec<RunResult>>;
 }
 
 /// A recorder that keeps nothing, for runs whose caller only wants the returned results.
@@ -62,5 +61,9 @@ impl Recorder for NoRecorder {
 
     fn cell_finished(&mut self, _: &str, _: &CellStatus) -> Result<()> {
         Ok(())
+    }
+
+    fn kept(&mut self, _: &str) -> Result<Vec<RunResult>> {
+        Ok(Vec::new())
     }
 }

@@ -253,6 +253,7 @@ fn header(
             build_profile: crate::model::results::build_profile().to_string(),
         },
         cells: Vec::new(),
+        reference: None,
     }
 }
 

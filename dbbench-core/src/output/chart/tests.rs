@@ -59,3 +59,105 @@ fn si_labels_stay_short() {
     assert_eq!(si(12.0), "12");
     assert_eq!(si(0.25), "0.25");
 }
+
+/// The legend texts of a chart: plotters writes every text as a `<text …>` element.
+fn texts(svg: &str) -> Vec<&str> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| Some(t[t.find('>')? + 1..t.find("</text>")?].trim()))
+        .collect()
+}
+
+#[test]
+fn laps_chart_has_a_line_per_cell_labelled_with_its_configuration() {
+    let result = crate::model::sample::vlf();
+    let svg = cells::laps_chart(&result).unwrap().unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    let texts = texts(&svg);
+    for cell in [
+        "test_1: 1MB growth · IFI off",
+        "test_3: 1024MB growth",
+        "test_4: 1024MB",
+    ] {
+        assert!(
+            texts.iter().any(|t| t.starts_with(cell)),
+            "{cell}: {texts:?}"
+        );
+    }
+    assert_eq!(
+        svg.matches("<circle").count(),
+        3 * 5,
+        "a mark per lap of each cell"
+    );
+    let mut no_laps = result.clone();
+    no_laps
+        .cells
+        .iter_mut()
+        .flat_map(|c| &mut c.runs)
+        .for_each(|r| r.laps.clear());
+    assert!(cells::laps_chart(&no_laps).unwrap().is_none());
+}
+
+#[test]
+fn growth_chart_steps_at_every_autogrowth() {
+    use crate::model::results::AutogrowthEvent;
+    let mut result = crate::model::sample::vlf();
+    let grow = |file: &str, at_s: f64| AutogrowthEvent {
+        file: file.into(),
+        at_s,
+        bytes: 1 << 20,
+        size_after_bytes: 0,
+        zero_filled: false,
+        duration_ms: 1.0,
+    };
+    for run in &mut result.cells[0].runs {
+        run.autogrowths = vec![grow("data_1", 1.0), grow("data_1", 2.0), grow("log", 3.0)];
+    }
+    let svg = cells::growth_chart(&result).unwrap().unwrap();
+    let texts = texts(&svg);
+    assert!(texts.iter().any(|t| t.contains("data files")) && texts.contains(&"log"));
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("test_1") && t.ends_with("(2 growths)")),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("test_1") && t.ends_with("(1 growths)")),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("test_3") && t.ends_with("(0 growths)")),
+        "{texts:?}"
+    );
+    assert_eq!(
+        svg.matches("<circle").count(),
+        3,
+        "one mark per growth event"
+    );
+}
+
+#[test]
+fn throughput_chart_puts_every_cell_on_one_axis() {
+    let result = crate::model::sample::load(&[100.0, 400.0]);
+    let svg = cells::throughput_chart(&result).unwrap().unwrap();
+    let texts = texts(&svg);
+    assert!(texts.contains(&"same_volume"), "{texts:?}");
+    assert!(
+        texts.contains(&"separate_volumes: data on data · log on log"),
+        "{texts:?}"
+    );
+    assert!(
+        texts.contains(&"committed transactions per second"),
+        "{texts:?}"
+    );
+    // One chart, so one y axis: the larger cell's peak sets it for both.
+    assert_eq!(svg.matches("committed transactions per second").count(), 1);
+    assert!(cells::throughput_chart(&crate::model::sample::vlf())
+        .unwrap()
+        .is_none());
+}

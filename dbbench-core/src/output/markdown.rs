@@ -1,0 +1,153 @@
+//! The comparison with a baseline as a GitHub-flavoured Markdown table, ready to post as a pull
+//! request comment (`compare --format markdown`): per cell the readable configuration, baseline
+//! and current elapsed time, the ratio with its interval and the verdict, with marks where the two
+//! runs are not comparable (another machine, build or backend) or a run may be disturbed (the
+//! load driver saturated the client).
+
+use crate::analysis::compare::Comparison;
+use crate::analysis::notation;
+use crate::analysis::ratio::Verdict;
+use std::fmt::Write;
+
+/// `|` would end a table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+/// The comparisons as one Markdown document.
+pub fn comparisons(all: &[Comparison]) -> String {
+    let mut out = String::new();
+    for c in all {
+        out.push_str(&comparison(c));
+        out.push('\n');
+    }
+    out.push_str(
+        "<sub>ratio = current / baseline, below 1 is faster; interval: 95% log-ratio Welch t; \
+         a verdict needs the interval to exclude 1. Made by dbbench.</sub>\n",
+    );
+    out
+}
+
+/// One benchmark's comparison.
+pub fn comparison(c: &Comparison) -> String {
+    let mut out = format!("### `{}`: current run against baseline\n\n", c.benchmark);
+    // A new commit is what a pull request is about; a new machine, build or backend makes the
+    // timings incomparable.
+    let (code, environment): (Vec<&String>, Vec<&String>) =
+        c.environment_changes.iter().partition(|change| {
+            change.starts_with("git commit") || change.starts_with("dbbench version")
+        });
+    if !environment.is_empty() {
+        out.push_str("> ⚠️ **Not comparable as measured:** the environment changed\n");
+        for change in &environment {
+            let _ = writeln!(out, "> - {change}");
+        }
+        out.push('\n');
+    }
+    if !code.is_empty() {
+        let changes: Vec<&str> = code.iter().map(|c| c.as_str()).collect();
+        let _ = writeln!(out, "Changed since the baseline: {}\n", changes.join(", "));
+    }
+    let configured = c.rows.iter().any(|r| !r.configuration.is_empty());
+    out.push_str("| cell |");
+    if configured {
+        out.push_str(" configuration |");
+    }
+    out.push_str(" baseline | current | ratio [95% CI] | verdict |\n|---|");
+    if configured {
+        out.push_str("---|");
+    }
+    out.push_str("---:|---:|---:|---|\n");
+    let show = |s: &Option<crate::analysis::stats::Summary>| {
+        s.as_ref().map_or_else(|| "–".into(), notation::mean_pm)
+    };
+    for row in &c.rows {
+        let mut verdict = match (&row.ratio, &row.baseline, &row.current) {
+            (Some(r), _, _) => match r.verdict {
+                Verdict::Slower => "🔴 **slower**".to_string(),
+                Verdict::Faster => "🟢 **faster**".to_string(),
+                other => other.describe().to_string(),
+            },
+            (None, None, Some(_)) => "new cell".into(),
+            (None, Some(_), None) => "not in the current run".into(),
+            _ => "–".into(),
+        };
+        if !row.disturbed.is_empty() {
+            let _ = write!(verdict, " ⚠️ disturbed: {}", row.disturbed.join("; "));
+        }
+        let _ = write!(out, "| `{}` |", cell(&row.cell));
+        if configured {
+            let configuration = match row.configuration.as_str() {
+                "" => "defaults",
+                other => other,
+            };
+            let _ = write!(out, " {} |", cell(configuration));
+        }
+        let _ = writeln!(
+            out,
+            " {} | {} | {} | {} |",
+            show(&row.baseline),
+            show(&row.current),
+            row.ratio
+                .as_ref()
+                .map_or_else(|| "–".into(), notation::ratio),
+            cell(&verdict)
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::compare::compare;
+
+    #[test]
+    fn a_pull_request_comment_marks_changes_and_disturbed_runs() {
+        let baseline = crate::model::sample::vlf();
+        let mut current = baseline.clone();
+        for run in &mut current.cells[0].runs {
+            run.elapsed_s *= 2.0;
+        }
+        let text = comparison(&compare(&current, &baseline));
+        assert!(
+            text.contains("| cell | configuration | baseline |"),
+            "{text}"
+        );
+        let row = text.lines().find(|l| l.starts_with("| `test_1`")).unwrap();
+        assert!(
+            row.contains("1MB growth · IFI off") && row.contains("🔴 **slower**"),
+            "{row}"
+        );
+        assert!(!text.contains("Not comparable"), "{text}");
+        current.host.git_commit = Some("abc".into());
+        let text = comparison(&compare(&current, &baseline));
+        assert!(
+            !text.contains("Not comparable"),
+            "a new commit is the point: {text}"
+        );
+        assert!(
+            text.contains("Changed since the baseline: git commit"),
+            "{text}"
+        );
+
+        current.host.cpu_model = "Other CPU".into();
+        let mut load = crate::model::sample::load(&[100.0, 100.0]);
+        load.cells[1].runs[1].loads[0]
+            .saturation
+            .warnings
+            .push("the driver used 95% of a core".into());
+        let text = comparisons(&[compare(&current, &baseline), compare(&load, &load)]);
+        assert!(
+            text.contains("⚠️ **Not comparable as measured:**"),
+            "{text}"
+        );
+        assert!(text.contains("CPU: `Test CPU` → `Other CPU`"), "{text}");
+        assert!(
+            text.contains("⚠️ disturbed: the driver used 95% of a core"),
+            "{text}"
+        );
+        let rules = text.lines().filter(|l| l.starts_with("|---|")).count();
+        assert_eq!(rules, 2, "a table per benchmark");
+    }
+}
