@@ -77,6 +77,17 @@ fn si(value: f64) -> String {
     format!("{text}{suffix}")
 }
 
+/// A tick of a seconds axis without float noise: `0.05`, not `0.049999999996`.
+fn seconds_tick(value: f64) -> String {
+    let text = format!("{value:.6}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" {
+        "0".into()
+    } else {
+        text.to_string()
+    }
+}
+
 /// The elapsed time of every cell: mean bar, 95% interval, and each measured run.
 pub fn elapsed_chart(result: &BenchmarkResult) -> Result<String> {
     let cells: Vec<(&CellResult, Option<Summary>)> = result
@@ -123,7 +134,7 @@ pub fn elapsed_chart(result: &BenchmarkResult) -> Result<String> {
                 SegmentValue::CenterOf(i) => names.get(*i as usize).cloned().unwrap_or_default(),
                 _ => String::new(),
             })
-            .y_label_formatter(&|v| format!("{v}"))
+            .y_label_formatter(&|v| seconds_tick(*v))
             .x_desc("cell")
             .y_desc("elapsed time (s)")
             .axis_desc_style((FONT, 16))

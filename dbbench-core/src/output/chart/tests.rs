@@ -161,3 +161,11 @@ fn throughput_chart_puts_every_cell_on_one_axis() {
         .unwrap()
         .is_none());
 }
+
+#[test]
+fn seconds_ticks_have_no_float_noise() {
+    assert_eq!(super::seconds_tick(0.049_999_999_999_6), "0.05");
+    assert_eq!(super::seconds_tick(1.5), "1.5");
+    assert_eq!(super::seconds_tick(0.0), "0");
+    assert_eq!(super::seconds_tick(0.000_25), "0.00025");
+}
