@@ -41,11 +41,16 @@ type SharedChart = (
     &'static str,
     fn(&BenchmarkResult) -> Result<Option<String>>,
 );
-const SHARED: [SharedChart; 3] = [
+const SHARED: [SharedChart; 4] = [
     (
         "throughput",
         "committed transactions per second of every cell",
         chart::cells::throughput_chart,
+    ),
+    (
+        "latency",
+        "transaction latency percentiles of every cell",
+        chart::cells::latency_chart,
     ),
     (
         "laps",

@@ -73,7 +73,17 @@ impl EmbeddedConnection {
         let run = || -> rusqlite::Result<u64> {
             let mut stmt = self.conn.prepare_cached(sql)?;
             let params: Vec<Param<'_>> = params.iter().map(Param).collect();
-            Ok(stmt.execute(rusqlite::params_from_iter(params.iter()))? as u64)
+            let params = rusqlite::params_from_iter(params.iter());
+            if stmt.column_count() > 0 {
+                // A statement that returns rows (`SELECT 1`, a PRAGMA, `… RETURNING`): run it and
+                // discard them, as the other backends' execute does, instead of failing with
+                // SQLite's "Execute returned results".
+                let readonly = stmt.readonly();
+                let mut rows = stmt.query(params)?;
+                while rows.next()?.is_some() {}
+                return Ok(if readonly { 0 } else { self.conn.changes() });
+            }
+            Ok(stmt.execute(params)? as u64)
         };
         run().map_err(|e| self.explain(e))
     }
@@ -107,5 +117,26 @@ impl EmbeddedConnection {
             out.push(Row::new(columns.clone(), values));
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn execute_takes_statements_that_return_rows() {
+        let mut c = EmbeddedConnection::new(rusqlite::Connection::open_in_memory().unwrap());
+        assert_eq!(c.execute("SELECT 1", &[]).unwrap(), 0);
+        c.execute("CREATE TABLE t (x INTEGER)", &[]).unwrap();
+        assert_eq!(c.execute("INSERT INTO t VALUES (1), (2)", &[]).unwrap(), 2);
+        assert_eq!(
+            c.execute("INSERT INTO t VALUES (3) RETURNING x", &[])
+                .unwrap(),
+            1
+        );
+        assert_eq!(c.execute("SELECT x FROM t", &[]).unwrap(), 0);
+        let rows = c.query("SELECT count(*) FROM t", &[]).unwrap();
+        assert_eq!(rows[0].get::<i64>(0).unwrap(), 3);
     }
 }

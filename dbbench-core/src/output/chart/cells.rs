@@ -6,7 +6,8 @@
 //! * growth timeline: data and log file size over the measured window, one step line per cell,
 //!   with a mark at every autogrowth event (`autogrowths[]`);
 //! * throughput: every cell's committed transactions per second on one y-scale, so load cells can
-//!   be compared (pgbench's progress lines, the 1-TB article's perfmon throughput).
+//!   be compared (pgbench's progress lines, the 1-TB article's perfmon throughput);
+//! * latency: every cell's p50, p95, p99 and slowest transaction on one axis.
 //!
 //! Lines come from each cell's first measured run (laps average all of them): one run per cell
 //! keeps the lines apart, and the table already gives the spread between runs.
@@ -265,6 +266,46 @@ pub fn throughput_chart(result: &BenchmarkResult) -> Result<Option<String>> {
             "first measured run of each cell",
             "seconds since the measured window opened",
             "committed transactions per second",
+            lines,
+        )],
+    )
+}
+
+/// Every cell's transaction latency at the 50th, 95th and 99th percentile and its slowest
+/// transaction, over all measured runs' loads (the worst of them at each percentile), one line per
+/// cell on one axis; `None` when no cell ran a concurrent load.
+pub fn latency_chart(result: &BenchmarkResult) -> Result<Option<String>> {
+    let lines = result
+        .cells
+        .iter()
+        .zip(legends(result))
+        .filter_map(|(cell, label)| {
+            let loads: Vec<_> = cell.measured().flat_map(|r| r.loads.iter()).collect();
+            if loads.is_empty() {
+                return None;
+            }
+            let worst = |f: fn(&crate::model::load::LatencyStats) -> f64| {
+                loads.iter().map(|l| f(&l.latency)).fold(0.0_f64, f64::max)
+            };
+            let points = vec![
+                (50.0, worst(|l| l.p50_ms)),
+                (95.0, worst(|l| l.p95_ms)),
+                (99.0, worst(|l| l.p99_ms)),
+                (100.0, worst(|l| l.max_ms)),
+            ];
+            Some(Line {
+                label,
+                marks: points.clone(),
+                points,
+            })
+        })
+        .collect();
+    render(
+        &format!("{}: transaction latency of every cell", result.benchmark),
+        &[(
+            "percentiles over the measured runs (100 = slowest transaction)",
+            "percentile",
+            "latency (ms)",
             lines,
         )],
     )

@@ -169,3 +169,35 @@ fn seconds_ticks_have_no_float_noise() {
     assert_eq!(super::seconds_tick(0.0), "0");
     assert_eq!(super::seconds_tick(0.000_25), "0.00025");
 }
+
+#[test]
+fn latency_chart_has_a_line_per_load_cell() {
+    let mut result = crate::model::sample::vlf();
+    assert!(
+        cells::latency_chart(&result).unwrap().is_none(),
+        "no loads, no chart"
+    );
+    let load: crate::model::load::LoadStats = serde_json::from_value(serde_json::json!({
+        "config": {"name": "load", "workers": 4, "work": {"kind": "statements", "statements": 40},
+            "statements_per_transaction": 1, "planned_statements": 40, "planned_transactions": 40,
+            "worker_statements": [10, 10, 10, 10], "think_time_ms": null, "target_rate_per_s": null,
+            "lock_timeout_ms": null, "max_retries": 3, "seed": 1},
+        "execution": "threads", "started_at_s": 0.0, "elapsed_s": 1.0, "transactions": 40,
+        "statements": 40, "rows": 40, "transactions_per_s": 40.0, "statements_per_s": 40.0,
+        "latency": {"transactions": 40, "mean_ms": 2.0, "p50_ms": 1.5, "p95_ms": 4.0,
+            "p99_ms": 9.0, "max_ms": 12.0},
+        "errors": {"deadlock": 0, "busy": 0, "timeout": 0, "other": 0}, "retries": 0,
+        "workers": [], "saturation": {"wall_s": 1.0, "process_cpu_s": null,
+            "driving_thread_cpu_s": null, "cores": 2, "process_cpu_share": null,
+            "driving_thread_share": null, "driver_s": 0.0, "driver_share": 0.0, "warnings": []}
+    }))
+    .unwrap();
+    for run in result.cells[0].runs.iter_mut() {
+        run.loads.push(load.clone());
+    }
+    let svg = cells::latency_chart(&result).unwrap().unwrap();
+    assert!(svg.starts_with("<svg"));
+    assert!(svg.contains("transaction latency of every cell"));
+    assert!(svg.contains("test_1"), "the load cell is in the legend");
+    assert!(!svg.contains("test_3"), "cells without a load have no line");
+}
