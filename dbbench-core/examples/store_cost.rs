@@ -92,6 +92,10 @@ impl<R: Recorder> Recorder for Timed<R> {
     fn kept(&mut self, cell: &str) -> Result<Vec<RunResult>> {
         self.inner.kept(cell)
     }
+
+    fn calibration(&mut self) -> Result<Option<dbbench_core::results::Calibration>> {
+        self.inner.calibration()
+    }
 }
 
 fn main() -> Result<()> {

@@ -61,7 +61,9 @@ pub mod driver {
 
 /// The results a benchmark produced, as the results JSON holds them (`docs/results-schema.md`).
 pub mod results {
+    pub use crate::model::calibration::{Calibration, VolumeCalibration};
     pub use crate::model::host::HostInfo;
+    pub use crate::model::interference::{Busy, Interference, Thresholds};
     pub use crate::model::results::*;
 }
 
@@ -75,6 +77,7 @@ pub mod fixture {
 /// API.
 #[doc(hidden)]
 pub mod __internals {
+    pub use crate::analysis::compare::compare_all;
     pub use crate::cli::invocation::{Invocation, Ran};
     pub use crate::engine::embedded::storage;
     pub use crate::engine::embedded::EmbeddedBackend;
@@ -93,5 +96,7 @@ pub mod __internals {
     pub use crate::run::recorder::Recorder;
     pub use crate::run::runner::{database_name, run_benchmark, run_recorded};
     pub use crate::run::spec::{BenchmarkSpec, BodyFn, BodyFuture, CellSpec};
+    pub use crate::util::monitor::Monitor;
     pub use crate::util::paths;
+    pub use crate::util::probe::calibrate;
 }

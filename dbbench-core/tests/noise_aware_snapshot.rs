@@ -3,11 +3,11 @@
 //! set per check without touching this process's environment) against `.snap` files in a
 //! temporary directory.
 
-use dbbench_core::results::HostInfo;
 use dbbench_core::results::{
     BackendInfo, BenchmarkResult, CellResult, CellStatus, FileKind, FileStats, Lap, RunInfo,
     RunResult, SCHEMA_VERSION,
 };
+use dbbench_core::results::{Calibration, HostInfo, Interference, VolumeCalibration};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -59,6 +59,7 @@ fn result(times: [&[f64]; 2], growth_events: u64) -> BenchmarkResult {
                 })
                 .collect(),
             invocation: None,
+            calibration: Some(calibration(0.1)),
         })
         .collect();
     BenchmarkResult {
@@ -86,6 +87,21 @@ fn result(times: [&[f64]; 2], growth_events: u64) -> BenchmarkResult {
         },
         cells,
         reference: None,
+        calibration: Some(calibration(0.1)),
+    }
+}
+
+/// A calibration whose fsync latency is `fsync_ms`.
+fn calibration(fsync_ms: f64) -> Calibration {
+    Calibration {
+        build_profile: "debug".into(),
+        cpu_loop_ms: 40.0,
+        volumes: vec![VolumeCalibration {
+            name: "default".into(),
+            fsync_ms,
+            write_mb_s: 900.0,
+            commit_ms: 0.2,
+        }],
     }
 }
 
@@ -282,4 +298,72 @@ fn malformed_tolerance_is_reported() {
     );
     assert!(!out.status.success());
     assert!(text(&out).contains("DBBENCH_TOLERANCE must be a percentage"));
+}
+
+#[test]
+fn a_doctored_fsync_figure_makes_timings_not_comparable_and_checks_the_rest() {
+    let ws = Workspace::new();
+    let recorded = ws.record(&result([&SLOW, &FAST], 5));
+    assert!(
+        recorded.contains("calibration: \"debug · CPU loop 40 ms · default: fsync 0.1 ms"),
+        "{recorded}"
+    );
+    let elsewhere = |growth_events| {
+        let mut r = result([&scaled(&SLOW, 2.0), &FAST], growth_events);
+        for cell in &mut r.cells {
+            cell.calibration = Some(calibration(0.3));
+        }
+        r
+    };
+    let out = ws.check(&elsewhere(5), "new", &[]);
+    let output = text(&out);
+    assert!(
+        out.status.success(),
+        "doubled, but not comparable: {output}"
+    );
+    assert!(
+        output.contains(
+            "not comparable: this machine's calibration differs from the recording's \
+             (fsync 0.3 ms vs 0.1 ms)"
+        ),
+        "{output}"
+    );
+    assert_eq!(read(&ws.snap()), recorded, "the recorded timings stay");
+    assert!(!ws.pending().exists());
+    let out = ws.check(&elsewhere(6), "new", &[]);
+    assert!(
+        !out.status.success(),
+        "deterministic fields are still checked"
+    );
+    assert!(text(&out).contains("growth_events: 5 became 6"));
+}
+
+#[test]
+fn runs_measured_on_a_busy_machine_make_timings_inconclusive() {
+    let ws = Workspace::new();
+    let recorded = ws.record(&result([&SLOW, &FAST], 5));
+    let mut busy = result([&scaled(&SLOW, 2.0), &FAST], 5);
+    for run in busy.cells[0].runs.iter_mut().take(2) {
+        run.interference = Some(Interference {
+            window_s: 4.0,
+            other_cpu_cores: Some(1.4),
+            judged: true,
+            disturbed_by: vec!["other processes used 1.40 cores (threshold 0.25)".into()],
+            ..Interference::default()
+        });
+    }
+    let out = ws.check(&busy, "new", &[]);
+    let output = text(&out);
+    assert!(out.status.success(), "doubled, but busy: {output}");
+    assert!(
+        output.contains("growth_1mb: inconclusive: the machine was busy in 2 of 3 runs"),
+        "{output}"
+    );
+    assert_eq!(read(&ws.snap()), recorded);
+    // The other cell was quiet: its timings are still compared.
+    let mut slower = busy.clone();
+    for run in &mut slower.cells[1].runs {
+        run.elapsed_s *= 2.0;
+    }
+    assert!(!ws.check(&slower, "new", &[]).status.success());
 }

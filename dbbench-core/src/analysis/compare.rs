@@ -10,6 +10,7 @@ use crate::analysis::ratio::Ratio;
 use crate::analysis::stats::Summary;
 use crate::analysis::table::elapsed_of;
 use crate::model::error::{Error, Result};
+use crate::model::interference::Busy;
 use crate::model::results::BenchmarkResult;
 use crate::util::grid::{Align, Grid};
 use std::fmt::Write;
@@ -23,6 +24,9 @@ pub struct Comparison {
     pub rows: Vec<ComparisonRow>,
     /// Differences between the two runs' environments that may explain a change.
     pub environment_changes: Vec<String>,
+    /// Why verdicts were overruled: runs measured while the machine was busy, calibrations that
+    /// differ.
+    pub notes: Vec<String>,
 }
 
 /// A cell in both runs.
@@ -51,13 +55,14 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
             names.push(&cell.name);
         }
     }
+    let find =
+        |result: &'_ BenchmarkResult, name: &str| -> Option<crate::model::results::CellResult> {
+            result.cells.iter().find(|c| c.name == name).cloned()
+        };
     let summary = |result: &BenchmarkResult, name: &str| {
-        result
-            .cells
-            .iter()
-            .find(|c| c.name == name)
-            .and_then(|c| Summary::of(&elapsed_of(c)))
+        find(result, name).and_then(|c| Summary::of(&elapsed_of(&c)))
     };
+    let mut notes: Vec<String> = Vec::new();
     let labels = crate::analysis::label::labels(current);
     let rows = names
         .into_iter()
@@ -77,8 +82,21 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
                 .collect();
             disturbed.dedup();
             let (base, cur) = (summary(baseline, name), summary(current, name));
-            let ratio = match (&cur, &base) {
-                (Some(c), Some(b)) => Ratio::of(c, b),
+            let ratio = match (&cur, &base, find(current, name), find(baseline, name)) {
+                (Some(c), Some(b), Some(now), Some(then)) => Ratio::of(c, b).map(|r| {
+                    let comparable = crate::model::calibration::comparable(
+                        now.calibration.as_ref(),
+                        then.calibration.as_ref(),
+                        &crate::model::calibration::Tolerance::DEFAULT,
+                    );
+                    let busy = Busy::of(now.measured()).plus(Busy::of(then.measured()));
+                    match (&comparable, busy.any()) {
+                        (Err(why), _) => notes.push(format!("{name}: not comparable: {why}")),
+                        (Ok(()), true) => notes.push(format!("{name}: {}", busy.inconclusive())),
+                        _ => {}
+                    }
+                    r.judged(busy, &comparable)
+                }),
                 _ => None,
             };
             ComparisonRow {
@@ -95,7 +113,25 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
         benchmark: current.benchmark.clone(),
         rows,
         environment_changes: environment_changes(current, baseline),
+        notes: merged(notes),
     }
+}
+
+/// The notes with those that repeat for every cell said once: "not comparable: this machine's
+/// calibration differs …" is about the machine, not one cell.
+fn merged(notes: Vec<String>) -> Vec<String> {
+    let mut reasons: Vec<(String, Vec<String>)> = Vec::new();
+    for note in notes {
+        let (cell, reason) = note.split_once(": ").unwrap_or(("", &note));
+        match reasons.iter_mut().find(|(r, _)| r == reason) {
+            Some((_, cells)) => cells.push(cell.to_string()),
+            None => reasons.push((reason.to_string(), vec![cell.to_string()])),
+        }
+    }
+    reasons
+        .into_iter()
+        .map(|(reason, cells)| format!("{}: {reason}", cells.join(", ")))
+        .collect()
 }
 
 fn environment_changes(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Vec<String> {
@@ -193,6 +229,9 @@ impl Comparison {
             self.benchmark
         );
         out.push_str(&self.to_grid().to_text("  "));
+        for note in &self.notes {
+            let _ = writeln!(out, "  {note}");
+        }
         for change in &self.environment_changes {
             let _ = writeln!(out, "  environment changed: {change}");
         }

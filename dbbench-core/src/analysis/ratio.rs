@@ -39,17 +39,34 @@ pub enum Verdict {
     TooFewRuns,
     /// This is the baseline itself.
     Baseline,
+    /// Some runs on either side were measured while the machine was busy with other work
+    /// ([`crate::model::interference`]): whatever the interval says, it may be the neighbours'.
+    Inconclusive {
+        /// Disturbed runs, both sides.
+        disturbed: u32,
+        /// Runs, both sides.
+        runs: u32,
+    },
+    /// The two sides were measured on machines whose calibrations differ
+    /// ([`crate::model::calibration`]): their times cannot be compared.
+    NotComparable,
 }
 
 impl Verdict {
     /// The verdict in words, as tables show it.
-    pub fn describe(&self) -> &'static str {
+    pub fn describe(&self) -> String {
         match self {
-            Verdict::Faster => "faster",
-            Verdict::Slower => "slower",
-            Verdict::NoSignificantDifference => "no significant difference",
-            Verdict::TooFewRuns => "too few runs to judge",
-            Verdict::Baseline => "baseline",
+            Verdict::Faster => "faster".into(),
+            Verdict::Slower => "slower".into(),
+            Verdict::NoSignificantDifference => "no significant difference".into(),
+            Verdict::TooFewRuns => "too few runs to judge".into(),
+            Verdict::Baseline => "baseline".into(),
+            Verdict::Inconclusive { disturbed, runs } => crate::model::interference::Busy {
+                disturbed: *disturbed,
+                runs: *runs,
+            }
+            .inconclusive(),
+            Verdict::NotComparable => "not comparable".into(),
         }
     }
 }
@@ -90,6 +107,28 @@ impl Ratio {
             Some(_) => Verdict::NoSignificantDifference,
         };
         Some(Ratio { ratio, ci, verdict })
+    }
+
+    /// The ratio with its verdict overruled where the runs cannot carry one: not comparable when
+    /// `comparable` says why not, inconclusive when `busy` counts disturbed runs. The ratio and
+    /// its interval stay, for the reader.
+    pub fn judged(
+        mut self,
+        busy: crate::model::interference::Busy,
+        comparable: &std::result::Result<(), String>,
+    ) -> Ratio {
+        if self.verdict == Verdict::Baseline {
+            return self;
+        }
+        if comparable.is_err() {
+            self.verdict = Verdict::NotComparable;
+        } else if busy.any() {
+            self.verdict = Verdict::Inconclusive {
+                disturbed: busy.disturbed,
+                runs: busy.runs,
+            };
+        }
+        self
     }
 
     /// The ratio of the baseline to itself.

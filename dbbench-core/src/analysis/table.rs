@@ -27,6 +27,9 @@ pub struct BenchmarkTable {
     pub segments_label: &'static str,
     /// The source of the reference values and its baseline cell, where the suite declares them.
     pub reference: Option<(String, String)>,
+    /// Why verdicts were overruled: cells measured while the machine was busy, cells whose
+    /// machine calibration differs from the baseline cell's.
+    pub notes: Vec<String>,
 }
 
 /// One cell's row.
@@ -59,6 +62,58 @@ pub struct ReferenceRow {
     pub log_segments: Option<u64>,
 }
 
+/// `ratio` of `cell` to `baseline`, overruled where their runs cannot carry a verdict, and the
+/// note that says why. Cells of one run share a calibration; cells from different invocations
+/// (a partial rerun) are compared only when their calibrations agree. Results older than
+/// calibrations have none on either side and are compared as before.
+fn judge(
+    ratio: Ratio,
+    cell: &crate::model::results::CellResult,
+    baseline: &crate::model::results::CellResult,
+) -> (Ratio, Option<String>) {
+    use crate::model::calibration::{comparable, Tolerance};
+    use crate::model::interference::Busy;
+    let comparable = match (&cell.calibration, &baseline.calibration) {
+        (None, None) => Ok(()),
+        (a, b) => comparable(a.as_ref(), b.as_ref(), &Tolerance::DEFAULT),
+    };
+    let busy = Busy::of(cell.measured()).plus(Busy::of(baseline.measured()));
+    let judged = ratio.judged(busy, &comparable);
+    let note = match (&comparable, busy.any()) {
+        (Err(why), _) => Some(format!(
+            "{} is not comparable with {}: {why}",
+            cell.name, baseline.name
+        )),
+        (Ok(()), true) => Some(format!(
+            "{} against {}: {} ({})",
+            cell.name,
+            baseline.name,
+            busy.inconclusive(),
+            busiest(cell, baseline)
+        )),
+        _ => None,
+    };
+    (judged, note)
+}
+
+/// What the busiest disturbed run of the two cells saw, for the note.
+fn busiest(
+    cell: &crate::model::results::CellResult,
+    baseline: &crate::model::results::CellResult,
+) -> String {
+    cell.measured()
+        .chain(baseline.measured())
+        .filter_map(|r| r.interference.as_ref())
+        .filter(|i| i.disturbed())
+        .max_by(|a, b| {
+            a.other_cpu_cores
+                .unwrap_or(0.0)
+                .total_cmp(&b.other_cpu_cores.unwrap_or(0.0))
+        })
+        .map(|i| i.disturbed_by.join("; "))
+        .unwrap_or_default()
+}
+
 /// A metric column: its title, alignment and the text of one row (`None`: no value).
 type Metric = (String, Align, fn(&CellMetrics) -> Option<String>);
 
@@ -68,15 +123,20 @@ impl BenchmarkTable {
         let keys = label::differing_options(result);
         let baseline_cell = result.cells.get(result.baseline_index());
         let baseline = baseline_cell.and_then(|c| Summary::of(&elapsed_of(c)));
+        let mut notes = Vec::new();
         let rows = result
             .cells
             .iter()
             .map(|cell| {
                 let elapsed = Summary::of(&elapsed_of(cell));
                 let is_baseline = baseline_cell.is_some_and(|b| b.name == cell.name);
-                let ratio = match (&elapsed, &baseline) {
-                    (Some(_), Some(_)) if is_baseline => Some(Ratio::baseline()),
-                    (Some(e), Some(b)) => Ratio::of(e, b),
+                let ratio = match (&elapsed, &baseline, baseline_cell) {
+                    (Some(_), Some(_), _) if is_baseline => Some(Ratio::baseline()),
+                    (Some(e), Some(b), Some(base)) => Ratio::of(e, b).map(|r| {
+                        let (judged, note) = judge(r, cell, base);
+                        notes.extend(note);
+                        judged
+                    }),
                     _ => None,
                 };
                 CellRow {
@@ -108,6 +168,7 @@ impl BenchmarkTable {
                 .reference
                 .as_ref()
                 .map(|r| (r.source.clone(), r.baseline.clone())),
+            notes,
         }
     }
 

@@ -85,6 +85,9 @@ pub fn repetition_line(benchmark: &str, cell: &str, run: &RunResult, repetitions
             load.config.name, load.transactions_per_s, load.latency.p99_ms
         ));
     }
+    if let Some(seen) = run.interference.as_ref().filter(|i| i.disturbed()) {
+        line.push_str(&format!(" · disturbed: {}", seen.disturbed_by.join("; ")));
+    }
     line
 }
 
@@ -180,6 +183,10 @@ impl<R: Recorder> Recorder for Echo<R> {
     fn kept(&mut self, cell: &str) -> Result<Vec<RunResult>> {
         self.inner.kept(cell)
     }
+
+    fn calibration(&mut self) -> Result<Option<crate::model::calibration::Calibration>> {
+        self.inner.calibration()
+    }
 }
 
 #[cfg(test)]
@@ -247,6 +254,9 @@ mod tests {
             }
             fn kept(&mut self, _: &str) -> Result<Vec<RunResult>> {
                 Ok(Vec::new())
+            }
+            fn calibration(&mut self) -> Result<Option<crate::model::calibration::Calibration>> {
+                Ok(None)
             }
         }
         let result = crate::model::sample::vlf();

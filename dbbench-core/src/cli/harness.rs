@@ -110,7 +110,7 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
         published.report.display()
     ));
     if selected.len() == bench.cells.len() {
-        crate::output::snapshot::with_source(bench.source_file, || {
+        let notes = crate::output::snapshot::with_source(bench.source_file, || {
             crate::output::snapshot::assert_snapshot(
                 &result,
                 &stem,
@@ -118,6 +118,9 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
                 &ctx.work_dir,
             )
         });
+        if let Some(note) = crate::output::snapshot::timing_note(&notes) {
+            say(&format!("dbbench › {}: {note}", bench.test_path()));
+        }
     } else {
         check_cells(bench, &selected, &ran.current, &ctx)?;
     }
@@ -176,9 +179,12 @@ fn check_cells(
             &ctx.work_dir,
             &tolerance,
         ) {
-            CellCheck::Matches => say(&format!(
-                "dbbench › {}::{cell}: matches its part of the snapshot",
-                bench.test_path()
+            CellCheck::Matches(notes) => say(&format!(
+                "dbbench › {}::{cell}: matches its part of the snapshot{}",
+                bench.test_path(),
+                crate::output::snapshot::timing_note(&notes)
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default()
             )),
             CellCheck::NotRecorded(path) if complete => {
                 // Every cell has results now: record (or fail on) the whole snapshot as insta does.

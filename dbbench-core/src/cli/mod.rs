@@ -250,13 +250,13 @@ fn snapshot_command(
             snapshot::assert_snapshot_with(&result, &dir, &name, work_dir, tolerance)
         }))
     });
-    let path = dir.join(format!("{name}.snap"));
-    let check = match outcome {
-        Ok(()) => snapshot::SnapshotCheck::Matches(path),
-        Err(_) => snapshot::SnapshotCheck::Differs(path),
+    let check = snapshot::SnapshotCheck {
+        path: dir.join(format!("{name}.snap")),
+        matches: outcome.is_ok(),
+        notes: outcome.unwrap_or_default(),
     };
     println!("{}", check.line());
-    Ok(matches!(check, snapshot::SnapshotCheck::Matches(_)))
+    Ok(check.matches)
 }
 
 /// `preflight`: reads the server's facts and the login's permissions, creating nothing, and says
@@ -354,6 +354,8 @@ fn run(
             Invocation::start(&ctx, &backend, first.manifest_dir)?
         };
         let mut all_ok = true;
+        let mut busy = crate::model::interference::Busy::default();
+        let mut busiest = 0.0f64;
         println!(
             "dbbench: {} benchmark(s) on the {} backend at scale {}; results in {}",
             benchmarks.len(),
@@ -375,6 +377,12 @@ fn run(
             ran.fresh.reference.clone_from(&reference);
             ran.current.reference = reference;
             let result = ran.fresh;
+            for run in result.cells.iter().flat_map(|c| c.measured()) {
+                busy = busy.plus(crate::model::interference::Busy::of([run]));
+                if let Some(i) = run.interference.as_ref().filter(|i| i.disturbed()) {
+                    busiest = busiest.max(i.other_cpu_cores.unwrap_or(0.0));
+                }
+            }
             println!("{}", crate::output::summary::render(&result));
             crate::output::publish(&ran.current, &bench.file_stem(), &ctx.work_dir)?;
             all_ok &= !result
@@ -394,6 +402,15 @@ fn run(
                 });
                 println!("{}", check.line());
             }
+        }
+        if busy.any() {
+            // One line, not a page of timing differences: the neighbours' work is not ours.
+            println!(
+                "warning: the machine was busy during {} of {} measured repetitions (other \
+                 processes used up to {busiest:.2} cores): their verdicts and timing checks say \
+                 inconclusive; rerun on a quiet machine to judge timings",
+                busy.disturbed, busy.runs
+            );
         }
         println!(
             "report: {}",

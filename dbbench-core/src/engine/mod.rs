@@ -113,6 +113,36 @@ impl Backend {
         }
     }
 
+    /// The directories on this machine the cells' files go to, `(volume name, directory)`, for
+    /// the calibration: the work dir's database directory as `default`, then each of `names`
+    /// bound in `volumes` to a directory that exists (a missing one is the cell's error to
+    /// report, not the calibration's to create). None for a server elsewhere, whose disks this
+    /// machine cannot probe.
+    pub fn local_dirs(
+        &self,
+        work_dir: &std::path::Path,
+        volumes: &crate::model::volume::Volumes,
+        names: &[&str],
+    ) -> Vec<(String, std::path::PathBuf)> {
+        let local = match self {
+            Backend::Embedded(_) => true,
+            Backend::Postgres(b) => b.is_local(),
+            Backend::Mssql(_) => false,
+        };
+        if !local {
+            return Vec::new();
+        }
+        let mut dirs = vec![("default".to_string(), work_dir.join("db"))];
+        for name in names {
+            if let Ok(dir) = volumes.resolve(name) {
+                if dir.is_dir() && !dirs.iter().any(|(n, _)| n == name) {
+                    dirs.push((name.to_string(), dir.clone()));
+                }
+            }
+        }
+        dirs
+    }
+
     /// Removes what earlier dbbench processes of this host left under `work_dir` and whose owner
     /// is gone; one line per removal, for the console. (PostgreSQL's managed clusters are swept
     /// when the cluster starts; SQL Server databases are claimed by name when created.)

@@ -1,15 +1,18 @@
 //! Layer 1, **model**: the data dbbench works with and its serde, and nothing else. The declared
 //! configuration (storage and run options), values, units, scale, volumes, the SQL dialect, the
-//! evidence an engine measures, load statistics, host facts, the results, and the error type every
+//! evidence an engine measures, load statistics, host facts, the machine's calibration and how
+//! busy it was during a window, the results, and the error type every
 //! layer returns.
 //!
 //! May import: nothing of dbbench's.
 
+pub mod calibration;
 pub mod config;
 pub mod dialect;
 pub mod error;
 pub mod evidence;
 pub mod host;
+pub mod interference;
 pub mod load;
 pub mod reference;
 pub mod results;

@@ -41,6 +41,10 @@ pub struct BenchmarkResult {
     /// from files written before the field existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<super::reference::Reference>,
+    /// The calibration of the machine taken before this run's first cell (absent in files written
+    /// before calibrations existed, and where the calibration could not be taken).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<super::calibration::Calibration>,
 }
 
 /// The run options of a benchmark as they were applied.
@@ -104,6 +108,9 @@ pub struct CellResult {
     /// the store existed, and in results that were never stored).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invocation: Option<i64>,
+    /// The calibration of the machine these runs were measured on (absent when none was taken).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<super::calibration::Calibration>,
 }
 
 impl CellResult {
@@ -146,6 +153,10 @@ pub struct RunResult {
     /// Concurrent loads the body ran with [`crate::Session::load`], in order.
     #[serde(default)]
     pub loads: Vec<crate::model::load::LoadStats>,
+    /// How busy the machine was with other work while the window was open (absent in files
+    /// written before the busy-machine guard existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference: Option<super::interference::Interference>,
 }
 
 impl BenchmarkResult {

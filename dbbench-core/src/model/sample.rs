@@ -77,6 +77,7 @@ pub fn benchmark(cells: &[CellPlan<'_>]) -> BenchmarkResult {
                 status: CellStatus::Ok,
                 runs,
                 invocation: None,
+                calibration: Some(calibration()),
             }
         })
         .collect();
@@ -112,6 +113,21 @@ pub fn benchmark(cells: &[CellPlan<'_>]) -> BenchmarkResult {
         },
         cells,
         reference: None,
+        calibration: Some(calibration()),
+    }
+}
+
+/// The calibration of the sample's machine.
+pub fn calibration() -> crate::model::calibration::Calibration {
+    crate::model::calibration::Calibration {
+        build_profile: "release".into(),
+        cpu_loop_ms: 41.2,
+        volumes: vec![crate::model::calibration::VolumeCalibration {
+            name: "default".into(),
+            fsync_ms: 0.354,
+            write_mb_s: 812.0,
+            commit_ms: 0.52,
+        }],
     }
 }
 
@@ -174,6 +190,16 @@ fn run(plan: &CellPlan<'_>, index: u32, elapsed: f64, warmup: bool, seq: &mut u3
         }),
         autogrowths: Vec::new(),
         loads: Vec::new(),
+        interference: Some(crate::model::interference::Interference {
+            window_s: elapsed,
+            other_cpu_cores: Some(0.03),
+            steal: Some(0.0),
+            cpu_pressure: Some(0.01),
+            io_pressure: Some(0.12),
+            load_1m: Some(1.1),
+            judged: true,
+            disturbed_by: Vec::new(),
+        }),
         waits: vec![
             wait("WRITELOG", 3.2 * elapsed / 10.0, 70.0),
             wait("PREEMPTIVE_OS_FLUSHFILEBUFFERS", 1.0, 22.0),

@@ -13,10 +13,14 @@
 //!   millisecond runs and laps of smoke-scale `cargo test` runs, which are dominated by
 //!   scheduler noise, do not fail; a doubling of anything longer than 50 ms still does).
 //!
-//! A mapping with a `machine` key is a block of timings measured on that machine (host, CPU, cores
-//! and build profile). When the recorded and the new machine differ, the block is skipped: timings
-//! from other hardware are not comparable, so a fresh clone on another machine checks the
-//! deterministic fields only and leaves the recorded timings in place.
+//! A mapping with a `machine` key is a block of timings, with the `calibration` of the machine
+//! that measured them ([`crate::model::calibration`]) and, when some runs were measured while the
+//! machine was busy, `busy: 3 of 5 runs` ([`crate::model::interference`]). Its measurements are
+//! compared only when neither side was busy and both calibrations agree; otherwise the block is
+//! skipped with a note ("inconclusive: the machine was busy in 3 of 5 runs", "not comparable:
+//! this machine's calibration differs from the recording's (fsync 0.35 ms vs 0.54 ms)"), so a
+//! run on another or a busy machine checks the deterministic fields only and leaves the recorded
+//! timings in place. The machine's name is for the reader: machines of one name differ.
 //!
 //! `DBBENCH_TIMING=ignore` skips measurements entirely and checks deterministic fields only, for
 //! CI on hardware other than the one that recorded the snapshot.
@@ -124,6 +128,26 @@ impl Tolerance {
 
     /// Compares a recorded snapshot text with a new one; `Err` lists every difference found.
     pub fn compare(&self, recorded: &str, new: &str) -> std::result::Result<(), Vec<String>> {
+        self.compare_noting(recorded, new).0
+    }
+
+    /// [`Tolerance::compare`], with the notes on timing blocks that were not compared and why.
+    pub fn compare_noting(
+        &self,
+        recorded: &str,
+        new: &str,
+    ) -> (std::result::Result<(), Vec<String>>, Vec<String>) {
+        let mut notes = Vec::new();
+        let outcome = self.compare_into(recorded, new, &mut notes);
+        (outcome, notes)
+    }
+
+    fn compare_into(
+        &self,
+        recorded: &str,
+        new: &str,
+        notes: &mut Vec<String>,
+    ) -> std::result::Result<(), Vec<String>> {
         let parse = |text: &str| {
             YamlLoader::load_from_str(text)
                 .ok()
@@ -140,7 +164,7 @@ impl Tolerance {
         let mut differences = Vec::new();
         let timings = self.mode == TimingMode::Compare;
         let (old, new_doc) = (without_table(&old[0]), without_table(&new_doc[0]));
-        self.walk(&old, &new_doc, "", timings, &mut differences);
+        self.walk(&old, &new_doc, "", timings, &mut differences, notes);
         if differences.is_empty() {
             Ok(())
         } else {
@@ -149,17 +173,35 @@ impl Tolerance {
     }
 
     /// Compares `old` with `new` below `path`; measurements are compared only when `timings`.
-    fn walk(&self, old: &Yaml, new: &Yaml, path: &str, timings: bool, out: &mut Vec<String>) {
+    fn walk(
+        &self,
+        old: &Yaml,
+        new: &Yaml,
+        path: &str,
+        timings: bool,
+        out: &mut Vec<String>,
+        notes: &mut Vec<String>,
+    ) {
         let machine = Yaml::String("machine".into());
         match (old, new) {
             (Yaml::Hash(o), Yaml::Hash(n)) if o.contains_key(&machine) => {
-                let same_machine = o.get(&machine) == n.get(&machine);
+                let judged = timings && {
+                    match timing_block_comparable(o, n) {
+                        Ok(()) => true,
+                        Err(why) => {
+                            notes.push(format!("{}: timings not compared: {why}", display(path)));
+                            false
+                        }
+                    }
+                };
                 let strip = |h: &yaml_rust2::yaml::Hash| {
                     let mut h = h.clone();
-                    h.remove(&machine);
+                    for key in ["machine", "calibration", "busy"] {
+                        h.remove(&Yaml::String(key.into()));
+                    }
                     Yaml::Hash(h)
                 };
-                self.walk(&strip(o), &strip(n), path, timings && same_machine, out);
+                self.walk(&strip(o), &strip(n), path, judged, out, notes);
             }
             (Yaml::Hash(o), Yaml::Hash(n)) if is_measurement(o) && is_measurement(n) => {
                 for (key, value) in o {
@@ -198,7 +240,7 @@ impl Tolerance {
                 }
                 for (key, value) in o {
                     let child = format!("{path}.{}", key_text(key));
-                    self.walk(value, &n[key], &child, timings, out);
+                    self.walk(value, &n[key], &child, timings, out, notes);
                 }
             }
             (Yaml::Array(o), Yaml::Array(n)) => {
@@ -213,7 +255,7 @@ impl Tolerance {
                 }
                 for (i, (a, b)) in o.iter().zip(n).enumerate() {
                     let child = format!("{path}[{}]", entry_label(a, i));
-                    self.walk(a, b, &child, timings, out);
+                    self.walk(a, b, &child, timings, out, notes);
                 }
             }
             (o, n) if o == n => {}
@@ -263,6 +305,43 @@ impl Tolerance {
             self.absolute_s
         ))
     }
+}
+
+/// Whether the measurements of a recorded and a new timing block may be compared: neither was
+/// measured on a busy machine, and their machines' calibrations agree.
+fn timing_block_comparable(
+    old: &yaml_rust2::yaml::Hash,
+    new: &yaml_rust2::yaml::Hash,
+) -> std::result::Result<(), String> {
+    use crate::model::calibration::{comparable, Calibration, Tolerance};
+    let text = |h: &yaml_rust2::yaml::Hash, key: &str| {
+        h.get(&Yaml::String(key.into()))
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    match (text(new, "busy"), text(old, "busy")) {
+        (Some(now), _) => {
+            return Err(format!(
+                "inconclusive: the machine was busy in {now}{}",
+                text(old, "busy").map_or(String::new(), |then| format!(
+                    " (and in {then} of the recording)"
+                ))
+            ))
+        }
+        (None, Some(then)) => {
+            return Err(format!(
+                "inconclusive: the recording's machine was busy in {then}"
+            ))
+        }
+        (None, None) => {}
+    }
+    let calibration = |h| text(h, "calibration").and_then(|l| Calibration::parse_line(&l));
+    comparable(
+        calibration(new).as_ref(),
+        calibration(old).as_ref(),
+        &Tolerance::DEFAULT,
+    )
+    .map_err(|why| format!("not comparable: {why}"))
 }
 
 fn is_measurement(map: &yaml_rust2::yaml::Hash) -> bool {
@@ -329,13 +408,22 @@ fn display(path: &str) -> &str {
 pub struct NoiseComparator {
     /// The tolerance applied.
     pub tolerance: Tolerance,
+    /// The notes of every comparison made, for the caller to show once (timing blocks not
+    /// compared, and why).
+    pub notes: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl insta::Comparator for NoiseComparator {
     fn matches(&self, reference: &insta::Snapshot, test: &insta::Snapshot) -> bool {
         match (reference.as_text(), test.as_text()) {
             (Some(old), Some(new)) => {
-                match self.tolerance.compare(&old.to_string(), &new.to_string()) {
+                let (outcome, notes) = self
+                    .tolerance
+                    .compare_noting(&old.to_string(), &new.to_string());
+                if let Ok(mut kept) = self.notes.lock() {
+                    kept.extend(notes);
+                }
+                match outcome {
                     Ok(()) => true,
                     Err(differences) => {
                         // Printed before insta's diff (and captured with it by the test

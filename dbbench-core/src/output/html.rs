@@ -247,6 +247,7 @@ td.l:nth-child(2) { min-width: 10em; }
 .env { font-size: 13px; color: #555; }
 .note { font-size: 13px; color: #555; }
 .failed { color: #b00; }
+.warn { font-size: 13px; color: #8a5a00; }
 img { display: block; max-width: 100%; margin: 1em 0; border: 1px solid #eee; }
 ";
 
@@ -271,6 +272,9 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
         "<div class=\"wide\">\n{}</div>",
         table.to_grid().to_html()
     );
+    for note in &table.notes {
+        let _ = writeln!(out, "<p class=\"warn\">⚠ {}</p>", escape(note));
+    }
     for cell in &result.cells {
         match &cell.status {
             CellStatus::Failed(e) => {
@@ -389,7 +393,16 @@ fn environment(result: &BenchmarkResult) -> String {
     if !preconditions.is_empty() {
         facts.push(format!("preconditions: {}", preconditions.join(", ")));
     }
-    format!("<p class=\"env\">{}</p>\n", facts.join(" · "))
+    let mut out = format!("<p class=\"env\">{}</p>\n", facts.join(" · "));
+    // The machine by measurement: timings are compared only where these agree.
+    if let Some(calibration) = &result.calibration {
+        let _ = writeln!(
+            out,
+            "<p class=\"env\">machine calibration: {}</p>",
+            escape(&calibration.line())
+        );
+    }
+    out
 }
 
 /// `2023-11-14 22:13 UTC` for seconds since the Unix epoch.

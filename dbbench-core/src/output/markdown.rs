@@ -94,6 +94,9 @@ pub fn comparison(c: &Comparison) -> String {
             cell(&verdict)
         );
     }
+    for note in &c.notes {
+        let _ = writeln!(out, "\n> ⚠️ {note}");
+    }
     out
 }
 

@@ -52,9 +52,16 @@ pub(crate) struct CellView {
 /// The cell's timings; every entry is a measurement (see [`crate::output::comparator`]).
 #[derive(Debug, Serialize)]
 struct TimingView {
-    /// Where the timings were measured; timings recorded on another machine or build profile are
-    /// not comparable and are not checked (see [`crate::output::comparator`]).
+    /// Where the timings were measured, for the reader.
     machine: String,
+    /// The machine's calibration ([`crate::model::calibration`]): timings are checked only
+    /// against a recording whose calibration agrees (see [`crate::output::comparator`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    calibration: Option<String>,
+    /// "3 of 5 runs" when runs were measured while the machine was busy: such timings are not
+    /// checked, in either direction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    busy: Option<String>,
     elapsed: Measurement,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     laps: Vec<LapMeasurement>,
@@ -132,8 +139,13 @@ fn timing(cell: &crate::model::results::CellResult, machine: &str) -> Option<Tim
                 .collect()
         })
         .unwrap_or_default();
+    let busy = crate::model::interference::Busy::of(runs.iter().copied());
     Some(TimingView {
         machine: machine.to_string(),
+        calibration: cell.calibration.as_ref().map(|c| c.line()),
+        busy: busy
+            .any()
+            .then(|| format!("{} of {} runs", busy.disturbed, busy.runs)),
         elapsed: Measurement::of(&elapsed)?,
         laps,
     })
@@ -307,37 +319,79 @@ pub fn snapshot_file(result: &BenchmarkResult, stem: &str, manifest_dir: &str) -
 
 /// Asserts the snapshot of `result` in `<manifest_dir>/snapshots/` through the noise-aware
 /// comparison; on a real difference insta writes a pending `.snap.new` for `cargo insta review`
-/// and panics with the diff. Panics too when the tolerance variables are malformed.
-pub fn assert_snapshot(result: &BenchmarkResult, stem: &str, manifest_dir: &str, work_dir: &Path) {
+/// and panics with the diff. Panics too when the tolerance variables are malformed. Returns the
+/// notes on timings that were not compared, and why (see [`crate::output::comparator`]).
+pub fn assert_snapshot(
+    result: &BenchmarkResult,
+    stem: &str,
+    manifest_dir: &str,
+    work_dir: &Path,
+) -> Vec<String> {
     assert_snapshot_in(
         result,
         &Path::new(manifest_dir).join("snapshots"),
         &snapshot_name(stem, &result.scale, &result.backend.kind),
         work_dir,
-    );
+    )
 }
 
 /// Whether a result matched its recorded snapshot.
 #[derive(Debug, Clone, PartialEq)]
-pub enum SnapshotCheck {
-    /// It matched.
-    Matches(PathBuf),
-    /// It differed, or none was recorded; insta left a pending `.snap.new` beside it.
-    Differs(PathBuf),
+pub struct SnapshotCheck {
+    /// The snapshot file.
+    pub path: PathBuf,
+    /// It matched; otherwise it differed, or none was recorded, and insta left a pending
+    /// `.snap.new` beside it.
+    pub matches: bool,
+    /// Timings that were not compared, and why.
+    pub notes: Vec<String>,
 }
 
 impl SnapshotCheck {
     /// One line for the console.
     pub fn line(&self) -> String {
-        match self {
-            SnapshotCheck::Matches(path) => format!("snapshot: matches {}", path.display()),
-            SnapshotCheck::Differs(path) => format!(
+        let timings = timing_note(&self.notes)
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        if self.matches {
+            format!("snapshot: matches {}{timings}", self.path.display())
+        } else {
+            format!(
                 "snapshot: differs from {} (or none is recorded yet); review it with \
-                 `cargo insta review`",
-                path.display()
-            ),
+                 `cargo insta review`{timings}",
+                self.path.display()
+            )
         }
     }
+}
+
+/// The notes of one snapshot check in one phrase: "timings not compared for test_1, test_3:
+/// inconclusive: the machine was busy in 2 of 4 runs; …", each distinct reason once.
+pub fn timing_note(notes: &[String]) -> Option<String> {
+    let mut reasons: Vec<(String, Vec<String>)> = Vec::new();
+    for note in notes {
+        let (path, reason) = note
+            .split_once(": timings not compared: ")
+            .unwrap_or(("", note.as_str()));
+        // `cells[test_1].timing` → `test_1`
+        let cell = path
+            .split_once('[')
+            .and_then(|(_, rest)| rest.split_once(']'))
+            .map_or(path, |(cell, _)| cell)
+            .to_string();
+        match reasons.iter_mut().find(|(r, _)| r == reason) {
+            Some((_, cells)) => cells.push(cell),
+            None => reasons.push((reason.to_string(), vec![cell])),
+        }
+    }
+    if reasons.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = reasons
+        .into_iter()
+        .map(|(reason, cells)| format!("{}: {reason}", cells.join(", ")))
+        .collect();
+    Some(format!("timings not compared for {}", parts.join("; ")))
 }
 
 /// Checks `result` against its snapshot as [`assert_snapshot`] does, but returns the outcome
@@ -349,25 +403,35 @@ pub fn check(
     work_dir: &Path,
 ) -> SnapshotCheck {
     let path = snapshot_file(result, stem, manifest_dir);
+    let notes: Notes = Default::default();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        assert_snapshot(result, stem, manifest_dir, work_dir)
+        let tolerance = Tolerance::from_env().unwrap_or_else(|e| panic!("dbbench: {e}"));
+        assert_into(
+            result,
+            &Path::new(manifest_dir).join("snapshots"),
+            &snapshot_name(stem, &result.scale, &result.backend.kind),
+            work_dir,
+            tolerance,
+            &notes,
+        )
     }));
-    match outcome {
-        Ok(()) => SnapshotCheck::Matches(path),
-        Err(_) => SnapshotCheck::Differs(path),
+    SnapshotCheck {
+        path,
+        matches: outcome.is_ok(),
+        notes: take(&notes),
     }
 }
 
 /// Asserts the snapshot of `result` named `name` in the directory `snapshot_dir`, with the
-/// tolerance of the environment (see [`Tolerance::from_env`]).
+/// tolerance of the environment (see [`Tolerance::from_env`]); returns the timing notes.
 pub fn assert_snapshot_in(
     result: &BenchmarkResult,
     snapshot_dir: &Path,
     name: &str,
     work_dir: &Path,
-) {
+) -> Vec<String> {
     let tolerance = Tolerance::from_env().unwrap_or_else(|e| panic!("dbbench: {e}"));
-    assert_snapshot_with(result, snapshot_dir, name, work_dir, tolerance);
+    assert_snapshot_with(result, snapshot_dir, name, work_dir, tolerance)
 }
 
 /// As [`assert_snapshot_in`], with an explicit tolerance instead of the environment's (tests
@@ -378,6 +442,26 @@ pub fn assert_snapshot_with(
     name: &str,
     work_dir: &Path,
     tolerance: Tolerance,
+) -> Vec<String> {
+    let notes: Notes = Default::default();
+    assert_into(result, snapshot_dir, name, work_dir, tolerance, &notes);
+    take(&notes)
+}
+
+/// Where the comparator leaves its notes.
+type Notes = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+fn take(notes: &Notes) -> Vec<String> {
+    std::mem::take(&mut *notes.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+fn assert_into(
+    result: &BenchmarkResult,
+    snapshot_dir: &Path,
+    name: &str,
+    work_dir: &Path,
+    tolerance: Tolerance,
+    notes: &Notes,
 ) {
     let view = SnapshotView::of(result, work_dir);
     let mut settings = insta::Settings::clone_current();
@@ -388,15 +472,19 @@ pub fn assert_snapshot_with(
         "dbbench results of {} at scale {}",
         result.benchmark, result.scale
     ));
-    settings.set_comparator(Box::new(NoiseComparator { tolerance }));
+    settings.set_comparator(Box::new(NoiseComparator {
+        tolerance,
+        notes: notes.clone(),
+    }));
     settings.bind(|| insta::assert_yaml_snapshot!(name, view));
 }
 
 /// What checking one cell against the recorded snapshot found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CellCheck {
-    /// The cell's part of the recorded snapshot matches.
-    Matches,
+    /// The cell's part of the recorded snapshot matches; the notes say which timings were not
+    /// compared, and why.
+    Matches(Vec<String>),
     /// No snapshot is recorded for the benchmark, or it has no entry for the cell.
     NotRecorded(PathBuf),
     /// The cell differs: every difference found.
@@ -431,8 +519,14 @@ pub fn check_cell(
     };
     // JSON is YAML, so the new cell is compared through the same YAML walk as whole snapshots.
     let new = serde_json::to_string(new).unwrap_or_default();
-    match tolerance.compare(&recorded, &new) {
-        Ok(()) => CellCheck::Matches,
+    // The recorded cell is the walk's root: name it as in a whole snapshot, for the notes.
+    let (outcome, notes) = tolerance.compare_noting(&recorded, &new);
+    let notes = notes
+        .into_iter()
+        .map(|n| format!("cells[{cell}].{n}"))
+        .collect();
+    match outcome {
+        Ok(()) => CellCheck::Matches(notes),
         Err(differences) => CellCheck::Differs(differences),
     }
 }

@@ -25,8 +25,14 @@ pub fn render(result: &BenchmarkResult) -> String {
         result.run.warmup,
         result.run.order
     );
+    if let Some(calibration) = &result.calibration {
+        let _ = writeln!(out, "  machine calibration: {}", calibration.line());
+    }
     let table = BenchmarkTable::of(result);
     out.push_str(&table.to_grid().to_text("  "));
+    for note in &table.notes {
+        let _ = writeln!(out, "  {note}");
+    }
     for cell in &result.cells {
         match &cell.status {
             CellStatus::Failed(e) => {

@@ -5,6 +5,7 @@
 //! resumed, the recorder also tells the runner which repetitions it kept ([`Recorder::kept`]), so
 //! only the missing ones run.
 
+use crate::model::calibration::Calibration;
 use crate::model::error::Result;
 use crate::model::results::{BenchmarkResult, CellResult, CellStatus, RunResult, WindowTimes};
 
@@ -40,6 +41,12 @@ pub trait Recorder {
     /// runner does not run again. None for a new run. Required, so a recorder that wraps another
     /// cannot forget to pass it on (a resume would then run everything again).
     fn kept(&mut self, cell: &str) -> Result<Vec<RunResult>>;
+
+    /// The calibration an earlier benchmark of this invocation took (asked before
+    /// [`Recorder::benchmark_started`]), so that the processes of one invocation (nextest runs
+    /// each cell in its own) calibrate once. None when there is none yet. Required for the same
+    /// reason as [`Recorder::kept`].
+    fn calibration(&mut self) -> Result<Option<Calibration>>;
 }
 
 /// A recorder that keeps nothing, for runs whose caller only wants the returned results.
@@ -65,5 +72,9 @@ impl Recorder for NoRecorder {
 
     fn kept(&mut self, _: &str) -> Result<Vec<RunResult>> {
         Ok(Vec::new())
+    }
+
+    fn calibration(&mut self) -> Result<Option<Calibration>> {
+        Ok(None)
     }
 }

@@ -85,6 +85,8 @@ async fn measure(
     session.start_clock();
     let started = Instant::now();
     let window_start = WindowTimes::now_ns();
+    // The busy-machine guard reads its counters as the body starts and as it returns.
+    let monitor = crate::util::monitor::Monitor::open();
     let body = CatchUnwind::new((rep.bench.body)(&mut session));
     let outcome = match rep.bench.run.timeout {
         Some(limit) => {
@@ -115,6 +117,7 @@ async fn measure(
         None => body.await,
     };
     let elapsed = started.elapsed();
+    let interference = monitor.close();
     let loads = session.take_loads();
     let (mut conn, laps, counts, values) = session.into_parts();
     match outcome {
@@ -127,6 +130,7 @@ async fn measure(
         laps,
         counts,
         values,
+        interference: Some(interference),
         ..RunResult::default()
     };
     run.counts

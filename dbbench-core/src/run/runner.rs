@@ -66,7 +66,14 @@ pub async fn run_recorded(
     } else {
         ctx.volumes.clone()
     };
+    let names: Vec<&str> = cells
+        .iter()
+        .flat_map(|c| c.storage.data_on.iter().copied().chain(c.storage.log_on))
+        .collect();
+    let dirs = backend.local_dirs(&ctx.work_dir, &volumes, &names);
+    let calibration = calibrate(recorder, &dirs)?;
     let mut header = header(bench, ctx, &scale, backend_info, started_at_unix_s);
+    header.calibration = calibration.clone();
     let declared: Vec<&str> = bench.cells.iter().map(|c| c.name).collect();
     recorder.benchmark_started(&bench.file_stem(), &header, &declared)?;
     let fixture_rows = header.run.fixture_rows;
@@ -99,6 +106,7 @@ pub async fn run_recorded(
             status,
             runs: Vec::new(),
             invocation: None,
+            calibration: calibration.clone(),
         });
     }
     let per_cell = bench.run.warmup + bench.run.repeat;
@@ -254,7 +262,66 @@ fn header(
         },
         cells: Vec::new(),
         reference: None,
+        calibration: None,
     }
+}
+
+/// This invocation's calibration of the machine and of `dirs`: the one an earlier benchmark of
+/// the invocation took, with any directory it lacks probed now, or a new one. Taken under the
+/// measurement lock, since it is a measurement. A calibration that cannot be taken is said and
+/// left out (the run's timings are then compared with none), rather than stopping the run.
+fn calibrate(
+    recorder: &mut dyn Recorder,
+    dirs: &[(String, PathBuf)],
+) -> Result<Option<crate::model::calibration::Calibration>> {
+    let earlier = recorder.calibration()?;
+    let missing: Vec<&(String, PathBuf)> = dirs
+        .iter()
+        .filter(|(name, _)| {
+            earlier
+                .as_ref()
+                .is_none_or(|c| !c.volumes.iter().any(|v| &v.name == name))
+        })
+        .collect();
+    if earlier.is_some() && missing.is_empty() {
+        return Ok(earlier);
+    }
+    // The work dir's database directory is dbbench's own to create; volumes are not.
+    if let Some((_, default)) = dirs.first() {
+        std::fs::create_dir_all(default)
+            .map_err(|e| Error::io("cannot create the database directory", default, e))?;
+    }
+    let lock = machine_lock::acquire("calibration")?;
+    let started = std::time::Instant::now();
+    let measured = match earlier {
+        Some(mut c) => missing
+            .iter()
+            .map(|(name, dir)| crate::util::probe::volume(name, dir))
+            .collect::<Result<Vec<_>>>()
+            .map(|probed| {
+                c.volumes.extend(probed);
+                c
+            }),
+        None => crate::util::probe::calibrate(dirs),
+    };
+    drop(lock);
+    Ok(match measured {
+        Ok(c) => {
+            crate::util::console::say(&format!(
+                "dbbench › calibrated this machine in {:.1} s: {}",
+                started.elapsed().as_secs_f64(),
+                c.line()
+            ));
+            Some(c)
+        }
+        Err(e) => {
+            crate::util::console::say(&format!(
+                "dbbench › warning: the calibration failed ({e}); this run's timings will not be \
+                 compared with other recordings"
+            ));
+            None
+        }
+    })
 }
 
 /// The volumes with every name the cells use bound: names missing from `DBBENCH_VOLUMES` get a

@@ -3,7 +3,8 @@
 //! files written with their directory, text grids, calendar dates, deterministic random numbers,
 //! catching a panic inside a future, stopping
 //! statements from outside them (`cancel`: timeouts and signals), the signal handlers, and who owns
-//! what dbbench created (`owner`: host, PID, start time), and free space before work (`space`).
+//! what dbbench created (`owner`: host, PID, start time), free space before work (`space`),
+//! the busy-machine guard's sampler (`monitor`) and the calibration probes (`probe`).
 //!
 //! May import: `model`.
 
@@ -13,8 +14,10 @@ pub mod console;
 pub mod fs;
 pub mod grid;
 pub mod machine_lock;
+pub mod monitor;
 pub mod owner;
 pub mod paths;
+pub mod probe;
 pub mod progress;
 pub mod rng;
 pub mod signals;

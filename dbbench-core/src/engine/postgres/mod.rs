@@ -88,6 +88,12 @@ impl PostgresBackend {
         }
     }
 
+    /// Whether its files are on this machine: a managed cluster's are (under the work dir and
+    /// the bound volumes), an existing server's are not.
+    pub fn is_local(&self) -> bool {
+        matches!(self.target, Target::Managed { .. })
+    }
+
     /// A backend that runs its own clusters from the machine's binaries; none is started yet.
     pub fn managed() -> Result<PostgresBackend> {
         Ok(PostgresBackend {

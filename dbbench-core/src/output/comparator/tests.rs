@@ -9,6 +9,7 @@ cells:
       growth_events: 1200
     timing:
       machine: vm · AMD EPYC · 2 cores · release build
+      calibration: \"release · CPU loop 53.2 ms · default: fsync 0.0882 ms, write 2230 MB/s, commit 0.15 ms\"
       elapsed:
         mean_s: 10.72
         ci95_s:
@@ -82,16 +83,63 @@ fn deterministic_changes_fail_even_when_timing_is_ignored() {
 }
 
 #[test]
-fn timings_from_another_machine_are_not_compared() {
-    let new = with("10.72", "21.44")
+fn timings_are_compared_by_calibration_not_by_machine_name() {
+    let doubled = with("10.72", "21.44")
         .replacen("10.24", "20.9", 1)
         .replacen("11.21", "22.0", 1);
-    let other = new.replacen("2 cores · release", "8 cores · release", 1);
-    assert_eq!(Tolerance::default().compare(RECORDED, &other), Ok(()));
-    assert!(Tolerance::default().compare(RECORDED, &new).is_err());
-    // Deterministic fields are still checked on another machine.
-    let changed = other.replacen("growth_events: 1200", "growth_events: 1201", 1);
+    // Another name, the same calibration: compared, and the doubling is found.
+    let renamed = doubled.replacen("2 cores · release", "8 cores · release", 1);
+    assert!(Tolerance::default().compare(RECORDED, &renamed).is_err());
+    // The same name, a slower disk: not compared, and the note says why.
+    let slow_disk = doubled.replacen("fsync 0.0882 ms", "fsync 0.35 ms", 1);
+    let (outcome, notes) = Tolerance::default().compare_noting(RECORDED, &slow_disk);
+    assert_eq!(outcome, Ok(()));
+    assert_eq!(
+        notes,
+        [
+            "cells[test_1].timing: timings not compared: not comparable: this machine's \
+          calibration differs from the recording's (fsync 0.35 ms vs 0.0882 ms)"
+        ]
+    );
+    // Deterministic fields are still checked.
+    let changed = slow_disk.replacen("growth_events: 1200", "growth_events: 1201", 1);
     assert!(Tolerance::default().compare(RECORDED, &changed).is_err());
+    // A recording made before calibrations existed is not compared either.
+    let uncalibrated = RECORDED.replacen("      calibration: ", "      x: ", 1);
+    let old = uncalibrated.lines().filter(|l| !l.starts_with("      x: "));
+    let old: String = old.map(|l| format!("{l}\n")).collect();
+    let (outcome, notes) = Tolerance::default().compare_noting(&old, &doubled);
+    assert_eq!(outcome, Ok(()));
+    assert!(notes[0].ends_with("the recording has no calibration of its machine"));
+}
+
+#[test]
+fn busy_timing_blocks_are_inconclusive_on_either_side() {
+    let doubled = with("10.72", "21.44")
+        .replacen("10.24", "20.9", 1)
+        .replacen("11.21", "22.0", 1);
+    let busy = doubled.replacen(
+        "      elapsed:",
+        "      busy: 2 of 3 runs\n      elapsed:",
+        1,
+    );
+    let (outcome, notes) = Tolerance::default().compare_noting(RECORDED, &busy);
+    assert_eq!(outcome, Ok(()));
+    assert_eq!(
+        notes,
+        [
+            "cells[test_1].timing: timings not compared: inconclusive: the machine was busy in 2 \
+          of 3 runs"
+        ]
+    );
+    let recorded_busy = RECORDED.replacen(
+        "      elapsed:",
+        "      busy: 1 of 3 runs\n      elapsed:",
+        1,
+    );
+    let (outcome, notes) = Tolerance::default().compare_noting(&recorded_busy, &doubled);
+    assert_eq!(outcome, Ok(()));
+    assert!(notes[0].ends_with("the recording's machine was busy in 1 of 3 runs"));
 }
 
 #[test]

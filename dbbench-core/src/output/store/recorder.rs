@@ -79,6 +79,26 @@ pub(super) fn status_columns(status: &CellStatus) -> (&'static str, Option<&str>
 }
 
 impl Recorder for StoreRecorder<'_> {
+    fn calibration(&mut self) -> Result<Option<crate::model::calibration::Calibration>> {
+        let mut stmt = self
+            .store
+            .conn
+            .prepare("SELECT header FROM benchmark_runs WHERE invocation_id = ?1 ORDER BY id DESC")
+            .map_err(|e| self.store.fail(e))?;
+        let headers: Vec<String> = stmt
+            .query_map([self.invocation], |r| r.get(0))
+            .map_err(|e| self.store.fail(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.store.fail(e))?;
+        for header in headers {
+            let header: BenchmarkResult = serde_json::from_str(&header)?;
+            if header.calibration.is_some() {
+                return Ok(header.calibration);
+            }
+        }
+        Ok(None)
+    }
+
     fn benchmark_started(
         &mut self,
         stem: &str,

@@ -210,11 +210,20 @@ impl Store {
 
     /// The cell's newest completed run in `scope`, marked failed when a newer run failed.
     fn cell(&self, benchmark: &str, cell: &str, scope: &Scope<'_>) -> Result<Option<CellResult>> {
-        let base = "SELECT c.id, c.config, c.effective, c.status, c.detail, i.id \
+        let base = "SELECT c.id, c.config, c.effective, c.status, c.detail, i.id, \
+                    json_extract(b.header, '$.calibration') \
                     FROM cell_runs c JOIN benchmark_runs b ON b.id = c.benchmark_run_id \
                     JOIN invocations i ON i.id = b.invocation_id \
                     WHERE b.benchmark = ?1 AND c.cell = ?2 AND c.status IN ('ok', 'skipped', 'failed')";
-        type Row = (i64, String, String, String, Option<String>, i64);
+        type Row = (
+            i64,
+            String,
+            String,
+            String,
+            Option<String>,
+            i64,
+            Option<String>,
+        );
         let map = |r: &rusqlite::Row<'_>| -> rusqlite::Result<Row> {
             Ok((
                 r.get(0)?,
@@ -223,6 +232,7 @@ impl Store {
                 r.get(3)?,
                 r.get(4)?,
                 r.get(5)?,
+                r.get(6)?,
             ))
         };
         let rows: Vec<Row> = match scope {
@@ -260,7 +270,7 @@ impl Store {
         let Some(chosen) = good.or(rows.first()) else {
             return Ok(None);
         };
-        let (id, config, effective, status, detail, invocation) = chosen;
+        let (id, config, effective, status, detail, invocation, calibration) = chosen;
         let config: BTreeMap<String, String> = serde_json::from_str(config)?;
         let effective: BTreeMap<String, u64> = serde_json::from_str(effective)?;
         let status = match (status.as_str(), &newer_failure, good.is_some()) {
@@ -284,6 +294,11 @@ impl Store {
             status,
             runs,
             invocation: Some(*invocation),
+            // The calibration of the benchmark run the chosen cell run belongs to.
+            calibration: calibration
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()?,
         }))
     }
 

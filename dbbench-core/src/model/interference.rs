@@ -1,0 +1,194 @@
+//! Interference: how busy this machine was with work other than the benchmark's while one
+//! measured window was open, and whether that makes the window's timing untrustworthy
+//! ("disturbed").
+//!
+//! The signals are cumulative kernel counters read when the window opens and when it closes, so
+//! each figure is an exact average over the window, however short a burst was:
+//!
+//! * **other processes' CPU**, in cores: the machine's busy CPU time (`/proc/stat`) minus that of
+//!   dbbench's own process and its descendants (a managed PostgreSQL cluster, pgbench), per second
+//!   of window. The one signal that names the neighbours, so the one the verdict rests on.
+//! * **steal**: the share of the machine's CPU time the hypervisor gave to other guests.
+//! * **CPU and I/O pressure** (Linux PSI, `/proc/pressure/*`, "some" line): the share of the
+//!   window in which at least one task waited for a CPU or for I/O. Recorded, not judged: a
+//!   benchmark's own fsyncs and its own concurrent workers raise them too.
+//! * **load average** (1 minute) at the window's end, for the reader.
+//!
+//! A window is **disturbed** when other processes used at least [`Thresholds::other_cpu_cores`]
+//! of a core on average, or steal reached [`Thresholds::steal`]. Windows shorter than
+//! [`Thresholds::shortest_judged_s`] are recorded but not judged: the kernel counts CPU time in
+//! 10 ms ticks, so one tick would dominate. The thresholds and the measurements behind them are in
+//! `docs/busy-machine.md`.
+
+use serde::{Deserialize, Serialize};
+
+/// What the machine did besides the benchmark during one window.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Interference {
+    /// How long the window was open.
+    pub window_s: f64,
+    /// CPU used by processes other than dbbench's own, in cores (CPU seconds per second).
+    pub other_cpu_cores: Option<f64>,
+    /// Share of the machine's CPU time stolen by the hypervisor (0 to 1).
+    pub steal: Option<f64>,
+    /// Share of the window in which some task waited for a CPU (PSI, 0 to 1).
+    pub cpu_pressure: Option<f64>,
+    /// Share of the window in which some task waited for I/O (PSI, 0 to 1).
+    pub io_pressure: Option<f64>,
+    /// The 1-minute load average when the window closed.
+    pub load_1m: Option<f64>,
+    /// Whether the window was long enough to judge.
+    pub judged: bool,
+    /// Why the window counts as disturbed; empty when it does not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disturbed_by: Vec<String>,
+}
+
+/// When a window counts as disturbed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    /// Other processes' average CPU, in cores, from which a window is disturbed.
+    pub other_cpu_cores: f64,
+    /// Steal share from which a window is disturbed.
+    pub steal: f64,
+    /// Windows shorter than this are not judged.
+    pub shortest_judged_s: f64,
+}
+
+impl Thresholds {
+    /// The documented thresholds (see `docs/busy-machine.md` for the measurements behind them).
+    pub const DEFAULT: Thresholds = Thresholds {
+        other_cpu_cores: 0.25,
+        steal: 0.10,
+        shortest_judged_s: 0.25,
+    };
+}
+
+impl Interference {
+    /// Whether the window was disturbed.
+    pub fn disturbed(&self) -> bool {
+        !self.disturbed_by.is_empty()
+    }
+
+    /// Judges the window against `limits`, filling [`Interference::judged`] and
+    /// [`Interference::disturbed_by`].
+    pub fn judge(mut self, limits: &Thresholds) -> Interference {
+        self.disturbed_by.clear();
+        self.judged = self.window_s >= limits.shortest_judged_s;
+        if !self.judged {
+            return self;
+        }
+        if let Some(cores) = self
+            .other_cpu_cores
+            .filter(|c| *c >= limits.other_cpu_cores)
+        {
+            self.disturbed_by.push(format!(
+                "other processes used {cores:.2} cores (threshold {:.2})",
+                limits.other_cpu_cores
+            ));
+        }
+        if let Some(steal) = self.steal.filter(|s| *s >= limits.steal) {
+            self.disturbed_by.push(format!(
+                "the hypervisor stole {:.0}% of the CPU time (threshold {:.0}%)",
+                100.0 * steal,
+                100.0 * limits.steal
+            ));
+        }
+        self
+    }
+}
+
+/// How many of some runs were measured while the machine was busy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Busy {
+    /// Runs marked disturbed.
+    pub disturbed: u32,
+    /// Runs counted.
+    pub runs: u32,
+}
+
+impl Busy {
+    /// Counts the disturbed runs among `runs`.
+    pub fn of<'a>(runs: impl IntoIterator<Item = &'a super::results::RunResult>) -> Busy {
+        runs.into_iter().fold(Busy::default(), |busy, run| Busy {
+            disturbed: busy.disturbed
+                + u32::from(run.interference.as_ref().is_some_and(|i| i.disturbed())),
+            runs: busy.runs + 1,
+        })
+    }
+
+    /// Both counts added.
+    pub fn plus(self, other: Busy) -> Busy {
+        Busy {
+            disturbed: self.disturbed + other.disturbed,
+            runs: self.runs + other.runs,
+        }
+    }
+
+    /// Whether any run was disturbed.
+    pub fn any(&self) -> bool {
+        self.disturbed > 0
+    }
+
+    /// "inconclusive: the machine was busy in 3 of 5 runs".
+    pub fn inconclusive(&self) -> String {
+        format!(
+            "inconclusive: the machine was busy in {} of {} runs",
+            self.disturbed, self.runs
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(s: f64, cores: f64, steal: f64) -> Interference {
+        Interference {
+            window_s: s,
+            other_cpu_cores: Some(cores),
+            steal: Some(steal),
+            ..Interference::default()
+        }
+        .judge(&Thresholds::DEFAULT)
+    }
+
+    #[test]
+    fn neighbours_or_steal_past_the_threshold_disturb_a_window() {
+        assert!(!window(2.0, 0.05, 0.0).disturbed());
+        let busy = window(2.0, 1.6, 0.0);
+        assert!(busy.disturbed());
+        assert_eq!(
+            busy.disturbed_by,
+            ["other processes used 1.60 cores (threshold 0.25)"]
+        );
+        assert!(window(2.0, 0.0, 0.2).disturbed_by[0].contains("stole 20%"));
+    }
+
+    #[test]
+    fn short_windows_are_not_judged() {
+        let short = window(0.01, 1.9, 0.5);
+        assert!(!short.judged);
+        assert!(!short.disturbed());
+    }
+
+    #[test]
+    fn busy_counts_disturbed_runs() {
+        let mut runs = vec![super::super::results::RunResult::default(); 5];
+        for run in runs.iter_mut().take(3) {
+            run.interference = Some(window(1.0, 1.0, 0.0));
+        }
+        let busy = Busy::of(&runs);
+        assert_eq!(
+            busy,
+            Busy {
+                disturbed: 3,
+                runs: 5
+            }
+        );
+        assert_eq!(
+            busy.inconclusive(),
+            "inconclusive: the machine was busy in 3 of 5 runs"
+        );
+    }
+}

@@ -1,0 +1,253 @@
+//! The busy-machine guard's sampler: reads the kernel's cumulative counters when a measured window
+//! opens and when it closes, and turns their differences into an [`Interference`]
+//! (`model::interference` says what each figure means and when a window is disturbed).
+//!
+//! Two reads per window, of `/proc/stat`, `/proc/pressure/{cpu,io}`, `/proc/loadavg` and the
+//! `stat` files of dbbench's process and its descendants: counters that only grow make two reads
+//! an exact average over the window, with nothing running in between. Where a file is
+//! missing (no PSI in the kernel, not Linux) its figures are `None`.
+
+use crate::model::interference::{Interference, Thresholds};
+use std::time::Instant;
+
+/// Counters read when the window opened.
+#[derive(Debug)]
+pub struct Monitor {
+    opened: Instant,
+    counters: Counters,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Counters {
+    /// Busy and total CPU ticks of the machine, and steal ticks.
+    cpu: Option<CpuTicks>,
+    /// CPU ticks of this process and its descendants, reaped ones included.
+    own_ticks: Option<u64>,
+    /// PSI "some" totals, microseconds.
+    cpu_pressure_us: Option<u64>,
+    io_pressure_us: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct CpuTicks {
+    busy: u64,
+    total: u64,
+    steal: u64,
+}
+
+impl Monitor {
+    /// Reads the counters as the window opens.
+    pub fn open() -> Monitor {
+        Monitor {
+            opened: Instant::now(),
+            counters: Counters::read(),
+        }
+    }
+
+    /// Reads them again as the window closes and judges the window by the default thresholds.
+    pub fn close(self) -> Interference {
+        let window_s = self.opened.elapsed().as_secs_f64();
+        let now = Counters::read();
+        let then = self.counters;
+        let ticks_per_s = ticks_per_second();
+        let other_cpu_cores = match (then.cpu, now.cpu, then.own_ticks, now.own_ticks) {
+            (Some(a), Some(b), Some(own_a), Some(own_b)) if window_s > 0.0 => {
+                let busy = b.busy.saturating_sub(a.busy) as f64;
+                let own = own_b.saturating_sub(own_a) as f64;
+                // Process times are finer than the machine's tick counts; never below zero.
+                Some(((busy - own) / ticks_per_s / window_s).max(0.0))
+            }
+            _ => None,
+        };
+        let steal = match (then.cpu, now.cpu) {
+            (Some(a), Some(b)) if b.total > a.total => {
+                Some(b.steal.saturating_sub(a.steal) as f64 / (b.total - a.total) as f64)
+            }
+            (Some(_), Some(_)) => Some(0.0),
+            _ => None,
+        };
+        let share = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) if window_s > 0.0 => {
+                Some((b.saturating_sub(a) as f64 / 1e6 / window_s).min(1.0))
+            }
+            _ => None,
+        };
+        Interference {
+            window_s,
+            other_cpu_cores,
+            steal,
+            cpu_pressure: share(then.cpu_pressure_us, now.cpu_pressure_us),
+            io_pressure: share(then.io_pressure_us, now.io_pressure_us),
+            load_1m: load_average(),
+            judged: false,
+            disturbed_by: Vec::new(),
+        }
+        .judge(&Thresholds::DEFAULT)
+    }
+}
+
+impl Counters {
+    fn read() -> Counters {
+        Counters {
+            cpu: machine_ticks(),
+            own_ticks: own_ticks(),
+            cpu_pressure_us: pressure_total("/proc/pressure/cpu"),
+            io_pressure_us: pressure_total("/proc/pressure/io"),
+        }
+    }
+}
+
+/// Clock ticks per second of `/proc` CPU times (`USER_HZ`).
+fn ticks_per_second() -> f64 {
+    #[cfg(unix)]
+    {
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        if hz > 0 {
+            return hz as f64;
+        }
+    }
+    100.0
+}
+
+/// The first line of `/proc/stat`: user nice system idle iowait irq softirq steal guest guest_nice.
+fn machine_ticks() -> Option<CpuTicks> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_cpu_line(text.lines().next()?)
+}
+
+fn parse_cpu_line(line: &str) -> Option<CpuTicks> {
+    let mut fields = line.split_whitespace();
+    if fields.next()? != "cpu" {
+        return None;
+    }
+    let f: Vec<u64> = fields.filter_map(|v| v.parse().ok()).collect();
+    if f.len() < 8 {
+        return None;
+    }
+    // Guest time is already counted in user time; idle and iowait are not work; steal is the
+    // hypervisor's, not a process's.
+    let busy = f[0] + f[1] + f[2] + f[5] + f[6];
+    Some(CpuTicks {
+        busy,
+        total: f[..8].iter().sum(),
+        steal: f[7],
+    })
+}
+
+/// The "some … total=" microseconds of a PSI file.
+fn pressure_total(path: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    parse_pressure(&text)
+}
+
+fn parse_pressure(text: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.starts_with("some "))?
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("total="))?
+        .parse()
+        .ok()
+}
+
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// A process's parent and its CPU ticks (user + system, with those of its reaped children).
+fn process_stat(text: &str) -> Option<(u32, u64)> {
+    // The command name (field 2) may hold spaces and parentheses: fields are counted after its
+    // last `)`. After it: state, ppid (4) … utime (14), stime, cutime, cstime (17).
+    let rest = &text[text.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ppid = f.get(1)?.parse().ok()?;
+    let ticks = f
+        .get(11..15)?
+        .iter()
+        .map(|v| v.parse::<u64>().ok())
+        .sum::<Option<u64>>()?;
+    Some((ppid, ticks))
+}
+
+/// CPU ticks of this process and every live descendant, each with its reaped children's.
+///
+/// The descendants are found through each thread's `children` file, which costs a read per
+/// thread and per descendant instead of one per process of the machine.
+fn own_ticks() -> Option<u64> {
+    let me = std::process::id();
+    let mut pending = vec![me];
+    let mut total = 0u64;
+    let mut seen_me = false;
+    while let Some(pid) = pending.pop() {
+        // A descendant may end between two reads: its ticks then move to its parent's reaped
+        // children's once reaped, and it is no longer ours to count here.
+        let Some((_, ticks)) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .as_deref()
+            .and_then(process_stat)
+        else {
+            continue;
+        };
+        seen_me |= pid == me;
+        total += ticks;
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            if let Ok(children) = std::fs::read_to_string(task.path().join("children")) {
+                pending.extend(
+                    children
+                        .split_whitespace()
+                        .filter_map(|c| c.parse::<u32>().ok()),
+                );
+            }
+        }
+    }
+    seen_me.then_some(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_kernel_formats() {
+        let cpu = parse_cpu_line("cpu  741880 362 255401 782239 32207 0 6363 443 0 0").unwrap();
+        assert_eq!(cpu.busy, 741_880 + 362 + 255_401 + 6363);
+        assert_eq!(cpu.steal, 443);
+        assert_eq!(
+            cpu.total,
+            741_880 + 362 + 255_401 + 782_239 + 32_207 + 6363 + 443
+        );
+        let psi = "some avg10=0.00 avg60=0.00 avg300=2.22 total=1883861939\n\
+                   full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+        assert_eq!(parse_pressure(psi), Some(1_883_861_939));
+        let stat = "4242 (a (weird) name) S 17 4242 4242 0 -1 4194560 500 0 0 0 \
+                    120 30 7 3 20 0 1 0 100 0 0";
+        assert_eq!(process_stat(stat), Some((17, 160)));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_window_of_own_work_is_not_blamed_on_others() {
+        let monitor = Monitor::open();
+        // Half a second of this process's own CPU work.
+        let start = Instant::now();
+        let mut x = 1u64;
+        while start.elapsed().as_millis() < 300 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let seen = monitor.close();
+        assert!(seen.window_s >= 0.3);
+        // Other tests of this binary run beside this one on their own threads, which are this
+        // process's: they count as own work, so nothing here is attributed to others.
+        assert!(seen.other_cpu_cores.is_some() && seen.steal.is_some());
+        assert!(seen.judged);
+    }
+}
