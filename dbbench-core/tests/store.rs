@@ -283,3 +283,48 @@ fn a_version_1_store_stays_readable() {
     assert_eq!(current.cells.len(), 2);
     assert!(current.cells.iter().all(|c| c.measured().count() == 2));
 }
+
+#[test]
+fn one_invocation_calibrates_once_and_its_cells_keep_the_calibration() {
+    let ctx = support::context("store-calibration", Scale::smoke(), Volumes::default());
+    let first = run_cells(&ctx, &["first"]);
+    let calibration = first
+        .fresh
+        .calibration
+        .clone()
+        .expect("a run on this machine is calibrated");
+    assert_eq!(calibration.volumes[0].name, "default");
+    assert!(calibration.cpu_loop_ms > 0.0 && calibration.volumes[0].fsync_ms > 0.0);
+    // Another process of the same invocation (a nextest process) reuses it, to the bit.
+    let id = first.current.cells[0].invocation.expect("stored");
+    let second = {
+        let _lock = exclusive();
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async {
+                let mut backend = Backend::Embedded(EmbeddedBackend::new());
+                Invocation::resume(&ctx.work_dir, id)
+                    .unwrap()
+                    .run(&INSERTS, &["second"], &ctx, &mut backend)
+                    .await
+                    .unwrap()
+            })
+    };
+    assert_eq!(second.fresh.calibration.as_ref(), Some(&calibration));
+    // The current view gives each cell the calibration of the run its repetitions come from.
+    for cell in &second.current.cells {
+        assert_eq!(
+            cell.calibration.as_ref(),
+            Some(&calibration),
+            "{}",
+            cell.name
+        );
+    }
+    // A new invocation measures the machine again.
+    let third = run_cells(&ctx, &["first"]);
+    assert!(third.fresh.calibration.is_some());
+    assert_ne!(third.fresh.calibration, Some(calibration));
+}

@@ -85,7 +85,7 @@ fn judge(
             cell.name, baseline.name
         )),
         (Ok(()), true) => Some(format!(
-            "{} against {}: {} ({})",
+            "{} against {}: {}; busiest window: {}",
             cell.name,
             baseline.name,
             busy.inconclusive(),

@@ -293,6 +293,8 @@ fn calibrate(
     }
     let lock = machine_lock::acquire("calibration")?;
     let started = std::time::Instant::now();
+    // A calibration is a measurement too: a busy machine distorts it.
+    let monitor = crate::util::monitor::Monitor::open();
     let measured = match earlier {
         Some(mut c) => missing
             .iter()
@@ -304,6 +306,7 @@ fn calibrate(
             }),
         None => crate::util::probe::calibrate(dirs),
     };
+    let seen = monitor.close();
     drop(lock);
     Ok(match measured {
         Ok(c) => {
@@ -312,6 +315,13 @@ fn calibrate(
                 started.elapsed().as_secs_f64(),
                 c.line()
             ));
+            if seen.disturbed() {
+                crate::util::console::say(&format!(
+                    "dbbench › warning: the machine was busy while it was calibrated ({}); \
+                     timings of this run may be judged not comparable with a quiet recording",
+                    seen.disturbed_by.join("; ")
+                ));
+            }
             Some(c)
         }
         Err(e) => {
