@@ -29,7 +29,7 @@ pub(super) async fn build(
         disable_ifi,
         owner: script::Owner {
             db: plan.name.clone(),
-            marker: marker::marker_text(&backend.host, std::process::id(), backend.started),
+            marker: marker::marker_text(&backend.host, backend.started, &backend.owner),
             host: backend.host.clone(),
             pid: std::process::id(),
             started: backend.started,

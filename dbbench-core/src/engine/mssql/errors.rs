@@ -34,6 +34,18 @@ pub enum Category {
 /// `SET LOCK_TIMEOUT` expired (error 1222).
 pub const LOCK_TIMEOUT: u32 = 1222;
 
+/// "The server principal … is not able to access the database … under the current security
+/// context" (error 916): the login has no user in that database.
+pub const NO_ACCESS: u32 = 916;
+
+/// "Invalid object name …" (error 208).
+pub const INVALID_OBJECT: u32 = 208;
+
+/// What dropping a database takes, for errors 3701 and 5011 (DROP DATABASE docs).
+const DROP_NEEDS: &str = "dropping a database needs CONTROL on it, ALTER ANY DATABASE, or \
+     membership in its db_owner role (its owner, the login that created it, has them): drop it \
+     as that login or as a sysadmin";
+
 /// Whether server error `code` goes away by retrying the same work after a pause: Azure SQL's
 /// throttling (40501, "the service is currently busy") and a database that is briefly
 /// unavailable (40613, during a failover or reconfiguration).
@@ -101,6 +113,10 @@ pub fn advice(code: u32, message: &str) -> String {
              the login may connect to the database named in the connection string"
                 .to_string()
         }
+        Category::Permission if code == NO_ACCESS => "the login has no user in that database \
+             (another login created it, or its guest user is disabled): read it as its owner or \
+             as a sysadmin"
+            .to_string(),
         Category::Permission => format!(
             "the login lacks {}: grant it, or run dbbench with a login in the sysadmin role \
              (docs/sql-server.md lists what each option needs)",
@@ -134,6 +150,12 @@ pub fn advice(code: u32, message: &str) -> String {
                  raise data_size (per file)"
                 .to_string(),
             1801 => "a database of that name already exists".to_string(),
+            // "Cannot drop the database …, because it does not exist or you do not have
+            // permission" / "User does not have permission to alter database …": dbbench only
+            // reports these for a database that still exists.
+            3701 | 5011 => {
+                format!("the database exists, so the login may not change it; {DROP_NEEDS}")
+            }
             1205 => "the statement was chosen as a deadlock victim".to_string(),
             _ => String::new(),
         },
@@ -222,6 +244,29 @@ mod tests {
             permission_named("User 'bench' does not have permission to run DBCC TRACEON.")
                 .as_deref(),
             Some("membership in sysadmin (to run DBCC TRACEON)")
+        );
+    }
+
+    #[test]
+    fn a_database_the_login_cannot_read_or_drop_says_who_can() {
+        let no_access = advice(
+            NO_ACCESS,
+            "The server principal \"bench\" is not able to access the database \"dbbench_x\" \
+             under the current security context.",
+        );
+        assert!(
+            no_access.contains("no user in that database"),
+            "{no_access}"
+        );
+        let drop = advice(
+            3701,
+            "Cannot drop the database 'dbbench_x', because it does not exist or you do not have \
+             permission.",
+        );
+        assert!(drop.contains("CONTROL on it, ALTER ANY DATABASE"), "{drop}");
+        assert_eq!(
+            advice(5011, "User does not have permission to alter database"),
+            drop
         );
     }
 

@@ -8,10 +8,20 @@
 //! database (`dbo.__dbbench_owner`, with host, pid and start time) and reads that back. When
 //! neither can be verified the database is dropped (this connection has just created it, under a
 //! `dbbench_` name) and the cell is refused before any work.
+//!
+//! The marker text names its owner twice: in words for the DBA who finds the database
+//! (`on <host> (pid <pid>, started <unix seconds>)`), and as util::owner's fields
+//! (`owner_host=… owner_pid=… owner_start=…`, the start in clock ticks since boot) so that a later
+//! dbbench process decides whether the owner still runs exactly as it does for the embedded
+//! engine's directories ([`owner_of`], used by the sweep of stale databases). PIDs are reused, and
+//! the seconds in the words are when the backend connected, not the process's start, so they
+//! cannot tell a reused PID apart.
 
+use super::errors::{self, INVALID_OBJECT, NO_ACCESS};
 use super::tsql::{ident, literal};
 use super::MssqlConnection;
 use crate::model::error::{Error, Result};
+use crate::util::owner::Owner;
 
 /// The name of the extended property that marks a database as created by dbbench.
 pub const OWNER_PROPERTY: &str = "dbbench_owner";
@@ -19,12 +29,55 @@ pub const OWNER_PROPERTY: &str = "dbbench_owner";
 /// The marker table used where the property cannot be held inside the database.
 pub const MARKER_TABLE: &str = "__dbbench_owner";
 
-/// The marker text of this process: unique per host, process and start time.
-pub fn marker_text(host: &str, pid: u32, started_unix_s: u64) -> String {
+/// How every marker text starts.
+const HEAD: &str = "created by dbbench ";
+
+/// The marker text of this process: unique per host, process and start time. `host` and
+/// `started_unix_s` are the words for people; `owner` (this process, [`Owner::this`]) gives the
+/// fields liveness is decided on, on one line so that the property reads well in a grid.
+pub fn marker_text(host: &str, started_unix_s: u64, owner: &Owner) -> String {
+    let lines = owner.lines();
+    let fields: Vec<&str> = lines.split_whitespace().collect();
     format!(
-        "created by dbbench {} on {host} (pid {pid}, started {started_unix_s})",
-        env!("CARGO_PKG_VERSION")
+        "{HEAD}{} on {host} (pid {}, started {started_unix_s}) {}",
+        env!("CARGO_PKG_VERSION"),
+        owner.pid,
+        fields.join(" ")
     )
+}
+
+/// The owner a marker text names, or `None` when it is not a dbbench marker or names no owner
+/// dbbench can read (then nothing is ever dropped on its account). Current markers carry
+/// `owner_host=… owner_pid=… [owner_start=…]`. Markers written before those fields say only
+/// `on <host> (pid <pid>, started <unix seconds>)`: their owner has no start time, which
+/// util::owner takes as alive while any process of that PID runs on that host.
+pub fn owner_of(marker: &str) -> Option<Owner> {
+    let marker = marker.trim();
+    let rest = marker.strip_prefix(HEAD)?;
+    let field = |key: &str| marker.split_whitespace().find_map(|w| w.strip_prefix(key));
+    if let Some(pid) = field("owner_pid=") {
+        let start = match field("owner_start=") {
+            // A start that does not parse is no reason to fall back to the PID alone.
+            Some(start) => Some(start.parse().ok()?),
+            None => None,
+        };
+        return Some(Owner {
+            host: field("owner_host=").filter(|h| !h.is_empty())?.to_string(),
+            pid: pid.parse().ok()?,
+            start,
+        });
+    }
+    let (_, named) = rest.split_once(" on ")?;
+    let (host, after) = named.split_once(" (pid ")?;
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return None;
+    }
+    Some(Owner {
+        host: host.to_string(),
+        pid: digits.parse().ok()?,
+        start: None,
+    })
 }
 
 /// Adds the property to database `db`.
@@ -88,6 +141,15 @@ pub enum Held {
     Table(String),
 }
 
+impl Held {
+    /// The marker text, wherever it is held.
+    pub fn text(&self) -> &str {
+        match self {
+            Held::Property(m) | Held::Table(m) => m,
+        }
+    }
+}
+
 /// The first marker value in `rows`, if any.
 fn first_marker(rows: &[crate::model::value::Row]) -> Option<String> {
     rows.first()
@@ -114,6 +176,32 @@ pub async fn find(conn: &mut MssqlConnection, db: &str) -> std::result::Result<H
         Err(e) => e.to_string(),
     };
     Err(format!("property: {property}; table: {table}"))
+}
+
+/// The marker of existing database `db` for the sweep of stale databases, which must tell "no
+/// marker" (`Ok(None)`: the property is absent and the table does not exist, error 208) from
+/// "cannot look" (`Err`): error 916, the login has no user in that database, answers every
+/// query inside it, so the table is not tried.
+pub async fn read(conn: &mut MssqlConnection, db: &str) -> Result<Option<Held>> {
+    let property = match conn.query(&read_property_sql(db), &[]).await {
+        Ok(rows) => match first_marker(&rows) {
+            Some(m) => return Ok(Some(Held::Property(m))),
+            None => None,
+        },
+        Err(e) if errors::code_of(&e) == Some(NO_ACCESS) => return Err(e),
+        // A server without the view may still hold the table.
+        Err(e) => Some(e),
+    };
+    match conn.query(&read_table_sql(db), &[]).await {
+        Ok(rows) => {
+            if let Some(m) = first_marker(&rows) {
+                return Ok(Some(Held::Table(m)));
+            }
+        }
+        Err(e) if errors::code_of(&e) != Some(INVALID_OBJECT) => return Err(property.unwrap_or(e)),
+        Err(_) => {}
+    }
+    property.map_or(Ok(None), Err)
 }
 
 /// Marks the database `db` that this connection has just created, and proves the mark is inside
@@ -171,10 +259,57 @@ pub async fn mark(
 mod tests {
     use super::*;
 
+    fn bench_host(start: Option<u64>) -> Owner {
+        Owner {
+            host: "bench-host".into(),
+            pid: 4242,
+            start,
+        }
+    }
+
+    #[test]
+    fn the_marker_names_its_owner_in_words_and_in_fields() {
+        let marker = marker_text("bench-host", 1_780_000_000, &bench_host(Some(987_654)));
+        assert_eq!(
+            marker,
+            format!(
+                "created by dbbench {} on bench-host (pid 4242, started 1780000000) \
+                 owner_host=bench-host owner_pid=4242 owner_start=987654",
+                env!("CARGO_PKG_VERSION")
+            )
+        );
+        assert_eq!(owner_of(&marker), Some(bench_host(Some(987_654))));
+        // Without /proc there is no start: the marker says so by leaving the field out.
+        let no_start = marker_text("bench-host", 1_780_000_000, &bench_host(None));
+        assert!(!no_start.contains("owner_start"), "{no_start}");
+        assert_eq!(owner_of(&no_start), Some(bench_host(None)));
+        // This process round-trips and is alive.
+        let me = Owner::this();
+        let mine = owner_of(&marker_text(&me.host, 1, &me)).unwrap();
+        assert_eq!(mine, me);
+        assert_eq!(mine.liveness(), crate::util::owner::Liveness::Alive);
+    }
+
+    #[test]
+    fn older_markers_name_host_and_pid_but_no_comparable_start() {
+        let old = "created by dbbench 0.1.0 on bench-host (pid 4242, started 1780000000)";
+        assert_eq!(owner_of(old), Some(bench_host(None)));
+        // What dbbench cannot read names no owner, so nothing is dropped on its account.
+        for text in [
+            "",
+            "made by hand",
+            "created by dbbench 0.1.0 on  (pid 4242, started 1)",
+            "created by dbbench 0.1.0 on bench-host (pid x)",
+            "created by dbbench 0.2.0 owner_host=bench-host owner_pid=4242 owner_start=soon",
+            "created by dbbench 0.2.0 owner_host= owner_pid=4242",
+            "owner_host=bench-host owner_pid=4242 owner_start=1",
+        ] {
+            assert_eq!(owner_of(text), None, "{text}");
+        }
+    }
+
     #[test]
     fn marker_statements() {
-        let marker = marker_text("bench-host", 4242, 1_780_000_000);
-        assert!(marker.contains("bench-host (pid 4242, started 1780000000)"));
         insta::assert_snapshot!([
             add_property_sql("dbbench_a", "m"),
             read_property_sql("dbbench_a"),

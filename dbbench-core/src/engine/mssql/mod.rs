@@ -54,6 +54,7 @@ use crate::model::dialect::Dialect;
 use crate::model::error::{Error, Result};
 use crate::model::evidence::BackendInfo;
 use crate::model::load::{ErrorKind, Execution};
+use crate::util::owner::Owner;
 use creation::{touches_tempdb, volumes_by_file, Build};
 use database::claim;
 use instance::InstanceChanges;
@@ -70,8 +71,10 @@ pub struct MssqlBackend {
     allow_instance_changes: bool,
     /// The host dbbench runs on, for the ownership marker.
     host: String,
-    /// When this backend started (seconds since the Unix epoch), for the ownership marker.
+    /// When this backend started (seconds since the Unix epoch), for the ownership marker's words.
     started: u64,
+    /// This process (host, PID, start ticks), for the ownership marker's fields and the sweep.
+    owner: Owner,
     /// Whether undo owed from an earlier run was settled yet (at the first creation).
     owed_settled: bool,
 }
@@ -109,6 +112,7 @@ impl MssqlBackend {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
+            owner: Owner::this(),
             owed_settled: false,
         })
     }

@@ -41,7 +41,8 @@ pub struct Owner {
     pub host: String,
     /// dbbench's process id.
     pub pid: u32,
-    /// When the process started, seconds since the Unix epoch.
+    /// When the backend connected, seconds since the Unix epoch (for people: liveness is
+    /// decided on the start ticks in the marker text).
     pub started: u64,
 }
 
@@ -207,7 +208,15 @@ pub(crate) mod tests {
     pub(crate) fn test_owner(db: &str) -> Owner {
         Owner {
             db: db.into(),
-            marker: marker::marker_text("bench-host", 4242, 1_780_000_000),
+            marker: marker::marker_text(
+                "bench-host",
+                1_780_000_000,
+                &crate::util::owner::Owner {
+                    host: "bench-host".into(),
+                    pid: 4242,
+                    start: Some(987_654),
+                },
+            ),
             host: "bench-host".into(),
             pid: 4242,
             started: 1_780_000_000,
