@@ -2,7 +2,7 @@
 //! population.rs, data_files.rs, mirrored here because dbbench-core cannot depend on the suites)
 //! run end to end at smoke scale (create, bulk-load the credit fixture, measure, collect
 //! evidence, drop), after the preflight says which cells this server and login allow; plus a
-//! refused login. Runs only when `DBBENCH_MSSQL` holds an ADO connection string; otherwise it
+//! refused login; and the sweep that drops a killed run's database at the next start. Runs only when `DBBENCH_MSSQL` holds an ADO connection string; otherwise it
 //! prints one line, `skipped: DBBENCH_MSSQL not set`, and passes.
 //!
 //! ```text
@@ -15,7 +15,7 @@ mod support;
 use dbbench_core::__internals::config::{
     BackendKind, FixtureKind, Recovery, RunSpec, Size, StorageSpec,
 };
-use dbbench_core::__internals::mssql::{preflight, ConnectSettings, MssqlBackend};
+use dbbench_core::__internals::mssql::{marker, preflight, ConnectSettings, MssqlBackend};
 use dbbench_core::__internals::run_benchmark;
 use dbbench_core::__internals::Backend;
 use dbbench_core::__internals::Volumes;
@@ -24,7 +24,7 @@ use dbbench_core::driver::{Load, Op, Work};
 use dbbench_core::results::{CellStatus, FileKind};
 use dbbench_core::{Connection, Error, Scale, Session};
 use std::io::Write;
-use support::{context, grow_mib, mib};
+use support::{context, grow_mib, mib, mssql_marker, my_start, no_such_pid};
 
 /// The VLF suite's body: the article's doubling insert five times, with laps.
 fn doubling(db: &mut Session) -> BodyFuture<'_> {
@@ -383,5 +383,78 @@ async fn a_timeout_kills_the_session_on_a_live_server() {
         other => panic!("the cell was not stopped: {other:?}"),
     }
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let _ = std::fs::remove_dir_all(&ctx.work_dir);
+}
+
+/// `DB_ID(name)` on the server: whether the database exists.
+async fn exists(conn: &mut Connection, name: &str) -> bool {
+    let id: Option<i64> = conn
+        .query_scalar(&format!("SELECT CAST(DB_ID(N'{name}') AS bigint)"))
+        .await
+        .unwrap();
+    id.is_some()
+}
+
+/// A database marked as a killed run's (this host, a PID no process has) is dropped by the sweep
+/// at the next start; one marked as this live process's is left, and so is one without a marker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_runs_database_is_dropped_on_a_live_server() {
+    let Some(ado) = std::env::var(dbbench_core::__internals::mssql::ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    else {
+        say("skipped: DBBENCH_MSSQL not set");
+        return;
+    };
+    let settings = ConnectSettings::parse(&ado).expect("DBBENCH_MSSQL parses");
+    let mut conn = Connection::Mssql(Box::new(settings.connect(Some("master")).await.unwrap()));
+    // Not `…_<pid>`: the lifecycle test checks that no `dbbench_%_<pid>` database is left.
+    let me = std::process::id();
+    let dead = format!("dbbench_sweep_dead_{me}_r0");
+    let live = format!("dbbench_sweep_live_{me}_r0");
+    let unmarked = format!("dbbench_sweep_unmarked_{me}_r0");
+    for (db, marker) in [
+        (&dead, Some(mssql_marker(no_such_pid(), 1))),
+        (&live, Some(mssql_marker(me, my_start()))),
+        (&unmarked, None),
+    ] {
+        conn.batch(&format!("CREATE DATABASE [{db}]"))
+            .await
+            .unwrap();
+        if let Some(marker) = marker {
+            conn.batch(&marker::add_property_sql(db, &marker))
+                .await
+                .unwrap();
+        }
+    }
+    let ctx = context("mssql-live-stale", Scale::smoke(), Volumes::default());
+    let mut backend = Backend::Mssql(Box::new(MssqlBackend::from_env().await.expect("connects")));
+    let lines = backend.sweep_stale(&ctx.work_dir).await;
+    say(&lines.join("\n"));
+    // The lifecycle test in this binary sweeps too, and may have dropped `dead` first.
+    assert!(!exists(&mut conn, &dead).await, "{lines:?}");
+    assert!(lines
+        .iter()
+        .filter(|l| l.contains(&dead))
+        .all(|l| l.starts_with(&format!("mssql: removed database {dead} left by pid"))));
+    assert!(exists(&mut conn, &live).await && exists(&mut conn, &unmarked).await);
+    assert!(lines
+        .iter()
+        .any(|l| l.contains(&format!("left database {live}: its owner"))
+            && l.ends_with("still runs")));
+    assert!(lines.iter().any(|l| l.contains(&format!(
+        "left database {unmarked}: it has no dbbench_owner marker"
+    ))));
+    assert!(
+        lines.iter().all(|l| settings.scrub(l) == *l),
+        "a line shows the password"
+    );
+    for db in [&live, &unmarked] {
+        conn.batch(&format!(
+            "ALTER DATABASE [{db}] SET SINGLE_USER WITH ROLLBACK IMMEDIATE;\nDROP DATABASE [{db}];"
+        ))
+        .await
+        .unwrap();
+    }
     let _ = std::fs::remove_dir_all(&ctx.work_dir);
 }

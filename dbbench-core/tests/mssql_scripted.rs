@@ -4,13 +4,15 @@
 //! (plain batch, never `sp_executesql`), the size floors reaching the cell's effective sizes and
 //! `CREATE DATABASE`, the ownership marker verified inside the new database with its fallback and
 //! refusal, a teardown that still drops after an Extended Events or `SET SINGLE_USER` failure, the
-//! file read-back, the log-chain proof, product detection, the default-path fallback and Azure's
-//! retryable throttling.
+//! file read-back, the log-chain proof, product detection, the default-path fallback, Azure's
+//! retryable throttling, and the sweep at the start of a run that drops a killed run's database
+//! and leaves a live one's.
 
 mod support;
 
 use dbbench_core::__internals::config::{Recovery, RunSpec, StorageSpec};
 use dbbench_core::__internals::mssql::double::{Api, Reply, ScriptedServer};
+use dbbench_core::__internals::mssql::marker;
 use dbbench_core::__internals::mssql::{ConnectSettings, Hooks, MssqlBackend, MssqlConnection};
 use dbbench_core::__internals::run_benchmark;
 use dbbench_core::__internals::Backend;
@@ -19,7 +21,7 @@ use dbbench_core::__internals::Volumes;
 use dbbench_core::driver::{Load, Op, Work};
 use dbbench_core::results::{BenchmarkResult, CellStatus};
 use dbbench_core::{Connection, Scale, Session, Value};
-use support::{cell, context, grow_mib, mib};
+use support::{cell, context, grow_mib, mib, mssql_marker, my_start, no_such_pid};
 
 const ADO: &str = "server=tcp:sql2022,1433;user id=bench;password=Sc3ipted!Pass";
 
@@ -382,6 +384,58 @@ async fn run_default(server: &ScriptedServer, name: &str) -> BenchmarkResult {
     run_benchmark(&SMALL, Some(&["default"]), &ctx, &mut backend)
         .await
         .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_runs_database_is_dropped_when_the_next_run_starts() {
+    let server = sql_server_2022();
+    let me = std::process::id();
+    let settings = ConnectSettings::scripted(ADO, &server).unwrap();
+    let mut conn = Connection::Mssql(Box::new(settings.connect(Some("master")).await.unwrap()));
+    for (db, marker) in [
+        ("dbbench_killed_r0_1", mssql_marker(no_such_pid(), 1)),
+        ("dbbench_running_r0_1", mssql_marker(me, my_start())),
+    ] {
+        conn.batch(&format!("CREATE DATABASE [{db}]"))
+            .await
+            .unwrap();
+        conn.batch(&marker::add_property_sql(db, &marker))
+            .await
+            .unwrap();
+    }
+    let mut backend = scripted_backend(&server).await;
+    let ctx = context("mssql-scripted-stale", Scale::smoke(), Volumes::default());
+    let result = run_benchmark(&SMALL, Some(&["default"]), &ctx, &mut backend)
+        .await
+        .unwrap();
+    assert_eq!(
+        result.cells[0].status,
+        CellStatus::Ok,
+        "{:?}",
+        result.cells[0].status
+    );
+    assert_eq!(server.databases(), vec!["dbbench_running_r0_1".to_string()]);
+    assert_eq!(
+        server
+            .calls_with("DROP DATABASE [dbbench_killed_r0_1]")
+            .len(),
+        1
+    );
+    assert!(server.calls_with("[dbbench_running_r0_1] SET").is_empty());
+    assert!(server
+        .calls_with("DROP DATABASE [dbbench_running_r0_1]")
+        .is_empty());
+    // What a database was left for is said once per process, not at every benchmark.
+    assert!(backend.sweep_stale(&ctx.work_dir).await.is_empty());
+    let mut fresh = scripted_backend(&server).await;
+    let lines = fresh.sweep_stale(&ctx.work_dir).await;
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "mssql: left database dbbench_running_r0_1: its owner, pid {me} on "
+        )) && lines[0].ends_with("still runs"),
+        "{lines:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

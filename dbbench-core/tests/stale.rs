@@ -56,8 +56,8 @@ fn files_in(dir: &Path) -> Vec<String> {
     names
 }
 
-#[test]
-fn a_dead_owners_leftover_is_removed_and_reported_others_are_left() {
+#[tokio::test]
+async fn a_dead_owners_leftover_is_removed_and_reported_others_are_left() {
     let work = support::scratch("stale-sweep");
     let elsewhere = work.join("volume");
     std::fs::create_dir_all(&elsewhere).unwrap();
@@ -99,8 +99,8 @@ fn a_dead_owners_leftover_is_removed_and_reported_others_are_left() {
     let on_volume_before = files_in(&elsewhere);
     assert_eq!(on_volume_before.len(), 4, "{on_volume_before:?}");
 
-    let backend = Backend::Embedded(EmbeddedBackend::new());
-    let report = backend.sweep_stale(&work);
+    let mut backend = Backend::Embedded(EmbeddedBackend::new());
+    let report = backend.sweep_stale(&work).await;
     assert_eq!(report.len(), 2, "{report:?}");
     assert!(report
         .iter()
@@ -121,7 +121,7 @@ fn a_dead_owners_leftover_is_removed_and_reported_others_are_left() {
         .iter()
         .all(|f| f.contains("live") || f.contains("unmarked")));
     assert!(
-        backend.sweep_stale(&work).is_empty(),
+        backend.sweep_stale(&work).await.is_empty(),
         "nothing more to remove"
     );
 }

@@ -143,13 +143,15 @@ impl Backend {
         dirs
     }
 
-    /// Removes what earlier dbbench processes of this host left under `work_dir` and whose owner
-    /// is gone; one line per removal, for the console. (PostgreSQL's managed clusters are swept
-    /// when the cluster starts; SQL Server databases are claimed by name when created.)
-    pub fn sweep_stale(&self, work_dir: &std::path::Path) -> Vec<String> {
+    /// Removes what earlier dbbench processes of this host left and whose owner is gone: the
+    /// embedded engine's directories under `work_dir`, SQL Server's `dbbench_` databases on the
+    /// server; one line per database removed (or, on SQL Server, left), for the console.
+    /// (PostgreSQL's managed clusters are swept when the cluster starts.)
+    pub async fn sweep_stale(&mut self, work_dir: &std::path::Path) -> Vec<String> {
         match self {
             Backend::Embedded(_) => embedded::stale::sweep(work_dir),
-            Backend::Mssql(_) | Backend::Postgres(_) => Vec::new(),
+            Backend::Mssql(b) => b.sweep_stale().await,
+            Backend::Postgres(_) => Vec::new(),
         }
     }
 

@@ -47,7 +47,7 @@ pub async fn run_recorded(
         .filter(|c| selected.is_none_or(|s| s.contains(&c.name)))
         .collect();
     let scale = ctx.scale.for_benchmark(&bench.run);
-    for line in backend.sweep_stale(&ctx.work_dir) {
+    for line in backend.sweep_stale(&ctx.work_dir).await {
         crate::util::console::say(&format!("dbbench › {line}"));
     }
     let mut backend_info = backend.info().await?;

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests of `dbbench-core`: scratch directories, run contexts,
 //! running a benchmark the way `#[db_bench]` tests do, declaring benchmarks by hand as the macro
-//! would emit them, and direct access to the storage layer under SQLite.
+//! would emit them, direct access to the storage layer under SQLite, and the owners that SQL
+//! Server ownership markers name.
 //!
 //! Each test file includes this module with `mod support;` and uses what it needs.
 #![allow(dead_code)]
@@ -272,4 +273,34 @@ pub fn assert_no_cluster_left(ctx: &RunContext) {
         "cluster directories left: {:?}",
         listing(&base)
     );
+}
+
+/// This process's start in clock ticks since boot (field 22 of `/proc/self/stat`), as ownership
+/// markers record it.
+pub fn my_start() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 1..];
+    after.split_whitespace().nth(19).unwrap().parse().unwrap()
+}
+
+/// A PID no process can have: one above the kernel's largest.
+pub fn no_such_pid() -> u32 {
+    let max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    max + 1
+}
+
+/// The SQL Server ownership marker that dbbench process `pid`, started at tick `start` on this
+/// host, writes (engine/mssql/marker.rs).
+pub fn mssql_marker(pid: u32, start: u64) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    format!(
+        "created by dbbench {} on {host} (pid {pid}, started 1780000000) owner_host={host} \
+         owner_pid={pid} owner_start={start}",
+        env!("CARGO_PKG_VERSION")
+    )
 }

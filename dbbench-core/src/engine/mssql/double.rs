@@ -90,7 +90,8 @@ struct Inner {
 
 /// A minimal model of the server's databases, so a lifecycle can run without a rule for every
 /// `DB_ID` and marker query: `CREATE DATABASE [x]` / `DROP DATABASE [x]` change it, the property
-/// and the marker table are kept per database.
+/// and the marker table are kept per database, and the stale sweep's listing of `sys.databases`
+/// shows every `dbbench_` database as ONLINE.
 #[derive(Default)]
 struct Catalog {
     next_id: i64,
@@ -153,6 +154,17 @@ impl Catalog {
                 m.into_iter().map(|m| vec![Value::Text(m)]).collect(),
             )
         };
+        if sql.starts_with("SELECT name, state_desc FROM sys.databases") {
+            let online = |n: &String| vec![Value::Text(n.clone()), Value::Text("ONLINE".into())];
+            return Some(Reply::rows(
+                &["name", "state_desc"],
+                self.databases
+                    .keys()
+                    .filter(|n| n.starts_with(crate::engine::OWNED_PREFIX))
+                    .map(online)
+                    .collect(),
+            ));
+        }
         if let Some(name) = literal_after(sql, "DB_ID(").filter(|_| sql.contains("AS database_id"))
         {
             let id = self

@@ -9,7 +9,8 @@
 //! log at 0.5 MB and spoil log experiments). Instance-level changes (the IFI trace flag for
 //! `ifi = false`, tempdb files) are recorded with their undo and reverted after the repetition,
 //! also after an error or a panic; undo that needs a restart is kept as owed ([`owed`]).
-//! Transaction control always goes as a plain batch ([`routing`]).
+//! Databases that killed runs of this host left behind are dropped at the start of a run
+//! ([`stale`]). Transaction control always goes as a plain batch ([`routing`]).
 
 mod cancel;
 mod connect;
@@ -34,6 +35,7 @@ pub mod routing;
 pub mod script;
 pub mod server;
 pub mod space;
+pub mod stale;
 pub mod teardown;
 pub mod tsql;
 
@@ -58,7 +60,7 @@ use crate::util::owner::Owner;
 use creation::{touches_tempdb, volumes_by_file, Build};
 use database::claim;
 use instance::InstanceChanges;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use teardown::drop_owned;
 
@@ -75,6 +77,9 @@ pub struct MssqlBackend {
     started: u64,
     /// This process (host, PID, start ticks), for the ownership marker's fields and the sweep.
     owner: Owner,
+    /// The sweep's lines already said: a database left alone is reported once per process, not
+    /// at every benchmark's start.
+    swept: BTreeSet<String>,
     /// Whether undo owed from an earlier run was settled yet (at the first creation).
     owed_settled: bool,
 }
@@ -113,8 +118,23 @@ impl MssqlBackend {
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
             owner: Owner::this(),
+            swept: BTreeSet::new(),
             owed_settled: false,
         })
+    }
+
+    /// Drops the databases that earlier dbbench processes of this host left on this server and
+    /// whose owner is gone ([`stale`]); one line per database removed or (the first time) left.
+    /// Nothing here fails the run: a server that cannot be reached says so in a line.
+    pub async fn sweep_stale(&mut self) -> Vec<String> {
+        let mut lines = match self.settings.connect(Some("master")).await {
+            Ok(mut conn) => stale::sweep(&mut conn, &self.owner).await,
+            Err(e) => vec![format!(
+                "mssql: could not connect to look for stale databases: {e}"
+            )],
+        };
+        lines.retain(|line| self.swept.insert(line.clone()));
+        lines
     }
 
     /// `storage` raised to this server's minimum file sizes.

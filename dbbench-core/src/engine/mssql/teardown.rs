@@ -4,7 +4,8 @@
 //! leave the database single-user), a plain `DROP DATABASE` follows if the database is still
 //! there (a server without `ALTER DATABASE … SET SINGLE_USER`, a missing permission), and the drop
 //! is verified with `DB_ID`. A failed step never stops the next; every error is reported together,
-//! the drop's first. The marker is checked before any of it.
+//! the drop's first. The marker is checked before any of it; a stale database's marker must
+//! still be exactly the one the sweep judged ([`drop_if_marked`]).
 
 use super::evidence::growth_events;
 use super::marker;
@@ -29,7 +30,7 @@ pub fn plain_drop_sql(name: &str) -> String {
 }
 
 /// Whether database `name` still exists.
-async fn exists(conn: &mut MssqlConnection, name: &str) -> Result<bool> {
+pub(super) async fn exists(conn: &mut MssqlConnection, name: &str) -> Result<bool> {
     let rows = conn.query(&exists_sql(name), &[]).await?;
     Ok(rows
         .first()
@@ -54,6 +55,35 @@ pub async fn drop_owned(
             )));
         }
     }
+    remove(conn, name).await
+}
+
+/// What became of a stale database handed to [`drop_if_marked`].
+#[derive(Debug)]
+pub enum StaleDrop {
+    /// Its marker was no longer the one judged: nothing was sent to drop it. Says why.
+    Refused(String),
+    /// The drop ran, with this outcome.
+    Ran(Result<()>),
+}
+
+/// Drops stale database `name` only if its marker, read again right before the drop, is still
+/// exactly `marker`, the one the sweep read and judged (its owner gone).
+pub async fn drop_if_marked(conn: &mut MssqlConnection, name: &str, marker: &str) -> StaleDrop {
+    match marker::find(conn, name).await {
+        Ok(held) if held.text() == marker => StaleDrop::Ran(remove(conn, name).await),
+        Ok(held) => StaleDrop::Refused(format!(
+            "its ownership marker changed to `{}` since it was read",
+            held.text()
+        )),
+        Err(why) => StaleDrop::Refused(format!(
+            "its ownership marker is gone since it was read ({why})"
+        )),
+    }
+}
+
+/// The drop itself, each step standing alone (see the module's documentation).
+async fn remove(conn: &mut MssqlConnection, name: &str) -> Result<()> {
     let mut drop_errors = Vec::new();
     let mut other_errors = growth_events::stop_and_clean(conn, &growth_events::session_name(name))
         .await

@@ -1,0 +1,128 @@
+//! Leftovers of earlier SQL Server runs: databases named `dbbench_…` whose ownership marker names
+//! a process of this host that is gone (killed, crashed, stopped by a second Ctrl-C, a machine
+//! that lost power mid-repetition). At the start of a run they are dropped with the backend's own
+//! teardown, and every database looked at gets one line: removed, or left and why.
+//!
+//! Only what is provably dbbench's and abandoned is dropped: the name has dbbench's prefix, the
+//! database is ONLINE (a RESTORING, OFFLINE or SUSPECT one cannot show its marker), its marker
+//! (the property, else the table, read from inside it) parses, names this host, and
+//! util::owner finds no process of that PID and start time. A database without a marker, with a
+//! marker dbbench cannot read, of another host (the server is shared, and this host cannot see
+//! that host's processes) or of a live owner (a concurrent `cargo test`) is never touched. A
+//! failure (error 916 on a database another login created, a drop the login may not do) is said
+//! in that database's line and the run goes on: a leftover costs disk, not correctness.
+
+use super::marker;
+use super::teardown::{self, StaleDrop};
+use super::tsql::literal;
+use super::MssqlConnection;
+use crate::engine::OWNED_PREFIX;
+use crate::model::error::Result;
+use crate::model::value::Row;
+use crate::util::owner::{Liveness, Owner};
+
+/// The databases that may be dbbench's: its prefix (with `_`, LIKE's any-character, escaped) and
+/// no database snapshots (dbbench creates none, and a snapshot of a dbbench database would show
+/// its source's marker).
+pub fn candidates_sql() -> String {
+    format!(
+        "SELECT name, state_desc FROM sys.databases WHERE name LIKE {} \
+         AND source_database_id IS NULL ORDER BY name;",
+        literal(&format!("{}%", OWNED_PREFIX.replace('_', "[_]")))
+    )
+}
+
+/// Looks at every candidate database through `conn` (connected to master) and drops those whose
+/// owner is gone; returns one line per database, for the console. `this` is this process: where
+/// it has no start time, this system cannot tell a live owner from a gone one, and nothing is
+/// looked at.
+pub async fn sweep(conn: &mut MssqlConnection, this: &Owner) -> Vec<String> {
+    if this.start.is_none() || this.host.is_empty() {
+        return vec![
+            "mssql: not looking for stale dbbench databases: this system shows no host name or \
+             process start time (/proc), so dbbench cannot tell whether their owners still run"
+                .to_string(),
+        ];
+    }
+    let rows = match conn.query(&candidates_sql(), &[]).await {
+        Ok(rows) => rows,
+        Err(e) => {
+            return vec![format!(
+                "mssql: could not list databases to look for stale ones: {e}"
+            )]
+        }
+    };
+    let mut lines = Vec::new();
+    for row in &rows {
+        let line = match candidate(row) {
+            // A case-insensitive collation also matches `DBBENCH_…`, which dbbench never creates.
+            Ok((name, _)) if !name.starts_with(OWNED_PREFIX) => continue,
+            Ok((name, state)) => judge(conn, &name, &state).await,
+            Err(e) => format!("mssql: could not read a row of sys.databases: {e}"),
+        };
+        lines.push(conn.settings().scrub(&format!("mssql: {line}")));
+    }
+    lines
+}
+
+/// The name and state of one row of [`candidates_sql`].
+fn candidate(row: &Row) -> Result<(String, String)> {
+    Ok((
+        row.get_named::<String>("name")?,
+        row.get_named::<String>("state_desc")?.trim().to_string(),
+    ))
+}
+
+/// What becomes of candidate `name` in `state`, in words.
+async fn judge(conn: &mut MssqlConnection, name: &str, state: &str) -> String {
+    if state != "ONLINE" {
+        return format!(
+            "left database {name}: it is {state}, not ONLINE, so its marker cannot be read"
+        );
+    }
+    let held = match marker::read(conn, name).await {
+        Ok(Some(held)) => held,
+        Ok(None) => {
+            return format!(
+                "left database {name}: it has no {} marker, so it may not be dbbench's",
+                marker::OWNER_PROPERTY
+            )
+        }
+        Err(e) => return format!("left database {name}: its marker could not be read: {e}"),
+    };
+    let Some(owner) = marker::owner_of(held.text()) else {
+        let text: String = held.text().chars().take(200).collect();
+        return format!(
+            "left database {name}: its marker `{text}` names no owner dbbench can read"
+        );
+    };
+    match owner.liveness() {
+        Liveness::Alive => {
+            return format!(
+                "left database {name}: its owner, {}, still runs",
+                owner.describe()
+            )
+        }
+        Liveness::Elsewhere => {
+            return format!(
+                "left database {name}: its owner, {}, ran on another host, which this one cannot \
+                 check",
+                owner.describe()
+            )
+        }
+        Liveness::Gone => {}
+    }
+    let who = owner.describe();
+    match teardown::drop_if_marked(conn, name, held.text()).await {
+        StaleDrop::Refused(why) => format!("left database {name}: {why}"),
+        StaleDrop::Ran(Ok(())) => format!("removed database {name} left by {who}, which is gone"),
+        // A step after the drop (the growth session's clean-up) may fail with the database gone.
+        StaleDrop::Ran(Err(e)) => match teardown::exists(conn, name).await {
+            Ok(false) => format!("removed database {name} left by {who}, which is gone ({e})"),
+            _ => format!("could not remove database {name} left by {who}, which is gone: {e}"),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,340 @@
+//! The sweep against recorded server behaviour: which databases it reads, which it drops, every
+//! statement it sends, and the line each database gets.
+
+use super::*;
+use crate::engine::mssql::double::{Api, Reply, ScriptedServer};
+use crate::engine::mssql::evidence::growth_events::{drop_sql, file_name_sql, session_name};
+use crate::engine::mssql::marker::{marker_text, read_property_sql, read_table_sql};
+use crate::engine::mssql::provision::exists_sql;
+use crate::engine::mssql::teardown::{plain_drop_sql, single_user_and_drop_sql};
+use crate::engine::mssql::ConnectSettings;
+use crate::model::value::Value;
+
+const PASSWORD: &str = "St4le!Secret";
+
+fn connection(server: &ScriptedServer) -> MssqlConnection {
+    let ado = format!("server=tcp:sql2022,1433;user id=bench;password={PASSWORD}");
+    MssqlConnection::scripted(
+        server.clone(),
+        ConnectSettings::scripted(&ado, server).unwrap(),
+    )
+}
+
+/// A PID no process can have: one above the kernel's largest.
+fn no_such_pid() -> u32 {
+    std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|m| m.trim().parse::<u32>().ok())
+        .unwrap_or(4_194_304)
+        + 1
+}
+
+/// The listing as SQL Server answers it.
+fn listing(databases: &[(&str, &str)]) -> Reply {
+    Reply::rows(
+        &["name", "state_desc"],
+        databases
+            .iter()
+            .map(|(n, s)| vec![Value::Text(n.to_string()), Value::Text(s.to_string())])
+            .collect(),
+    )
+}
+
+fn marker_row(text: &str) -> Reply {
+    Reply::rows(&["marker"], vec![vec![Value::Text(text.to_string())]])
+}
+
+/// What the server received, in order.
+fn sent(server: &ScriptedServer) -> Vec<(Api, String)> {
+    server.calls().into_iter().map(|c| (c.api, c.sql)).collect()
+}
+
+/// The statements that drop `db`: the growth session's clean-up, the single-user drop, the check.
+fn drop_statements(db: &str) -> Vec<String> {
+    let session = session_name(db);
+    vec![
+        file_name_sql(&session),
+        drop_sql(&session),
+        single_user_and_drop_sql(db),
+        exists_sql(db),
+    ]
+}
+
+#[tokio::test]
+async fn drops_only_what_this_host_left_and_whose_owner_is_gone() {
+    let me = Owner::this();
+    let host = me.host.clone();
+    let gone = no_such_pid();
+    let owner = |pid: u32, start: Option<u64>| Owner {
+        host: host.clone(),
+        pid,
+        start,
+    };
+    let dead = marker_text(&host, 1, &owner(gone, Some(1)));
+    // This process's PID with another start: the PID was reused, the owner is gone.
+    let reused = marker_text(&host, 1, &owner(me.pid, me.start.map(|s| s + 1)));
+    let old_dead = format!("created by dbbench 0.1.0 on {host} (pid {gone}, started 1780000000)");
+    let old_live = format!(
+        "created by dbbench 0.1.0 on {host} (pid {}, started 1780000000)",
+        me.pid
+    );
+    let other_host = Owner {
+        host: format!("{host}-other"),
+        ..owner(gone, Some(1))
+    };
+    let server = ScriptedServer::new();
+    server
+        .on(
+            "FROM sys.databases",
+            listing(&[
+                ("dbbench_dead_r0_1", "ONLINE"),
+                ("dbbench_reused_r0_2", "ONLINE"),
+                ("dbbench_old_r0_3", "ONLINE"),
+                ("dbbench_live_r0_4", "ONLINE"),
+                ("dbbench_oldlive_r0_5", "ONLINE"),
+                ("dbbench_elsewhere_r0_6", "ONLINE"),
+                ("dbbench_unmarked_r0_7", "ONLINE"),
+                ("dbbench_denied_r0_8", "ONLINE"),
+                ("dbbench_restoring_r0_9", "RESTORING"),
+                ("dbbench_odd_r0_10", "ONLINE"),
+                ("DBBENCH_UPPER", "ONLINE"),
+            ]),
+        )
+        .on("[dbbench_dead_r0_1].sys.", marker_row(&dead))
+        // The reused PID's marker is in the table (a server that kept no property there).
+        .on("[dbbench_reused_r0_2].dbo.", marker_row(&reused))
+        .on("[dbbench_old_r0_3].sys.", marker_row(&old_dead))
+        .on(
+            "[dbbench_live_r0_4].sys.",
+            marker_row(&marker_text(&host, 1, &me)),
+        )
+        .on("[dbbench_oldlive_r0_5].sys.", marker_row(&old_live))
+        .on(
+            "[dbbench_elsewhere_r0_6].sys.",
+            marker_row(&marker_text("elsewhere", 1, &other_host)),
+        )
+        .on(
+            "[dbbench_unmarked_r0_7].dbo.",
+            Reply::error(
+                208,
+                "Invalid object name 'dbbench_unmarked_r0_7.dbo.__dbbench_owner'.",
+            ),
+        )
+        .on(
+            "[dbbench_denied_r0_8].sys.",
+            Reply::error(
+                916,
+                "The server principal \"bench\" is not able to access the database \
+                 \"dbbench_denied_r0_8\" under the current security context.",
+            ),
+        )
+        .on(
+            "[dbbench_odd_r0_10].sys.",
+            marker_row("created by dbbench by hand"),
+        );
+    let lines = sweep(&mut connection(&server), &me).await;
+
+    let property = read_property_sql;
+    let table = read_table_sql;
+    let mut expected = vec![candidates_sql()];
+    // Read, judged gone, read again right before the drop, dropped.
+    expected.extend([property("dbbench_dead_r0_1"), property("dbbench_dead_r0_1")]);
+    expected.extend(drop_statements("dbbench_dead_r0_1"));
+    let reused_db = "dbbench_reused_r0_2";
+    expected.extend([property(reused_db), table(reused_db)]);
+    expected.extend([property(reused_db), table(reused_db)]);
+    expected.extend(drop_statements(reused_db));
+    expected.extend([property("dbbench_old_r0_3"), property("dbbench_old_r0_3")]);
+    expected.extend(drop_statements("dbbench_old_r0_3"));
+    // Read and left alone.
+    expected.extend([
+        property("dbbench_live_r0_4"),
+        property("dbbench_oldlive_r0_5"),
+        property("dbbench_elsewhere_r0_6"),
+        property("dbbench_unmarked_r0_7"),
+        table("dbbench_unmarked_r0_7"),
+        // 916 answers every query inside the database: the table is not tried.
+        property("dbbench_denied_r0_8"),
+        property("dbbench_odd_r0_10"),
+    ]);
+    let expected: Vec<(Api, String)> = expected.into_iter().map(|s| (Api::Batch, s)).collect();
+    assert_eq!(sent(&server), expected);
+
+    let line = |db: &str| {
+        lines
+            .iter()
+            .find(|l| l.contains(&format!(" {db}")))
+            .unwrap_or_else(|| panic!("no line for {db}: {lines:#?}"))
+            .as_str()
+    };
+    assert_eq!(
+        lines.len(),
+        10,
+        "one line per database, none for DBBENCH_UPPER: {lines:#?}"
+    );
+    assert_eq!(
+        line("dbbench_dead_r0_1"),
+        format!(
+            "mssql: removed database dbbench_dead_r0_1 left by pid {gone} on {host}, started at \
+             tick 1, which is gone"
+        )
+    );
+    assert!(line("dbbench_reused_r0_2").starts_with("mssql: removed database"));
+    assert_eq!(
+        line("dbbench_old_r0_3"),
+        format!(
+            "mssql: removed database dbbench_old_r0_3 left by pid {gone} on {host}, which is gone"
+        )
+    );
+    assert!(line("dbbench_live_r0_4").ends_with("still runs"));
+    assert!(line("dbbench_oldlive_r0_5").ends_with("still runs"));
+    assert!(line("dbbench_elsewhere_r0_6").contains("ran on another host"));
+    assert!(line("dbbench_unmarked_r0_7").contains("has no dbbench_owner marker"));
+    let denied = line("dbbench_denied_r0_8");
+    assert!(
+        denied.contains(
+            "left database dbbench_denied_r0_8: its marker could not be read: SQL Server error 916"
+        ) && denied.contains("no user in that database"),
+        "{denied}"
+    );
+    assert!(line("dbbench_restoring_r0_9").contains("it is RESTORING, not ONLINE"));
+    assert!(line("dbbench_odd_r0_10").contains("names no owner dbbench can read"));
+    assert!(lines.iter().all(|l| !l.contains(PASSWORD)));
+}
+
+#[tokio::test]
+async fn a_drop_the_login_may_not_do_is_reported_and_the_sweep_goes_on() {
+    let me = Owner::this();
+    let dead = |pid| {
+        marker_text(
+            &me.host,
+            1,
+            &Owner {
+                pid,
+                start: Some(1),
+                ..me.clone()
+            },
+        )
+    };
+    let server = ScriptedServer::new();
+    server
+        .on(
+            "FROM sys.databases",
+            listing(&[("dbbench_a_r0_1", "ONLINE"), ("dbbench_b_r0_1", "ONLINE")]),
+        )
+        .on("[dbbench_a_r0_1].sys.", marker_row(&dead(no_such_pid())))
+        .on(
+            "[dbbench_b_r0_1].sys.",
+            marker_row(&dead(no_such_pid() + 1)),
+        )
+        // Another login created `a`: this one may neither alter nor drop it, and it stays.
+        .on(
+            "ALTER DATABASE [dbbench_a_r0_1]",
+            Reply::error(
+                5011,
+                "User does not have permission to alter database 'dbbench_a_r0_1', the database \
+                 does not exist, or the database is not in a state that allows access checks.",
+            ),
+        )
+        .on(
+            &plain_drop_sql("dbbench_a_r0_1"),
+            Reply::error(
+                3701,
+                "Cannot drop the database 'dbbench_a_r0_1', because it does not exist or you do \
+                 not have permission.",
+            ),
+        )
+        .on(
+            &exists_sql("dbbench_a_r0_1"),
+            Reply::rows(&["database_id"], vec![vec![Value::Int(9)]]),
+        );
+    let lines = sweep(&mut connection(&server), &me).await;
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert!(
+        lines[0].starts_with("mssql: could not remove database dbbench_a_r0_1 left by pid")
+            && lines[0].contains("SQL Server error 5011")
+            && lines[0].contains("SQL Server error 3701")
+            && lines[0].contains("CONTROL on it, ALTER ANY DATABASE"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with("mssql: removed database dbbench_b_r0_1"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(server.calls_with("DROP DATABASE [dbbench_b_r0_1]").len(), 1);
+}
+
+#[tokio::test]
+async fn a_marker_that_changed_before_the_drop_is_left() {
+    let me = Owner::this();
+    let dead = marker_text(
+        &me.host,
+        1,
+        &Owner {
+            pid: no_such_pid(),
+            start: Some(1),
+            ..me.clone()
+        },
+    );
+    let server = ScriptedServer::new();
+    server
+        .on(
+            "FROM sys.databases",
+            listing(&[("dbbench_a_r0_1", "ONLINE")]),
+        )
+        .on(
+            "[dbbench_a_r0_1].sys.",
+            marker_row(&marker_text(&me.host, 1, &me)),
+        )
+        // The first read sees the dead owner; by the re-read a live run has claimed the name.
+        .times("[dbbench_a_r0_1].sys.", 1, marker_row(&dead));
+    let lines = sweep(&mut connection(&server), &me).await;
+    assert!(
+        lines[0].starts_with(
+            "mssql: left database dbbench_a_r0_1: its ownership marker changed to `created by"
+        ),
+        "{lines:?}"
+    );
+    assert!(server.calls_with("DROP DATABASE").is_empty());
+    assert!(server.calls_with("ALTER DATABASE").is_empty());
+}
+
+#[tokio::test]
+async fn without_a_start_time_or_a_listing_nothing_is_touched() {
+    let server = ScriptedServer::new();
+    let blind = Owner {
+        start: None,
+        ..Owner::this()
+    };
+    let lines = sweep(&mut connection(&server), &blind).await;
+    assert!(
+        lines[0].contains("cannot tell whether their owners still run"),
+        "{lines:?}"
+    );
+    assert!(server.calls().is_empty());
+
+    server.on(
+        "FROM sys.databases",
+        Reply::error(208, "Invalid object name 'sys.databases'."),
+    );
+    let lines = sweep(&mut connection(&server), &Owner::this()).await;
+    assert_eq!(lines.len(), 1);
+    assert!(
+        lines[0].starts_with(
+            "mssql: could not list databases to look for stale ones: SQL Server error 208"
+        ),
+        "{lines:?}"
+    );
+    assert_eq!(server.calls().len(), 1);
+}
+
+#[test]
+fn the_listing_escapes_the_prefix_and_skips_snapshots() {
+    assert_eq!(
+        candidates_sql(),
+        "SELECT name, state_desc FROM sys.databases WHERE name LIKE N'dbbench[_]%' AND \
+         source_database_id IS NULL ORDER BY name;"
+    );
+}
