@@ -13,9 +13,12 @@ use crate::model::scale::Scale;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-/// Makes room for a database named `name`: a leftover of an earlier dbbench run (marker present)
-/// is dropped; any other database of that name is refused.
+/// Makes room for a database named `name`: a leftover of this process, or of a dbbench run whose
+/// owner is gone, is dropped; a database of that name whose owner may still run (a process of
+/// the same PID on another client host, or a live one here) is refused, and so is any database
+/// without dbbench's marker.
 pub(super) async fn claim(admin: &mut MssqlConnection, name: &str) -> Result<()> {
+    use crate::util::owner::{Liveness, Owner};
     let rows = admin.query(&provision::exists_sql(name), &[]).await?;
     let exists = rows
         .first()
@@ -24,6 +27,22 @@ pub(super) async fn claim(admin: &mut MssqlConnection, name: &str) -> Result<()>
         .flatten()
         .is_some();
     if exists {
+        // Names carry the PID, so another host's run of the same benchmark under the same PID
+        // asks for the same name: its database is in use, not left over.
+        let owner = super::marker::read(admin, name)
+            .await
+            .ok()
+            .flatten()
+            .and_then(|held| super::marker::owner_of(held.text()));
+        if let Some(owner) = owner {
+            if owner != Owner::this() && owner.liveness() != Liveness::Gone {
+                return Err(Error::msg(format!(
+                    "a database named {name} already exists and belongs to {}, which may still \
+                     be running; dbbench leaves it alone (drop it once that run has ended)",
+                    owner.describe()
+                )));
+            }
+        }
         super::teardown::drop_owned(admin, name, true).await?;
     }
     Ok(())
@@ -172,5 +191,67 @@ impl MssqlDatabase {
             (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
             (Err(d), Err(r)) => Err(Error::msg(format!("{d}; {r}"))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::mssql::double::{Reply, ScriptedServer};
+    use crate::engine::mssql::marker::marker_text;
+    use crate::model::value::Value;
+    use crate::util::owner::Owner;
+
+    fn server_with(name: &str, owner: &Owner) -> ScriptedServer {
+        let server = ScriptedServer::new();
+        server
+            .on(
+                "DB_ID(",
+                Reply::rows(&["database_id"], vec![vec![Value::Int(7)]]),
+            )
+            .on(
+                &format!("[{name}].sys."),
+                Reply::rows(
+                    &["marker"],
+                    vec![vec![Value::Text(marker_text(&owner.host, 1, owner))]],
+                ),
+            );
+        server
+    }
+
+    async fn claimed(server: &ScriptedServer, name: &str) -> Result<()> {
+        let ado = "server=tcp:sql2022,1433;user id=bench;password=Cl4im!Secret";
+        let settings = ConnectSettings::scripted(ado, server).unwrap();
+        let mut conn = MssqlConnection::scripted(server.clone(), settings);
+        claim(&mut conn, name).await
+    }
+
+    #[tokio::test]
+    async fn a_same_named_database_of_a_live_run_elsewhere_is_refused() {
+        let name = "dbbench_s_vlf_test_1_r0_4242";
+        let elsewhere = Owner {
+            host: format!("{}-other", Owner::this().host),
+            ..Owner::this()
+        };
+        let server = server_with(name, &elsewhere);
+        let err = claimed(&server, name).await.unwrap_err().to_string();
+        assert!(
+            err.contains("already exists and belongs to") && err.contains("-other"),
+            "{err}"
+        );
+        assert!(
+            !server
+                .calls()
+                .iter()
+                .any(|c| c.sql.contains("DROP DATABASE")),
+            "nothing dropped"
+        );
+        // This process's own leftover (an earlier teardown that failed) is dropped.
+        let server = server_with(name, &Owner::this());
+        let _ = claimed(&server, name).await;
+        assert!(server
+            .calls()
+            .iter()
+            .any(|c| c.sql.contains("DROP DATABASE")));
     }
 }
