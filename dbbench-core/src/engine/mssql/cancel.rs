@@ -31,7 +31,14 @@ pub(super) async fn register(
 ) -> Result<MssqlConnection> {
     if let Some(spid) = spid(&mut conn).await? {
         let settings = settings.clone();
+        // One KILL per session, however often the switch fires (the watchdog and the async timer
+        // may both fire at the limit, a signal may follow): once killed, the session id is free
+        // for the server to give to another login, whose session a second KILL would end.
+        let killed = std::sync::atomic::AtomicBool::new(false);
         cancel.register(move || {
+            if killed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
             let settings = settings.clone();
             let _ = std::thread::Builder::new()
                 .name("dbbench-mssql-kill".into())
@@ -78,11 +85,15 @@ mod tests {
         cancel.fire(crate::util::cancel::Stop::Timeout(
             std::time::Duration::from_millis(500),
         ));
+        // The watchdog and the timer both fire at the limit; a signal may follow.
+        cancel.fire(crate::util::cancel::Stop::Signal("SIGINT"));
         // The kill goes from its own thread; wait for it to be recorded.
         let started = std::time::Instant::now();
         while server.calls_with("KILL").is_empty() && started.elapsed().as_secs() < 5 {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(server.calls_with("KILL").len(), 1, "one KILL per session");
         let calls = server.calls();
         let kill_at = calls
             .iter()
