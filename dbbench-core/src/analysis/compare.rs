@@ -43,8 +43,9 @@ pub struct ComparisonRow {
     /// The cell's readable configuration ([`crate::analysis::label`]), empty when it sets none of
     /// the options that differ between cells.
     pub configuration: String,
-    /// Why the current runs may be disturbed: the load driver's saturation warnings.
-    pub disturbed: Vec<String>,
+    /// Why the current runs may measure the client rather than the database: the load driver's
+    /// saturation warnings.
+    pub saturated: Vec<String>,
 }
 
 /// Compares `current` with `baseline`, cell by cell.
@@ -72,7 +73,7 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
                 .find(|(cell, _)| cell == name)
                 .map(|(_, label)| label.clone())
                 .unwrap_or_default();
-            let mut disturbed: Vec<String> = current
+            let mut saturated: Vec<String> = current
                 .cells
                 .iter()
                 .filter(|c| c.name == name)
@@ -80,7 +81,7 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
                 .flat_map(|r| r.loads.iter())
                 .flat_map(|l| l.saturation.warnings.iter().cloned())
                 .collect();
-            disturbed.dedup();
+            saturated.dedup();
             let (base, cur) = (summary(baseline, name), summary(current, name));
             let ratio = match (&cur, &base, find(current, name), find(baseline, name)) {
                 (Some(c), Some(b), Some(now), Some(then)) => Ratio::of(c, b).map(|r| {
@@ -105,7 +106,7 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
                 current: cur,
                 ratio,
                 configuration,
-                disturbed,
+                saturated,
             }
         })
         .collect();

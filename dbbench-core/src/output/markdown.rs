@@ -1,8 +1,9 @@
 //! The comparison with a baseline as a GitHub-flavoured Markdown table, ready to post as a pull
 //! request comment (`compare --format markdown`): per cell the readable configuration, baseline
 //! and current elapsed time, the ratio with its interval and the verdict, with marks where the two
-//! runs are not comparable (another machine, build or backend) or a run may be disturbed (the
-//! load driver saturated the client).
+//! runs are not comparable (the environment changed, or the machines' calibrations differ),
+//! where runs were measured on a busy machine (inconclusive), and where the load driver saturated
+//! the client (client-bound).
 
 use crate::analysis::compare::Comparison;
 use crate::analysis::notation;
@@ -72,8 +73,8 @@ pub fn comparison(c: &Comparison) -> String {
             (None, Some(_), None) => "not in the current run".into(),
             _ => "–".into(),
         };
-        if !row.disturbed.is_empty() {
-            let _ = write!(verdict, " ⚠️ disturbed: {}", row.disturbed.join("; "));
+        if !row.saturated.is_empty() {
+            let _ = write!(verdict, " ⚠️ client-bound: {}", row.saturated.join("; "));
         }
         let _ = write!(out, "| `{}` |", cell(&row.cell));
         if configured {
@@ -106,7 +107,7 @@ mod tests {
     use crate::analysis::compare::compare;
 
     #[test]
-    fn a_pull_request_comment_marks_changes_and_disturbed_runs() {
+    fn a_pull_request_comment_marks_changes_and_client_bound_runs() {
         let baseline = crate::model::sample::vlf();
         let mut current = baseline.clone();
         for run in &mut current.cells[0].runs {
@@ -147,7 +148,7 @@ mod tests {
         );
         assert!(text.contains("CPU: `Test CPU` → `Other CPU`"), "{text}");
         assert!(
-            text.contains("⚠️ disturbed: the driver used 95% of a core"),
+            text.contains("⚠️ client-bound: the driver used 95% of a core"),
             "{text}"
         );
         let rules = text.lines().filter(|l| l.starts_with("|---|")).count();
