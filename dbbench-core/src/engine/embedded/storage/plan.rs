@@ -111,20 +111,28 @@ pub struct LayoutPlan {
     pub log_growth: GrowthRule,
 }
 
-/// Refuses storage options the layer cannot honour, with the reason.
+/// Refuses storage options the layer cannot honour ([`Error::Unsupported`]: more data files than
+/// it has) and settings that cannot work anywhere ([`Error::Config`]: a growth of nothing), with
+/// the reason.
 pub fn check(storage: &StorageSpec) -> Result<()> {
-    let bad = |option: &'static str, reason: String| Error::Unsupported {
-        option,
-        backend: "embedded",
-        reason,
+    // Mistakes of the declaration, wrong on every backend: they fail the cell.
+    let bad = |option: &'static str, reason: String| {
+        Error::Config(format!("option `{option}`: {reason}"))
     };
-    if storage.data_files == 0 || storage.data_files > MAX_DATA_FILES {
-        return Err(bad(
-            "data_files",
-            format!(
+    if storage.data_files > MAX_DATA_FILES {
+        return Err(Error::Unsupported {
+            option: "data_files",
+            backend: "embedded",
+            reason: format!(
                 "{} data files requested; the layer supports 1 to {MAX_DATA_FILES}",
                 storage.data_files
             ),
+        });
+    }
+    if storage.data_files == 0 {
+        return Err(bad(
+            "data_files",
+            "0 data files requested; a database needs at least one".into(),
         ));
     }
     for (option, growth) in [
