@@ -10,21 +10,26 @@
 //! future that does the socket I/O, usually spawned on the runtime. Spawned, every statement
 //! costs two cross-thread wake-ups (the driver's workers run on one thread, the I/O task on
 //! another), which measured about 40% of pgbench's throughput at one connection. So each call
-//! polls the I/O future itself while it waits, on the caller's thread, as libpq does; when the
+//! polls the I/O future itself while it waits, on the caller's thread, as libpq does
+//! ([`Inline`], which also keeps the two from waking the task for each other); when the
 //! connection is dropped, the I/O future is handed to the runtime to send Terminate.
+//!
+//! Why a socket directory gets a stream of our own ([`ReadInterestStream`]): tokio's Unix stream
+//! also listens for write space, which the kernel signals each time the server reads a request,
+//! waking the waiting client for nothing (see the `socket` module).
 
+use super::inline::{Inline, Io};
 use super::settings::LibpqTarget;
+use super::socket::ReadInterestStream;
 use super::types::{Cell, Param};
 use crate::model::error::{Error, Result};
 use crate::model::value::{Row, Value};
 use std::collections::HashMap;
 use std::future::Future;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tokio_postgres::tls::NoTlsStream;
-use tokio_postgres::{Client, NoTls, Socket, Statement};
-
-/// The I/O half of a connection.
-type Io = tokio_postgres::Connection<Socket, NoTlsStream>;
+use tokio_postgres::config::{Host, TargetSessionAttrs};
+use tokio_postgres::{Client, NoTls, Statement};
 
 /// Prepared statements kept per connection before the cache starts over.
 const STATEMENT_CACHE: usize = 256;
@@ -32,12 +37,16 @@ const STATEMENT_CACHE: usize = 256;
 /// One connection to a PostgreSQL database.
 pub struct PostgresConnection {
     client: Client,
-    io: Option<Io>,
+    /// The I/O half (over tokio's socket or a [`ReadInterestStream`]), polled by each call.
+    io: Inline,
     statements: HashMap<String, Statement>,
     target: LibpqTarget,
     shown: String,
     /// Why the connection ended, as the connection task saw it (the server's FATAL message).
     ended: Arc<Mutex<Option<String>>>,
+    /// The socket file, when connected through a [`ReadInterestStream`]: cancel requests go
+    /// there (tokio-postgres only knows the addresses it connected to itself).
+    socket_file: Option<PathBuf>,
     /// The database's stop switch, for connections a body uses.
     pub(crate) cancel: Option<Arc<crate::util::cancel::Cancel>>,
 }
@@ -53,26 +62,47 @@ impl std::fmt::Debug for PostgresConnection {
 }
 
 impl PostgresConnection {
-    /// Connects with `config` and drives the connection on a task of the current runtime.
+    /// Connects with `config`; the connection's I/O is driven inline by each call.
     pub(crate) async fn open(
         config: tokio_postgres::Config,
         target: LibpqTarget,
         shown: &str,
     ) -> Result<PostgresConnection> {
-        let (client, connection) = config.connect(NoTls).await.map_err(|e| {
-            map_error(
-                e,
-                &format!("connecting to {shown}, database {}", target.dbname),
-                None,
-            )
-        })?;
+        let doing = format!("connecting to {shown}, database {}", target.dbname);
+        let socket_file = socket_file(&config);
+        let (client, io): (Client, Io) = match &socket_file {
+            Some(path) => {
+                let stream = connect_socket(path, config.get_connect_timeout())
+                    .await
+                    .map_err(|e| {
+                        Error::msg(format!(
+                            "PostgreSQL client error while {doing}: error connecting to server \
+                             at {}: {e}",
+                            path.display()
+                        ))
+                    })?;
+                let (client, connection) = config
+                    .connect_raw(stream, NoTls)
+                    .await
+                    .map_err(|e| map_error(e, &doing, None))?;
+                (client, Box::pin(connection))
+            }
+            None => {
+                let (client, connection) = config
+                    .connect(NoTls)
+                    .await
+                    .map_err(|e| map_error(e, &doing, None))?;
+                (client, Box::pin(connection))
+            }
+        };
         Ok(PostgresConnection {
             client,
-            io: Some(connection),
+            io: Inline::new(io),
             statements: HashMap::new(),
             target,
             shown: shown.to_string(),
             ended: Arc::new(Mutex::new(None)),
+            socket_file,
             cancel: None,
         })
     }
@@ -82,8 +112,10 @@ impl PostgresConnection {
     /// because the fire may come from the watchdog or signal thread, outside any runtime.
     pub(crate) fn with_cancel(mut self, cancel: Arc<crate::util::cancel::Cancel>) -> Self {
         let token = self.client.cancel_token();
+        let socket_file = self.socket_file.clone();
         cancel.register(move || {
             let token = token.clone();
+            let socket_file = socket_file.clone();
             let _ = std::thread::Builder::new()
                 .name("dbbench-pg-cancel".into())
                 .spawn(move || {
@@ -93,7 +125,15 @@ impl PostgresConnection {
                     {
                         // A failed request leaves the statement running; the body's later
                         // statements are still refused, and teardown ends the session.
-                        let _ = rt.block_on(token.cancel_query(NoTls));
+                        let _ = rt.block_on(async {
+                            match socket_file {
+                                Some(path) => match tokio::net::UnixStream::connect(path).await {
+                                    Ok(stream) => token.cancel_query_raw(stream, NoTls).await,
+                                    Err(_) => Ok(()),
+                                },
+                                None => token.cancel_query(NoTls).await,
+                            }
+                        });
                     }
                 });
         });
@@ -108,27 +148,17 @@ impl PostgresConnection {
 
     /// Awaits `request` (a call on the client) while polling the connection's I/O on this thread.
     async fn drive<T>(
-        io: &mut Option<Io>,
+        io: &mut Inline,
         ended: &Mutex<Option<String>>,
         request: impl Future<Output = std::result::Result<T, tokio_postgres::Error>>,
     ) -> std::result::Result<T, tokio_postgres::Error> {
-        let mut request = std::pin::pin!(request);
-        let Some(connection) = io.as_mut() else {
-            return request.await;
-        };
-        let io_done = std::future::poll_fn(|cx| std::pin::Pin::new(&mut *connection).poll(cx));
-        tokio::select! {
-            biased;
-            outcome = &mut request => outcome,
-            finished = io_done => {
-                // The server closed the connection: keep why, and let the request see it.
-                if let Err(e) = finished {
-                    *ended.lock().unwrap_or_else(|p| p.into_inner()) = Some(describe(&e));
-                }
-                *io = None;
-                request.await
+        io.drive(request, |finished| {
+            // The server closed the connection: keep why; the request then sees it.
+            if let Err(e) = finished {
+                *ended.lock().unwrap_or_else(|p| p.into_inner()) = Some(describe(&e));
             }
-        }
+        })
+        .await
     }
 
     /// Runs `work` on the client while the connection's I/O is driven (COPY and other direct
@@ -166,17 +196,11 @@ impl PostgresConnection {
     /// Runs one statement with `$1`… parameters; returns the rows it changed.
     pub(crate) async fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
         let statement = self.prepared(sql).await?;
-        let params: Vec<Param<'_>> = params.iter().map(Param).collect();
-        let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
-            .iter()
-            .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
-            .collect();
-        let done = Self::drive(
-            &mut self.io,
-            &self.ended,
-            self.client.execute(&statement, &refs),
-        )
-        .await;
+        // `execute_raw` takes the parameters as they come: no vectors per statement.
+        let request = self
+            .client
+            .execute_raw(&statement, params.iter().map(Param));
+        let done = Self::drive(&mut self.io, &self.ended, request).await;
         match done {
             Ok(n) => Ok(n),
             Err(e) => Err(self.forget_on_stale(e, sql)),
@@ -250,6 +274,40 @@ impl Drop for PostgresConnection {
                 let _ = io.await;
             });
         }
+    }
+}
+
+/// The socket file of `config` when it names exactly one server and that one by its socket
+/// directory, with nothing asked of the session that only tokio-postgres's own connect checks
+/// (`target_session_attrs`); such connections use a [`ReadInterestStream`]. `None` otherwise
+/// (TCP, several hosts, `hostaddr`), and tokio-postgres connects as usual.
+fn socket_file(config: &tokio_postgres::Config) -> Option<PathBuf> {
+    let ([Host::Unix(dir)], []) = (config.get_hosts(), config.get_hostaddrs()) else {
+        return None;
+    };
+    if config.get_ports().len() > 1 || config.get_target_session_attrs() != TargetSessionAttrs::Any
+    {
+        return None;
+    }
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    Some(dir.join(format!(".s.PGSQL.{port}")))
+}
+
+/// Connects to the socket file `path`, within `timeout` as tokio-postgres does.
+async fn connect_socket(
+    path: &Path,
+    timeout: Option<&std::time::Duration>,
+) -> std::io::Result<ReadInterestStream> {
+    match timeout {
+        Some(limit) => tokio::time::timeout(*limit, ReadInterestStream::connect(path))
+            .await
+            .unwrap_or_else(|_| {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no answer within {limit:?}"),
+                ))
+            }),
+        None => ReadInterestStream::connect(path).await,
     }
 }
 

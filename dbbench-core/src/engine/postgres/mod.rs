@@ -14,10 +14,12 @@ pub mod connection;
 mod database;
 pub mod evidence;
 pub mod fixture;
+mod inline;
 pub mod marker;
 pub mod options;
 pub mod provision;
 pub mod settings;
+mod socket;
 mod types;
 pub mod waits;
 
