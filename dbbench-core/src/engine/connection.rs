@@ -9,14 +9,6 @@ use crate::model::value::{FromValue, Row, Value};
 use crate::util::cancel::Cancel;
 use std::sync::Arc;
 
-/// A statement's result, its error replaced by `Cancelled` when the switch fired meanwhile.
-fn explain<T>(cancel: Option<Arc<Cancel>>, result: Result<T>, sql: &str) -> Result<T> {
-    match cancel {
-        Some(c) => c.explain(result, sql),
-        None => result,
-    }
-}
-
 /// One connection to the database under test.
 ///
 /// Methods are `async` so that one body runs unchanged on every backend; on the embedded engine
@@ -52,44 +44,53 @@ impl Connection {
     }
 
     /// The stop switch of the database this connection belongs to (connections a body opened
-    /// through its database; administrative connections have none).
-    fn cancel(&self) -> Option<Arc<Cancel>> {
+    /// through its database; administrative connections have none). Borrowed, not cloned: the
+    /// switch is shared by every connection of the database, and a count changed by each
+    /// statement of every worker would move its cache line between cores.
+    fn cancel(&self) -> Option<&Arc<Cancel>> {
         match self {
-            Connection::Embedded(c) => c.cancel.clone(),
-            Connection::Mssql(c) => c.cancel.clone(),
-            Connection::Postgres(c) => c.cancel.clone(),
+            Connection::Embedded(c) => c.cancel.as_ref(),
+            Connection::Mssql(c) => c.cancel.as_ref(),
+            Connection::Postgres(c) => c.cancel.as_ref(),
         }
     }
 
     /// Refuses a statement once the database's run was cancelled (timeout or signal).
-    fn admit(&self, sql: &str) -> Result<Option<Arc<Cancel>>> {
-        let cancel = self.cancel();
-        if let Some(c) = &cancel {
-            c.check(sql)?;
+    fn admit(&self, sql: &str) -> Result<()> {
+        match self.cancel() {
+            Some(c) => c.check(sql),
+            None => Ok(()),
         }
-        Ok(cancel)
+    }
+
+    /// A statement's result, its error replaced by `Cancelled` when the switch fired meanwhile.
+    fn explain<T>(&self, result: Result<T>, sql: &str) -> Result<T> {
+        match self.cancel() {
+            Some(c) => c.explain(result, sql),
+            None => result,
+        }
     }
 
     /// Runs one statement with parameters and returns the number of rows it changed.
     pub async fn execute_with(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
-        let cancel = self.admit(sql)?;
+        self.admit(sql)?;
         let result = match self {
             Connection::Embedded(c) => c.execute(sql, params),
             Connection::Mssql(c) => c.execute(sql, params).await,
             Connection::Postgres(c) => c.execute(sql, params).await,
         };
-        explain(cancel, result, sql)
+        self.explain(result, sql)
     }
 
     /// Runs several statements separated by `;` (no parameters, no results).
     pub async fn batch(&mut self, sql: &str) -> Result<()> {
-        let cancel = self.admit(sql)?;
+        self.admit(sql)?;
         let result = match self {
             Connection::Embedded(c) => c.batch(sql),
             Connection::Mssql(c) => c.batch(sql).await,
             Connection::Postgres(c) => c.batch(sql).await,
         };
-        explain(cancel, result, sql)
+        self.explain(result, sql)
     }
 
     /// Runs a query and returns every row.
@@ -99,13 +100,13 @@ impl Connection {
 
     /// Runs a query with parameters and returns every row.
     pub async fn query_with(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        let cancel = self.admit(sql)?;
+        self.admit(sql)?;
         let result = match self {
             Connection::Embedded(c) => c.query(sql, params),
             Connection::Mssql(c) => c.query(sql, params).await,
             Connection::Postgres(c) => c.query(sql, params).await,
         };
-        explain(cancel, result, sql)
+        self.explain(result, sql)
     }
 
     /// Runs a query that returns one value and converts it.

@@ -43,6 +43,17 @@ pub struct DriverSql {
     /// Runs once per connection before the measured start, so that work a new connection does
     /// lazily (reading the schema) is not measured.
     pub warm_up: &'static str,
+    /// How `begin` and `commit` are sent.
+    pub control: Control,
+}
+
+/// How the driver sends `begin` and `commit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// As a batch of plain SQL, parsed by the server each time.
+    Batch,
+    /// As a statement of the connection's prepared-statement cache, like the body's statements.
+    Prepared,
 }
 
 /// The kind of errors every engine shares: a dbbench timeout or a cancelled statement, which

@@ -36,7 +36,7 @@ pub mod storage;
 
 pub use connection::EmbeddedConnection;
 
-use super::profile::{common_kind, DriverSql, Profile};
+use super::profile::{common_kind, Control, DriverSql, Profile};
 use super::DatabasePlan;
 use crate::model::config::BackendKind;
 use crate::model::config::{FixtureKind, Recovery, StorageSpec};
@@ -332,6 +332,8 @@ pub static PROFILE: Profile = Profile {
         rollback: "ROLLBACK",
         // A new connection otherwise reads the schema inside its first measured statement.
         warm_up: "SELECT count(*) FROM sqlite_schema",
+        // In process there is no round trip to save.
+        control: Control::Batch,
     },
     lock_timeout: |wait| format!("PRAGMA busy_timeout = {}", wait.as_millis()),
     classify,

@@ -48,7 +48,7 @@ pub use database::MssqlDatabase;
 pub use hooks::Hooks;
 pub use server::ServerFacts;
 
-use super::profile::{common_kind, DriverSql, Profile};
+use super::profile::{common_kind, Control, DriverSql, Profile};
 use super::DatabasePlan;
 use crate::model::config::BackendKind;
 use crate::model::config::StorageSpec;
@@ -322,6 +322,9 @@ pub static PROFILE: Profile = Profile {
         commit: "COMMIT TRANSACTION",
         rollback: "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION",
         warm_up: "SELECT 1",
+        // A prepared statement goes as an RPC (sp_executesql), which may not change the
+        // transaction count (error 266).
+        control: Control::Batch,
     },
     lock_timeout: |wait| format!("SET LOCK_TIMEOUT {}", wait.as_millis()),
     classify,

@@ -27,7 +27,7 @@ pub use connection::PostgresConnection;
 pub use database::PostgresDatabase;
 pub use settings::{LibpqTarget, PgSettings};
 
-use super::profile::{common_kind, DriverSql, Profile};
+use super::profile::{common_kind, Control, DriverSql, Profile};
 use super::DatabasePlan;
 use crate::model::config::{BackendKind, StorageSpec};
 use crate::model::dialect::Dialect;
@@ -354,6 +354,9 @@ pub static PROFILE: Profile = Profile {
         // ROLLBACK outside a transaction only warns, so it is safe after any failure.
         rollback: "ROLLBACK",
         warm_up: "SELECT 1",
+        // Bind and execute of a cached statement, not a simple query the server parses each
+        // time: as pgbench -M prepared sends its BEGIN and END.
+        control: Control::Prepared,
     },
     lock_timeout: |wait| format!("SET lock_timeout = {}", wait.as_millis()),
     classify,

@@ -11,7 +11,7 @@ use super::timeline::Timeline;
 use super::workload::{Load, Work};
 use super::Op;
 use crate::engine::connection::Connection;
-use crate::engine::profile::DriverSql;
+use crate::engine::profile::{Control, DriverSql};
 use crate::engine::Database;
 use crate::model::error::{Error, Result};
 use crate::model::load::ErrorCounts;
@@ -297,9 +297,7 @@ where
         attempt: u32,
     ) -> Result<u64> {
         let workers = u64::from(self.shared.load.workers);
-        // Transaction control goes as a plain batch: on SQL Server an RPC (sp_executesql) may
-        // not change the transaction count (error 266).
-        conn.batch(sql.begin).await?;
+        control(conn, sql, sql.begin).await?;
         let mut rows = 0;
         for position in 0..n {
             let sequence = first + position;
@@ -314,7 +312,15 @@ where
             };
             rows += (self.shared.statement)(conn, op).await?;
         }
-        conn.batch(sql.commit).await?;
+        control(conn, sql, sql.commit).await?;
         Ok(rows)
+    }
+}
+
+/// Sends `statement` (the profile's `begin` or `commit`) the way the engine's profile says.
+async fn control(conn: &mut Connection, sql: DriverSql, statement: &str) -> Result<()> {
+    match sql.control {
+        Control::Batch => conn.batch(statement).await,
+        Control::Prepared => conn.execute(statement).await.map(|_| ()),
     }
 }
