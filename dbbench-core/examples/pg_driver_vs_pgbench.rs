@@ -1,15 +1,18 @@
 //! The concurrent driver against pgbench on the same managed PostgreSQL cluster: the same
 //! connection counts (C = 1, 4, 16), the same single-statement insert in a transaction of its own
-//! (`BEGIN; INSERT …; END;`, prepared statements on both sides), alternating driver and pgbench
-//! in ABBA order per round so drift favours neither. Prints each run's transactions per second
-//! and the ratio driver / pgbench of the pooled throughput per C (target ≥ 0.95).
+//! (`BEGIN; INSERT …; END;`, three round trips of prepared statements on both sides: pgbench runs
+//! with `-M prepared`, and the driver sends BEGIN and COMMIT from its statement cache), over the
+//! same Unix socket, alternating driver and pgbench in ABBA order per round so drift favours
+//! neither. Prints each run's transactions per second and the ratio driver / pgbench of the
+//! pooled throughput per C (target ≥ 0.95).
 //!
 //! ```text
 //! cargo run --release -j2 -p dbbench-core --example pg_driver_vs_pgbench
 //! ```
 //!
 //! `DBBENCH_PGBENCH_SECS` (default 5) sets the seconds per run, `DBBENCH_PGBENCH_ROUNDS`
-//! (default 2) the ABBA rounds. pgbench is found beside the server binaries or on PATH.
+//! (default 2) the ABBA rounds, `DBBENCH_PGBENCH_CONNECTIONS` (default `1,4,16`) the connection
+//! counts. pgbench is found beside the server binaries or on PATH.
 
 use dbbench_core::__internals::config::{RunSpec, StorageSpec};
 use dbbench_core::__internals::postgres::PostgresBackend;
@@ -30,6 +33,21 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// The connection counts to compare: `DBBENCH_PGBENCH_CONNECTIONS` (`1,4`), else `CONNECTIONS`.
+fn connections() -> Result<Vec<u32>> {
+    let Ok(list) = std::env::var("DBBENCH_PGBENCH_CONNECTIONS") else {
+        return Ok(CONNECTIONS.to_vec());
+    };
+    list.split(',')
+        .map(|c| match c.trim().parse::<u32>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(Error::msg(format!(
+                "DBBENCH_PGBENCH_CONNECTIONS: `{c}` is not a positive count (in `{list}`)"
+            ))),
+        })
+        .collect()
 }
 
 fn pgbench_path() -> String {
@@ -137,10 +155,12 @@ fn body(db: &mut Session) -> BodyFuture<'_> {
         .map_err(|e| Error::io("cannot write", &script, e))?;
         let script_path = script.display().to_string();
         println!(
-            "{secs} s per run, {rounds} ABBA rounds, insert of one row per transaction, fsync on"
+            "{secs} s per run, {rounds} ABBA rounds, insert of one row per transaction, fsync on; \
+             pgbench -M prepared on the driver's socket ({}:{})",
+            target.host, target.port
         );
         println!("{:>3}  {:>12}  {:>12}", "C", "driver tx/s", "pgbench tx/s");
-        for c in CONNECTIONS {
+        for c in connections()? {
             let (mut d_sum, mut p_sum) = (0.0, 0.0);
             for round in 0..rounds {
                 // ABBA: A B in even rounds, B A in odd ones.
