@@ -56,12 +56,8 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
             names.push(&cell.name);
         }
     }
-    let find =
-        |result: &'_ BenchmarkResult, name: &str| -> Option<crate::model::results::CellResult> {
-            result.cells.iter().find(|c| c.name == name).cloned()
-        };
     let summary = |result: &BenchmarkResult, name: &str| {
-        find(result, name).and_then(|c| Summary::of(&elapsed_of(&c)))
+        cell_of(result, name).and_then(|c| Summary::of(&elapsed_of(c)))
     };
     let mut notes: Vec<String> = Vec::new();
     let labels = crate::analysis::label::labels(current);
@@ -83,7 +79,7 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
                 .collect();
             saturated.dedup();
             let (base, cur) = (summary(baseline, name), summary(current, name));
-            let ratio = match (&cur, &base, find(current, name), find(baseline, name)) {
+            let ratio = match (&cur, &base, cell_of(current, name), cell_of(baseline, name)) {
                 (Some(c), Some(b), Some(now), Some(then)) => Ratio::of(c, b).map(|r| {
                     let comparable = crate::model::calibration::comparable(
                         now.calibration.as_ref(),
@@ -133,6 +129,14 @@ fn merged(notes: Vec<String>) -> Vec<String> {
         .into_iter()
         .map(|(reason, cells)| format!("{}: {reason}", cells.join(", ")))
         .collect()
+}
+
+/// The cell of `result` named `name`.
+fn cell_of<'a>(
+    result: &'a BenchmarkResult,
+    name: &str,
+) -> Option<&'a crate::model::results::CellResult> {
+    result.cells.iter().find(|c| c.name == name)
 }
 
 fn environment_changes(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Vec<String> {
