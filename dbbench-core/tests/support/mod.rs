@@ -244,6 +244,21 @@ pub fn run_postgres(bench: &'static BenchmarkSpec, ctx: &RunContext) -> Benchmar
     .unwrap()
 }
 
+/// [`run`] on the existing PostgreSQL server `settings` reaches, as `DBBENCH_POSTGRES` would name
+/// it; the error of a benchmark that could not run (the server unreachable) is returned.
+pub fn try_run_external(
+    bench: &'static BenchmarkSpec,
+    ctx: &RunContext,
+    settings: dbbench_core::__internals::postgres::settings::PgSettings,
+) -> dbbench_core::Result<BenchmarkResult> {
+    exclusively(async {
+        let backend =
+            dbbench_core::__internals::postgres::PostgresBackend::external(settings).await?;
+        let mut backend = Backend::Postgres(Box::new(backend));
+        run_benchmark(bench, None, ctx, &mut backend).await
+    })
+}
+
 /// Processes whose working directory is under `dir` (a managed cluster's server processes work in
 /// its data directory).
 pub fn processes_under(dir: &Path) -> Vec<u32> {

@@ -8,6 +8,7 @@
 use crate::model::value::Value;
 use crate::util::calendar::civil_date;
 use bytes::BytesMut;
+use std::fmt::Write as _;
 use tokio_postgres::types::{to_sql_checked, Format, FromSql, IsNull, ToSql, Type};
 
 type BoxError = Box<dyn std::error::Error + Sync + Send>;
@@ -23,7 +24,8 @@ impl ToSql for Param<'_> {
     fn to_sql(&self, _ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
         match self.0 {
             Value::Null => return Ok(IsNull::Yes),
-            Value::Int(v) => out.extend_from_slice(v.to_string().as_bytes()),
+            // Written in place: a `String` per parameter was an allocation per statement.
+            Value::Int(v) => write!(out, "{v}")?,
             Value::Float(v) => out.extend_from_slice(float_text(*v).as_bytes()),
             Value::Text(v) => out.extend_from_slice(v.as_bytes()),
             Value::Blob(v) => out.extend_from_slice(v),
