@@ -149,7 +149,8 @@ fn separate_volumes_put_data_and_log_apart() {
 }
 
 /// Reads back the thread limit that `maxdop` set.
-#[db_bench(maxdop = [1, 4])]
+/// SQLite's pragma: the embedded engine only.
+#[db_bench(maxdop = [1, 4], backends = ["embedded"])]
 async fn maxdop_reaches_sqlite(db: &mut Session) -> Result<()> {
     let threads: i64 = db.query_scalar("PRAGMA threads").await?;
     db.record_count("threads", threads);

@@ -147,18 +147,20 @@ impl PostgresConnection {
     }
 
     /// Awaits `request` (a call on the client) while polling the connection's I/O on this thread.
-    async fn drive<T>(
-        io: &mut Inline,
-        ended: &Mutex<Option<String>>,
-        request: impl Future<Output = std::result::Result<T, tokio_postgres::Error>>,
-    ) -> std::result::Result<T, tokio_postgres::Error> {
-        io.drive(request, |finished| {
+    ///
+    /// Not an `async fn`, so the request's state is not copied into one more future (see
+    /// [`Inline::drive`]).
+    fn drive<'a, T>(
+        io: &'a mut Inline,
+        ended: &'a Mutex<Option<String>>,
+        request: impl Future<Output = std::result::Result<T, tokio_postgres::Error>> + 'a,
+    ) -> impl Future<Output = std::result::Result<T, tokio_postgres::Error>> + 'a {
+        io.drive(request, move |finished| {
             // The server closed the connection: keep why; the request then sees it.
             if let Err(e) = finished {
                 *ended.lock().unwrap_or_else(|p| p.into_inner()) = Some(describe(&e));
             }
         })
-        .await
     }
 
     /// Runs `work` on the client while the connection's I/O is driven (COPY and other direct
