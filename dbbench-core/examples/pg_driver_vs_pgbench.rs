@@ -21,8 +21,8 @@
 //! cargo run --release -j2 -p dbbench-core --example pg_driver_vs_pgbench
 //! ```
 //!
-//! `DBBENCH_PGBENCH_SECS` (default 3) sets the seconds per run, `DBBENCH_PGBENCH_ROUNDS`
-//! (default 6) the ABBA rounds (many short rounds: consecutive runs of the same client on this
+//! `DBBENCH_PGBENCH_SECS` (default 2) sets the seconds per run, `DBBENCH_PGBENCH_ROUNDS`
+//! (default 10) the ABBA rounds (many short rounds: consecutive runs of the same client on this
 //! VM differ by up to a fifth, so one long pair says little), `DBBENCH_PGBENCH_CONNECTIONS` (default `1,4,16`) the connection
 //! counts. pgbench is found beside the server binaries or on PATH.
 
@@ -255,8 +255,8 @@ async fn driver(
 
 fn body(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
-        let secs = env_u64("DBBENCH_PGBENCH_SECS", 3);
-        let rounds = env_u64("DBBENCH_PGBENCH_ROUNDS", 6);
+        let secs = env_u64("DBBENCH_PGBENCH_SECS", 2);
+        let rounds = env_u64("DBBENCH_PGBENCH_ROUNDS", 10);
         for table in ["ins_driver", "ins_pgbench"] {
             db.execute(&format!(
                 "CREATE TABLE {table} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, \

@@ -240,6 +240,18 @@ impl Database {
         }
     }
 
+    /// Opens a connection for one of the driver's workers: on PostgreSQL through a socket
+    /// directory one that speaks the protocol itself (no COPY); elsewhere as [`Database::connect`].
+    pub async fn connect_worker(&self) -> Result<Connection> {
+        match self {
+            Database::Postgres(d) => d
+                .connect_worker()
+                .await
+                .map(|c| Connection::Postgres(Box::new(c))),
+            other => other.connect().await,
+        }
+    }
+
     /// Loads the fixture through `conn`; returns the number of rows loaded.
     pub async fn load_fixture(
         &self,

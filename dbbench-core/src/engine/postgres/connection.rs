@@ -22,6 +22,7 @@ use super::inline::{Inline, Io};
 use super::settings::LibpqTarget;
 use super::socket::ReadInterestStream;
 use super::types::{Cell, Param};
+use super::wire::Wire;
 use crate::model::error::{Error, Result};
 use crate::model::value::{Row, Value};
 use std::collections::HashMap;
@@ -29,17 +30,30 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio_postgres::config::{Host, TargetSessionAttrs};
-use tokio_postgres::{Client, NoTls, Statement};
+use tokio_postgres::{CancelToken, Client, NoTls, Statement};
 
 /// Prepared statements kept per connection before the cache starts over.
 const STATEMENT_CACHE: usize = 256;
 
+/// How a connection talks to the server.
+enum Link {
+    /// Through tokio-postgres's client; its I/O half (over tokio's socket or a
+    /// [`ReadInterestStream`]) is polled by each call.
+    Client {
+        client: Client,
+        io: Inline,
+        statements: HashMap<String, Statement>,
+    },
+    /// The protocol spoken directly ([`Wire`]): a driver worker's connection through a socket
+    /// directory.
+    Wire(Wire),
+}
+
 /// One connection to a PostgreSQL database.
 pub struct PostgresConnection {
-    client: Client,
-    /// The I/O half (over tokio's socket or a [`ReadInterestStream`]), polled by each call.
-    io: Inline,
-    statements: HashMap<String, Statement>,
+    link: Link,
+    /// For cancel requests.
+    token: CancelToken,
     target: LibpqTarget,
     shown: String,
     /// Why the connection ended, as the connection task saw it (the server's FATAL message).
@@ -96,9 +110,12 @@ impl PostgresConnection {
             }
         };
         Ok(PostgresConnection {
-            client,
-            io: Inline::new(io),
-            statements: HashMap::new(),
+            token: client.cancel_token(),
+            link: Link::Client {
+                client,
+                io: Inline::new(io),
+                statements: HashMap::new(),
+            },
             target,
             shown: shown.to_string(),
             ended: Arc::new(Mutex::new(None)),
@@ -107,11 +124,46 @@ impl PostgresConnection {
         })
     }
 
+    /// Connects for a driver worker: through a socket directory the connection then speaks the
+    /// protocol itself ([`Wire`]: execute, query and batch; no COPY); otherwise as [`open`].
+    ///
+    /// [`open`]: PostgresConnection::open
+    pub(crate) async fn open_wire(
+        config: tokio_postgres::Config,
+        target: LibpqTarget,
+        shown: &str,
+    ) -> Result<PostgresConnection> {
+        let Some(path) = socket_file(&config) else {
+            return Self::open(config, target, shown).await;
+        };
+        let doing = format!("connecting to {shown}, database {}", target.dbname);
+        let stream = connect_socket(&path, config.get_connect_timeout())
+            .await
+            .map_err(|e| {
+                Error::msg(format!(
+                    "PostgreSQL client error while {doing}: error connecting to server at {}: {e}",
+                    path.display()
+                ))
+            })?;
+        let (wire, token) = Wire::start(&config, stream)
+            .await
+            .map_err(|e| map_error(e, &doing, None))?;
+        Ok(PostgresConnection {
+            link: Link::Wire(wire),
+            token,
+            target,
+            shown: shown.to_string(),
+            ended: Arc::new(Mutex::new(None)),
+            socket_file: Some(path),
+            cancel: None,
+        })
+    }
+
     /// Registers the connection with `cancel`: firing it sends PostgreSQL a cancel request for
     /// the statement in flight. The request goes from a thread of its own with a small runtime,
     /// because the fire may come from the watchdog or signal thread, outside any runtime.
     pub(crate) fn with_cancel(mut self, cancel: Arc<crate::util::cancel::Cancel>) -> Self {
-        let token = self.client.cancel_token();
+        let token = self.token.clone();
         let socket_file = self.socket_file.clone();
         cancel.register(move || {
             let token = token.clone();
@@ -164,7 +216,7 @@ impl PostgresConnection {
     }
 
     /// Runs `work` on the client while the connection's I/O is driven (COPY and other direct
-    /// uses of the client).
+    /// uses of the client). Not on a driver worker's connection.
     pub async fn with_client<'a, T, F>(
         &'a mut self,
         work: impl FnOnce(&'a Client) -> F,
@@ -172,66 +224,88 @@ impl PostgresConnection {
     where
         F: Future<Output = std::result::Result<T, tokio_postgres::Error>> + 'a,
     {
-        let request = work(&self.client);
-        Self::drive(&mut self.io, &self.ended, request)
-            .await
-            .map_err(|e| {
-                let ended = self.ended.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                map_error(e, "using the connection directly", ended)
-            })
+        let Link::Client { client, io, .. } = &mut self.link else {
+            return Err(Error::msg(
+                "a driver worker's connection speaks the protocol itself and has no \
+                 tokio-postgres client (COPY and other direct uses need the session's connection, \
+                 `db`)",
+            ));
+        };
+        let request = work(client);
+        Self::drive(io, &self.ended, request).await.map_err(|e| {
+            let ended = self.ended.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            map_error(e, "using the connection directly", ended)
+        })
     }
 
-    /// The prepared statement for `sql`, preparing it on first use.
-    async fn prepared(&mut self, sql: &str) -> Result<Statement> {
-        if let Some(statement) = self.statements.get(sql) {
+    /// The cached prepared statement of `sql`, prepared on first use (tokio-postgres link).
+    async fn prepared(
+        client: &Client,
+        io: &mut Inline,
+        statements: &mut HashMap<String, Statement>,
+        ended: &Mutex<Option<String>>,
+        sql: &str,
+    ) -> Result<Statement> {
+        if let Some(statement) = statements.get(sql) {
             return Ok(statement.clone());
         }
-        let prepared = Self::drive(&mut self.io, &self.ended, self.client.prepare(sql)).await;
-        let statement = prepared.map_err(|e| self.fail(e, sql))?;
-        if self.statements.len() >= STATEMENT_CACHE {
-            self.statements.clear();
+        let prepared = Self::drive(io, ended, client.prepare(sql)).await;
+        let statement = prepared.map_err(|e| fail(ended, e, sql))?;
+        if statements.len() >= STATEMENT_CACHE {
+            statements.clear();
         }
-        self.statements.insert(sql.to_string(), statement.clone());
+        statements.insert(sql.to_string(), statement.clone());
         Ok(statement)
     }
 
     /// Runs one statement with `$1`… parameters; returns the rows it changed.
     pub(crate) async fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
-        let statement = self.prepared(sql).await?;
+        let (client, io, statements) = match &mut self.link {
+            Link::Wire(wire) => return wire.execute(sql, params).await,
+            Link::Client {
+                client,
+                io,
+                statements,
+            } => (client, io, statements),
+        };
+        let statement = Self::prepared(client, io, statements, &self.ended, sql).await?;
         // `execute_raw` takes the parameters as they come: no vectors per statement.
-        let request = self
-            .client
-            .execute_raw(&statement, params.iter().map(Param));
-        let done = Self::drive(&mut self.io, &self.ended, request).await;
-        match done {
-            Ok(n) => Ok(n),
-            Err(e) => Err(self.forget_on_stale(e, sql)),
-        }
+        let request = client.execute_raw(&statement, params.iter().map(Param));
+        let done = Self::drive(io, &self.ended, request).await;
+        done.map_err(|e| forget_on_stale(statements, &self.ended, e, sql))
     }
 
     /// Runs statements separated by `;` with the simple query protocol.
     pub(crate) async fn batch(&mut self, sql: &str) -> Result<()> {
-        let done = Self::drive(&mut self.io, &self.ended, self.client.batch_execute(sql)).await;
-        done.map_err(|e| self.fail(e, sql))
+        match &mut self.link {
+            Link::Wire(wire) => wire.batch(sql).await,
+            Link::Client { client, io, .. } => {
+                let done = Self::drive(io, &self.ended, client.batch_execute(sql)).await;
+                done.map_err(|e| fail(&self.ended, e, sql))
+            }
+        }
     }
 
     /// Runs a query with `$1`… parameters and returns its rows.
     pub(crate) async fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        let statement = self.prepared(sql).await?;
+        let (client, io, statements) = match &mut self.link {
+            Link::Wire(wire) => return wire.query(sql, params).await,
+            Link::Client {
+                client,
+                io,
+                statements,
+            } => (client, io, statements),
+        };
+        let statement = Self::prepared(client, io, statements, &self.ended, sql).await?;
         let params: Vec<Param<'_>> = params.iter().map(Param).collect();
         let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
             .iter()
             .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
             .collect();
-        let done = Self::drive(
-            &mut self.io,
-            &self.ended,
-            self.client.query(&statement, &refs),
-        )
-        .await;
+        let done = Self::drive(io, &self.ended, client.query(&statement, &refs)).await;
         let rows = match done {
             Ok(rows) => rows,
-            Err(e) => return Err(self.forget_on_stale(e, sql)),
+            Err(e) => return Err(forget_on_stale(statements, &self.ended, e, sql)),
         };
         let columns: Arc<[String]> = statement
             .columns()
@@ -251,30 +325,41 @@ impl PostgresConnection {
             })
             .collect()
     }
+}
 
-    /// A failed execution; a statement whose cached plan no longer fits the table (it was
-    /// dropped and made again with other columns) leaves the cache so the next call re-prepares.
-    fn forget_on_stale(&mut self, e: tokio_postgres::Error, sql: &str) -> Error {
-        if e.code() == Some(&tokio_postgres::error::SqlState::FEATURE_NOT_SUPPORTED) {
-            self.statements.remove(sql);
-        }
-        self.fail(e, sql)
+/// A failed execution; a statement whose cached plan no longer fits the table (it was dropped
+/// and made again with other columns) leaves the cache so the next call re-prepares.
+fn forget_on_stale(
+    statements: &mut HashMap<String, Statement>,
+    ended: &Mutex<Option<String>>,
+    e: tokio_postgres::Error,
+    sql: &str,
+) -> Error {
+    if e.code() == Some(&tokio_postgres::error::SqlState::FEATURE_NOT_SUPPORTED) {
+        statements.remove(sql);
     }
+    fail(ended, e, sql)
+}
 
-    fn fail(&self, e: tokio_postgres::Error, sql: &str) -> Error {
-        let ended = self.ended.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        map_error(e, &format!("running `{}`", headline(sql)), ended)
-    }
+fn fail(ended: &Mutex<Option<String>>, e: tokio_postgres::Error, sql: &str) -> Error {
+    let ended = ended.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    map_error(e, &format!("running `{}`", headline(sql)), ended)
 }
 
 impl Drop for PostgresConnection {
     fn drop(&mut self) {
         // The client goes with `self`; the I/O future then sends Terminate and ends. Without a
         // runtime (dropped at shutdown) the socket simply closes.
-        if let (Some(io), Ok(runtime)) = (self.io.take(), tokio::runtime::Handle::try_current()) {
-            runtime.spawn(async move {
-                let _ = io.await;
-            });
+        match &mut self.link {
+            Link::Client { io, .. } => {
+                if let (Some(io), Ok(runtime)) = (io.take(), tokio::runtime::Handle::try_current())
+                {
+                    runtime.spawn(async move {
+                        let _ = io.await;
+                    });
+                }
+            }
+            Link::Wire(wire) => wire.terminate(),
         }
     }
 }
@@ -356,7 +441,7 @@ fn describe(e: &tokio_postgres::Error) -> String {
 }
 
 /// The first line of `sql`, shortened, to say which statement failed.
-fn headline(sql: &str) -> String {
+pub(crate) fn headline(sql: &str) -> String {
     let line = sql.trim().lines().next().unwrap_or("").trim();
     if line.chars().count() > 80 {
         format!("{}…", line.chars().take(80).collect::<String>())

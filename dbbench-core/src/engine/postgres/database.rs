@@ -74,6 +74,16 @@ impl PostgresDatabase {
             .map_err(|e| self.explain(e))
     }
 
+    /// A connection for one of the driver's workers: the lean link where it can be had (see
+    /// [`PostgresConnection::open_wire`]), registered with the stop switch.
+    pub async fn connect_worker(&self) -> Result<PostgresConnection> {
+        self.settings
+            .connect_worker(&self.name)
+            .await
+            .map(|c| c.with_cancel(self.cancel.clone()))
+            .map_err(|e| self.explain(e))
+    }
+
     /// Loads `fixture` through `conn`; returns the rows loaded.
     pub async fn load_fixture(
         &self,

@@ -22,6 +22,7 @@ pub mod settings;
 mod socket;
 mod types;
 pub mod waits;
+mod wire;
 
 pub use connection::PostgresConnection;
 pub use database::PostgresDatabase;

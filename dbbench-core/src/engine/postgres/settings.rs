@@ -95,6 +95,14 @@ impl PgSettings {
         PostgresConnection::open(config, self.target(dbname), &self.shown).await
     }
 
+    /// Opens a connection to database `dbname` for a driver worker (see
+    /// [`PostgresConnection::open_wire`]).
+    pub(crate) async fn connect_worker(&self, dbname: &str) -> Result<PostgresConnection> {
+        let mut config = self.config.clone();
+        config.dbname(dbname).application_name("dbbench");
+        PostgresConnection::open_wire(config, self.target(dbname), &self.shown).await
+    }
+
     /// Where a libpq client finds `dbname` (no password: managed clusters trust local users, and
     /// for an existing server the user passes `PGPASSWORD` themselves).
     pub fn target(&self, dbname: &str) -> LibpqTarget {

@@ -45,6 +45,11 @@ impl ReadInterestStream {
         })
     }
 
+    /// Writes what the socket takes now, without waiting (a last message before closing).
+    pub(crate) fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
+        self.send(buf)
+    }
+
     fn send(&self, buf: &[u8]) -> io::Result<usize> {
         // `send` with MSG_NOSIGNAL: a closed peer is an EPIPE error, not a signal.
         (&mut self.read.get_ref()).write(buf)

@@ -22,15 +22,10 @@ pub(crate) struct Param<'a>(pub &'a Value);
 
 impl ToSql for Param<'_> {
     fn to_sql(&self, _ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
-        match self.0 {
-            Value::Null => return Ok(IsNull::Yes),
-            // Written in place: a `String` per parameter was an allocation per statement.
-            Value::Int(v) => write!(out, "{v}")?,
-            Value::Float(v) => out.extend_from_slice(float_text(*v).as_bytes()),
-            Value::Text(v) => out.extend_from_slice(v.as_bytes()),
-            Value::Blob(v) => out.extend_from_slice(v),
-        }
-        Ok(IsNull::No)
+        Ok(match encode_param(self.0, out) {
+            postgres_protocol::IsNull::Yes => IsNull::Yes,
+            postgres_protocol::IsNull::No => IsNull::No,
+        })
     }
 
     fn accepts(_ty: &Type) -> bool {
@@ -38,13 +33,37 @@ impl ToSql for Param<'_> {
     }
 
     fn encode_format(&self, _ty: &Type) -> Format {
-        match self.0 {
-            Value::Blob(_) => Format::Binary,
+        match param_format(self.0) {
+            1 => Format::Binary,
             _ => Format::Text,
         }
     }
 
     to_sql_checked!();
+}
+
+/// Writes a parameter as the server reads it: text for everything but a blob, which goes in
+/// binary (`bytea`). The server infers each parameter's type from the statement.
+pub(crate) fn encode_param(value: &Value, out: &mut BytesMut) -> postgres_protocol::IsNull {
+    match value {
+        Value::Null => return postgres_protocol::IsNull::Yes,
+        // Written in place: a `String` per parameter was an allocation per statement.
+        Value::Int(v) => {
+            let _ = write!(out, "{v}");
+        }
+        Value::Float(v) => out.extend_from_slice(float_text(*v).as_bytes()),
+        Value::Text(v) => out.extend_from_slice(v.as_bytes()),
+        Value::Blob(v) => out.extend_from_slice(v),
+    }
+    postgres_protocol::IsNull::No
+}
+
+/// The protocol's format code of a parameter: 1 (binary) for a blob, 0 (text) otherwise.
+pub(crate) fn param_format(value: &Value) -> i16 {
+    match value {
+        Value::Blob(_) => 1,
+        _ => 0,
+    }
 }
 
 /// A float in PostgreSQL's input syntax (`Infinity`, not Rust's `inf`).

@@ -121,7 +121,7 @@ where
     /// Connects, warms up, waits for the start and works. Consumes the worker, so its connection
     /// and database handle are closed before the coordinator hears the outcome.
     async fn work(mut self) -> Result<WorkerReport> {
-        let mut conn = self.shared.database.connect().await?;
+        let mut conn = self.shared.database.connect_worker().await?;
         let profile = self.shared.database.profile();
         if let Some(wait) = self.shared.load.lock_timeout {
             conn.batch(&(profile.lock_timeout)(wait)).await?;

@@ -1,0 +1,470 @@
+//! A driver worker's connection after startup: dbbench speaks the extended query protocol on the
+//! socket itself, one exchange at a time, with the messages of `postgres-protocol` (the crate
+//! tokio-postgres is built on). No connection task, no channels, no waker hand-over: a statement
+//! is one write and the reads up to `ReadyForQuery`, in the caller's own future, as libpq does.
+//!
+//! Why: through tokio-postgres a worker's transaction (`BEGIN`, one `INSERT`, `COMMIT`) cost
+//! 32,000 instructions on the client (callgrind, `examples/pg_driver_vs_pgbench.rs` at one
+//! connection) against 11,800 for pgbench's, most of it tokio-postgres's design: per statement a
+//! request channel to its connection future, a response channel back, and the polls of both.
+//! That was the driver's whole remaining gap to pgbench.
+//!
+//! What stays with tokio-postgres: the startup and authentication (every method it supports, on
+//! a stream lent to it and taken back once the server is ready), the cancel token, and every
+//! connection that is not a worker's (the session's, COPY, evidence).
+
+use super::connection::headline;
+use super::socket::ReadInterestStream;
+use super::types::{encode_param, param_format, Cell};
+use crate::model::error::{Error, Result};
+use crate::model::value::{Row, Value};
+use bytes::BytesMut;
+use fallible_iterator::FallibleIterator;
+use postgres_protocol::message::backend::{
+    DataRowBody, ErrorResponseBody, Message, RowDescriptionBody,
+};
+use postgres_protocol::message::frontend;
+use std::collections::HashMap;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio_postgres::types::{FromSql, Type};
+use tokio_postgres::{CancelToken, NoTls};
+
+/// Prepared statements kept before the cache is closed and starts over.
+const STATEMENT_CACHE: usize = 256;
+
+/// SQLSTATE `feature_not_supported`: a cached plan no longer fits its table.
+const STALE_PLAN: &str = "0A000";
+
+/// The stream lent to tokio-postgres for the startup; the mutex is only ever taken by whoever
+/// polls, one at a time, and given back when tokio-postgres's halves are dropped.
+struct Lent(Arc<Mutex<ReadInterestStream>>);
+
+impl Lent {
+    fn with<T>(&self, f: impl FnOnce(Pin<&mut ReadInterestStream>) -> T) -> T {
+        let mut stream = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        f(Pin::new(&mut *stream))
+    }
+}
+
+impl AsyncRead for Lent {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        self.with(|s| s.poll_read(cx, buf))
+    }
+}
+
+impl AsyncWrite for Lent {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.with(|s| s.poll_write(cx, buf))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.with(|s| s.poll_flush(cx))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.with(|s| s.poll_shutdown(cx))
+    }
+}
+
+/// A statement prepared on this connection.
+#[derive(Debug, Clone)]
+struct Prepared {
+    name: Arc<str>,
+    /// Parameters the server inferred (`$1`…).
+    params: usize,
+    columns: Arc<[String]>,
+    /// Each column's type, `None` for one dbbench cannot read (reported when a row comes).
+    types: Arc<[Option<Type>]>,
+}
+
+/// What one exchange brought back.
+#[derive(Default)]
+struct Outcome {
+    /// Rows the last command reported (`INSERT 0 1` → 1).
+    affected: u64,
+    rows: Vec<DataRowBody>,
+    description: Option<RowDescriptionBody>,
+    params: usize,
+}
+
+/// One connection speaking the protocol itself.
+pub(crate) struct Wire {
+    stream: ReadInterestStream,
+    input: BytesMut,
+    output: BytesMut,
+    statements: HashMap<String, Prepared>,
+    named: u64,
+    /// Why the connection can no longer be used (the server closed it, or sent FATAL).
+    lost: Option<String>,
+}
+
+impl std::fmt::Debug for Wire {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Wire")
+            .field("statements", &self.statements.len())
+            .field("lost", &self.lost)
+            .finish()
+    }
+}
+
+impl Wire {
+    /// Runs the startup and authentication through tokio-postgres on `stream`, then takes the
+    /// stream back. The server sends nothing after `ReadyForQuery` until it is asked, so nothing
+    /// is left in tokio-postgres's buffers.
+    pub(crate) async fn start(
+        config: &tokio_postgres::Config,
+        stream: ReadInterestStream,
+    ) -> std::result::Result<(Wire, CancelToken), tokio_postgres::Error> {
+        let shared = Arc::new(Mutex::new(stream));
+        let (client, connection) = config.connect_raw(Lent(shared.clone()), NoTls).await?;
+        let token = client.cancel_token();
+        // Dropped unpolled: tokio-postgres sends nothing (Terminate goes only from a polled
+        // connection future), it only lets go of its share of the stream.
+        drop(client);
+        drop(connection);
+        let stream = Arc::try_unwrap(shared)
+            .unwrap_or_else(|_| unreachable!("tokio-postgres's halves were dropped"))
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner());
+        let wire = Wire {
+            stream,
+            input: BytesMut::with_capacity(8192),
+            output: BytesMut::with_capacity(1024),
+            statements: HashMap::new(),
+            named: 0,
+            lost: None,
+        };
+        Ok((wire, token))
+    }
+
+    /// Runs one statement with `$1`… parameters; returns the rows it changed.
+    pub(crate) async fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+        let prepared = self.prepared(sql).await?;
+        self.bind(sql, &prepared, params, false)?;
+        let outcome = self.exchange(sql, false).await;
+        self.forget_on_stale(outcome, sql).map(|o| o.affected)
+    }
+
+    /// Runs a query with `$1`… parameters and returns its rows.
+    pub(crate) async fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        let prepared = self.prepared(sql).await?;
+        self.bind(sql, &prepared, params, true)?;
+        let outcome = self.exchange(sql, true).await;
+        let outcome = self.forget_on_stale(outcome, sql)?;
+        outcome
+            .rows
+            .iter()
+            .map(|row| decode(row, &prepared, sql))
+            .collect()
+    }
+
+    /// Runs statements separated by `;` with the simple query protocol.
+    pub(crate) async fn batch(&mut self, sql: &str) -> Result<()> {
+        self.output.clear();
+        frontend::query(sql, &mut self.output).map_err(|e| encoding(e, sql))?;
+        self.exchange(sql, false).await.map(|_| ())
+    }
+
+    /// Tells the server the session ends (best effort, without waiting): the server then logs
+    /// no "unexpected EOF" for a dropped worker.
+    pub(crate) fn terminate(&mut self) {
+        if self.lost.is_none() {
+            self.output.clear();
+            frontend::terminate(&mut self.output);
+            let _ = self.stream.try_send(&self.output);
+        }
+    }
+
+    /// The statement of `sql`, prepared on first use (Parse, Describe, Sync: one round trip).
+    async fn prepared(&mut self, sql: &str) -> Result<Prepared> {
+        if let Some(p) = self.statements.get(sql) {
+            return Ok(p.clone());
+        }
+        if self.statements.len() >= STATEMENT_CACHE {
+            self.close_all(sql).await?;
+        }
+        self.named += 1;
+        let name: Arc<str> = format!("dbbench_w{}", self.named).into();
+        self.output.clear();
+        frontend::parse(&name, sql, std::iter::empty(), &mut self.output)
+            .map_err(|e| encoding(e, sql))?;
+        frontend::describe(b'S', &name, &mut self.output).map_err(|e| encoding(e, sql))?;
+        frontend::sync(&mut self.output);
+        let outcome = self.exchange(sql, false).await?;
+        let (columns, types) = match &outcome.description {
+            Some(description) => columns_of(description).map_err(|e| protocol(e, sql))?,
+            None => (Vec::new(), Vec::new()),
+        };
+        let prepared = Prepared {
+            name,
+            params: outcome.params,
+            columns: columns.into(),
+            types: types.into(),
+        };
+        self.statements.insert(sql.to_string(), prepared.clone());
+        Ok(prepared)
+    }
+
+    /// Closes every cached statement on the server and empties the cache.
+    async fn close_all(&mut self, sql: &str) -> Result<()> {
+        self.output.clear();
+        for prepared in self.statements.values() {
+            frontend::close(b'S', &prepared.name, &mut self.output)
+                .map_err(|e| encoding(e, sql))?;
+        }
+        frontend::sync(&mut self.output);
+        self.statements.clear();
+        self.exchange(sql, false).await.map(|_| ())
+    }
+
+    /// Writes Bind, Execute and Sync for `prepared` with `params` into the output buffer.
+    fn bind(&mut self, sql: &str, prepared: &Prepared, params: &[Value], rows: bool) -> Result<()> {
+        if params.len() != prepared.params {
+            return Err(Error::msg(format!(
+                "`{}` takes {} parameter(s) ($1…), but {} were given",
+                headline(sql),
+                prepared.params,
+                params.len()
+            )));
+        }
+        self.output.clear();
+        // Rows come in binary, which the session's connection reads too ([`Cell`]).
+        let result_formats = if rows { prepared.types.len() } else { 0 };
+        frontend::bind(
+            "",
+            &prepared.name,
+            params.iter().map(param_format),
+            params,
+            |value, buf| Ok(encode_param(value, buf)),
+            std::iter::repeat_n(1, result_formats),
+            &mut self.output,
+        )
+        .map_err(|e| match e {
+            frontend::BindError::Conversion(e) => Error::msg(format!(
+                "a parameter of `{}` cannot be sent: {e}",
+                headline(sql)
+            )),
+            frontend::BindError::Serialization(e) => encoding(e, sql),
+        })?;
+        frontend::execute("", 0, &mut self.output).map_err(|e| encoding(e, sql))?;
+        frontend::sync(&mut self.output);
+        Ok(())
+    }
+
+    /// Sends the output buffer and reads the answers up to `ReadyForQuery`. The first error the
+    /// server reported is returned after that, so the connection is ready for the next statement.
+    async fn exchange(&mut self, sql: &str, keep_rows: bool) -> Result<Outcome> {
+        if let Some(why) = &self.lost {
+            return Err(lost(why, sql));
+        }
+        if let Err(e) = self.stream.write_all(&self.output).await {
+            return Err(self.lose(closed(&e), sql));
+        }
+        let mut outcome = Outcome::default();
+        let mut failed = None;
+        loop {
+            let message = match self.message().await {
+                Ok(m) => m,
+                Err(e) => return Err(self.lose(closed(&e), sql)),
+            };
+            match message {
+                Message::ReadyForQuery(_) => break,
+                Message::ErrorResponse(body) => {
+                    let (error, fatal) = server_error(&body, sql);
+                    if let Some(message) = fatal {
+                        // The server closes the session after a FATAL error: no ReadyForQuery.
+                        self.lost = Some(message);
+                        return Err(error);
+                    }
+                    failed.get_or_insert(error);
+                }
+                Message::CommandComplete(body) => {
+                    let tag = body.tag().map_err(|e| protocol(e, sql))?;
+                    outcome.affected = tag
+                        .rsplit(' ')
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(0);
+                }
+                Message::DataRow(body) if keep_rows => outcome.rows.push(body),
+                Message::RowDescription(body) => outcome.description = Some(body),
+                Message::ParameterDescription(body) => {
+                    outcome.params = body.parameters().count().map_err(|e| protocol(e, sql))?;
+                }
+                Message::CopyInResponse(_) => {
+                    // COPY … FROM STDIN needs the session's connection; refuse it here.
+                    self.output.clear();
+                    frontend::copy_fail(
+                        "COPY FROM STDIN is not available on a driver worker's connection",
+                        &mut self.output,
+                    )
+                    .map_err(|e| encoding(e, sql))?;
+                    if let Err(e) = self.stream.write_all(&self.output).await {
+                        return Err(self.lose(closed(&e), sql));
+                    }
+                }
+                // Completions, notices, parameter changes, notifications, rows of an
+                // `execute`, COPY TO output: nothing to keep.
+                _ => {}
+            }
+        }
+        match failed {
+            Some(error) => Err(error),
+            None => Ok(outcome),
+        }
+    }
+
+    /// The next message from the server, reading more when the buffer holds no whole one.
+    async fn message(&mut self) -> io::Result<Message> {
+        loop {
+            if let Some(message) = Message::parse(&mut self.input)? {
+                return Ok(message);
+            }
+            if self.input.capacity() - self.input.len() < 4096 {
+                self.input.reserve(8192);
+            }
+            if self.stream.read_buf(&mut self.input).await? == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                ));
+            }
+        }
+    }
+
+    /// A lost connection: remembered, so later statements fail at once with the same reason.
+    fn lose(&mut self, why: String, sql: &str) -> Error {
+        let error = lost(&why, sql);
+        self.lost = Some(why);
+        error
+    }
+
+    /// A statement whose cached plan no longer fits the table (it was dropped and made again
+    /// with other columns) leaves the cache, so the next call prepares it again.
+    fn forget_on_stale(&mut self, outcome: Result<Outcome>, sql: &str) -> Result<Outcome> {
+        if let Err(Error::Postgres { code, .. }) = &outcome {
+            if code == STALE_PLAN {
+                self.statements.remove(sql);
+            }
+        }
+        outcome
+    }
+}
+
+/// Why a read or write failed, in words: a peer that went away says so.
+fn closed(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::UnexpectedEof => e.to_string(),
+        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => {
+            format!("the server closed the connection ({e})")
+        }
+        _ => e.to_string(),
+    }
+}
+
+fn lost(why: &str, sql: &str) -> Error {
+    Error::msg(format!(
+        "the connection to the PostgreSQL server was lost while running `{}`: {why}",
+        headline(sql)
+    ))
+}
+
+fn encoding(e: io::Error, sql: &str) -> Error {
+    Error::msg(format!("cannot encode `{}`: {e}", headline(sql)))
+}
+
+fn protocol(e: io::Error, sql: &str) -> Error {
+    Error::msg(format!(
+        "PostgreSQL client error while running `{}`: malformed message from the server: {e}",
+        headline(sql)
+    ))
+}
+
+/// The server's error with its SQLSTATE (which the driver classifies), worded as the session's
+/// connection words it; the second value is the message when the error ends the session.
+fn server_error(body: &ErrorResponseBody, sql: &str) -> (Error, Option<String>) {
+    let (mut code, mut message, mut detail, mut hint, mut severity) =
+        (String::new(), String::new(), None, None, String::new());
+    let mut fields = body.fields();
+    while let Ok(Some(field)) = fields.next() {
+        let value = String::from_utf8_lossy(field.value_bytes()).into_owned();
+        match field.type_() {
+            b'C' => code = value,
+            b'M' => message = value,
+            b'D' => detail = Some(value),
+            b'H' => hint = Some(value),
+            b'V' => severity = value,
+            b'S' if severity.is_empty() => severity = value,
+            _ => {}
+        }
+    }
+    let mut text = format!("{message} (while running `{}`)", headline(sql));
+    if let Some(detail) = detail {
+        text.push_str(&format!("; detail: {detail}"));
+    }
+    if let Some(hint) = hint {
+        text.push_str(&format!("; hint: {hint}"));
+    }
+    let fatal = matches!(severity.as_str(), "FATAL" | "PANIC")
+        .then(|| format!("{severity}: {message} (SQLSTATE {code})"));
+    (
+        Error::Postgres {
+            code,
+            message: text,
+        },
+        fatal,
+    )
+}
+
+/// Column names and types of a row description.
+fn columns_of(description: &RowDescriptionBody) -> io::Result<(Vec<String>, Vec<Option<Type>>)> {
+    let mut names = Vec::new();
+    let mut types = Vec::new();
+    let mut fields = description.fields();
+    while let Some(field) = fields.next()? {
+        names.push(field.name().to_string());
+        types.push(Type::from_oid(field.type_oid()));
+    }
+    Ok((names, types))
+}
+
+/// One data row as dbbench values (binary format, read as the session's connection reads it).
+fn decode(row: &DataRowBody, prepared: &Prepared, sql: &str) -> Result<Row> {
+    let buffer = row.buffer();
+    let mut values = Vec::with_capacity(prepared.types.len());
+    let mut ranges = row.ranges();
+    let mut i = 0;
+    while let Some(range) = ranges.next().map_err(|e| protocol(e, sql))? {
+        let column =
+            |e: String| Error::msg(format!("reading column {i} of `{}`: {e}", headline(sql)));
+        let ty = match prepared.types.get(i) {
+            Some(Some(ty)) => ty,
+            _ => {
+                return Err(column(
+                    "dbbench has no value for this PostgreSQL type; cast it in the query \
+                     (`::text`, `::float8`, `::bigint`)"
+                        .into(),
+                ))
+            }
+        };
+        let cell = match range {
+            Some(range) => Cell::from_sql(ty, &buffer[range]),
+            None => Cell::from_sql_null(ty),
+        };
+        values.push(cell.map_err(|e| column(e.to_string()))?.0);
+        i += 1;
+    }
+    Ok(Row::new(prepared.columns.clone(), values))
+}
