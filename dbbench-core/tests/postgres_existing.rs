@@ -1,6 +1,6 @@
 //! End to end on an existing PostgreSQL server, the way `DBBENCH_POSTGRES` reaches one: over TCP
 //! with SCRAM password authentication, as an ordinary user who may create databases and nothing
-//! more. The server is a real cluster this test starts and removes; dbbench sees only the
+//! more, the driver's four workers included. The server is a real cluster this test starts and removes; dbbench sees only the
 //! connection string. Checked: a two-cell benchmark runs with its evidence (what the user may not
 //! read is recorded as unavailable), a server-wide option is skipped by name, the server's other
 //! databases, their rows and every server setting are as they were, dbbench's databases are gone,
@@ -14,10 +14,15 @@ use dbbench_core::__internals::postgres::settings::PgSettings;
 use dbbench_core::__internals::RunContext;
 use dbbench_core::__internals::Volumes;
 use dbbench_core::__private::{BodyFuture, FixtureKind, RunSpec, StorageSpec};
+use dbbench_core::driver::{Load, Op, Work};
 use dbbench_core::results::CellStatus;
-use dbbench_core::{Scale, Session};
+use dbbench_core::{Connection, Scale, Session, Value};
 use support::{cell, double, processes_under, try_run_external};
 use tokio_postgres::NoTls;
+
+/// Set by the first worker when its connection speaks the protocol itself over TCP.
+static SPOKE_THE_PROTOCOL: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 
 const PASSWORD: &str = "s3cret-Pa55word-never-shown";
 const USER: &str = "bench_user";
@@ -120,6 +125,28 @@ fn databases(server: &Server) -> Vec<String> {
 fn doubling(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
         double(db, 1).await?;
+        // The driver's workers connect over the same TCP and SCRAM, and speak the protocol
+        // themselves once the server let them in.
+        db.execute("CREATE TABLE worker_rows (id bigint PRIMARY KEY, worker integer)")
+            .await?;
+        let load = Load::new(4, Work::Statements(200)).statements_per_transaction(5);
+        db.load(load)
+            .run(async move |conn: &mut Connection, op: Op| {
+                if let (0, Connection::Postgres(pg)) = (op.id, &mut *conn) {
+                    // Only a connection that speaks the protocol itself has no client to lend.
+                    let refused = pg.with_client(|c| c.simple_query("SELECT 1")).await;
+                    let wire = refused.is_err_and(|e| e.to_string().contains("protocol itself"));
+                    SPOKE_THE_PROTOCOL.store(wire, std::sync::atomic::Ordering::SeqCst);
+                }
+                conn.execute_with(
+                    "INSERT INTO worker_rows VALUES ($1, $2)",
+                    &[Value::Int(op.id as i64), Value::Int(op.worker.into())],
+                )
+                .await
+            })
+            .await?;
+        let rows: i64 = db.query_scalar("SELECT count(*) FROM worker_rows").await?;
+        db.record_count("worker_rows", rows);
         let workers: String = db
             .query_scalar("SELECT current_setting('max_parallel_workers_per_gather')")
             .await?;
@@ -222,6 +249,7 @@ fn an_existing_server_keeps_its_databases_and_settings_and_never_sees_the_passwo
         assert_eq!(cell.status, CellStatus::Ok, "{name}: {:?}", cell.status);
         let run = &cell.runs[1];
         assert!(run.counts["fixture_rows"] > 0);
+        assert_eq!(run.counts["worker_rows"], 200);
         assert!(run.values["pg_wal_records"] > 0.0, "{:?}", run.values);
         assert!(run.values["pg_db_tup_inserted"] > 0.0, "{:?}", run.values);
         // An ordinary user may not list the WAL directory: unavailable, with the server's reason.
@@ -232,6 +260,7 @@ fn an_existing_server_keeps_its_databases_and_settings_and_never_sees_the_passwo
             run.unavailable
         );
     }
+    assert!(SPOKE_THE_PROTOCOL.load(std::sync::atomic::Ordering::SeqCst));
     // The server's default of 2 on the plain cell; maxdop 2 is one worker besides the leader,
     // set on dbbench's own database only.
     assert_eq!(result.cells[0].runs[1].counts["parallel_workers"], 2);

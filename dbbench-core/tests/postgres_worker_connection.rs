@@ -1,9 +1,10 @@
 //! The driver workers' PostgreSQL connections, which speak the protocol themselves after a
 //! tokio-postgres startup (engine/postgres/wire.rs), on a managed cluster: every value kind read
 //! and written as the session's connection reads and writes it, server errors with their SQLSTATE
-//! and the connection still usable after one, a wrong parameter count and COPY refused clearly, and
-//! a postmaster SIGKILLed while sixteen workers insert: the cell ends with a clear error within
-//! seconds and nothing of the cluster is left.
+//! and the connection still usable after one, a wrong parameter count and COPY refused clearly, a
+//! timeout that cancels the workers' runaway statements on the server, and a postmaster SIGKILLed
+//! while sixteen workers insert: the cell ends with a clear error within seconds and nothing of
+//! the cluster is left.
 
 mod support;
 
@@ -125,6 +126,34 @@ fn killed_under_load(db: &mut Session) -> BodyFuture<'_> {
     })
 }
 
+/// Two workers each run a statement that never ends; the cell's timeout must cancel them on the
+/// server through their connections' cancel tokens.
+fn runaway_workers(db: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async move {
+        let load = Load::new(2, Work::Statements(2)).statements_per_transaction(1);
+        db.load(load)
+            .run(async move |conn: &mut Connection, _op: Op| {
+                conn.query(
+                    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) \
+                     SELECT count(*) FROM r",
+                )
+                .await
+                .map(|_| 1)
+            })
+            .await?;
+        Ok(())
+    })
+}
+
+support::benchmark! {
+    static RUNAWAY = runaway_workers,
+    title: "",
+    run: RunSpec {
+        timeout: Some(Duration::from_secs(1)),
+        ..RunSpec::DEFAULT
+    },
+    cells: [cell("only", StorageSpec::DEFAULT)],
+}
 support::benchmark! {
     static EVERYTHING = one_worker_sees_everything,
     title: "",
@@ -222,5 +251,25 @@ fn a_postmaster_killed_under_load_ends_the_cell_clearly_and_leaves_nothing() {
         other => panic!("expected failure, got {other:?}"),
     }
     assert!(took < Duration::from_secs(30), "took {took:?}");
+    assert_no_cluster_left(&ctx);
+}
+
+#[test]
+fn a_timeout_cancels_the_workers_statements_on_the_server() {
+    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
+        return;
+    }
+    let ctx = context("pg-worker-timeout");
+    let started = Instant::now();
+    let result = run_postgres(&RUNAWAY, &ctx);
+    let took = started.elapsed();
+    match &result.cells[0].status {
+        CellStatus::Failed(why) => {
+            assert!(why.starts_with("timed out after 1s in repetition 1"), "{why}")
+        }
+        other => panic!("the runaway workers were not stopped: {other:?}"),
+    }
+    // Cluster start and teardown included; without the cancel the statements never end.
+    assert!(took < Duration::from_secs(20), "took {took:?}");
     assert_no_cluster_left(&ctx);
 }

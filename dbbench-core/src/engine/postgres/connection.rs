@@ -22,7 +22,7 @@ use super::inline::{Inline, Io};
 use super::settings::LibpqTarget;
 use super::socket::ReadInterestStream;
 use super::types::{Cell, Param};
-use super::wire::Wire;
+use super::wire::{Stream, Wire};
 use crate::model::error::{Error, Result};
 use crate::model::value::{Row, Value};
 use std::collections::HashMap;
@@ -61,6 +61,9 @@ pub struct PostgresConnection {
     /// The socket file, when connected through a [`ReadInterestStream`]: cancel requests go
     /// there (tokio-postgres only knows the addresses it connected to itself).
     socket_file: Option<PathBuf>,
+    /// The TCP server of a worker's connection that speaks the protocol itself: cancel
+    /// requests go there (its cancel token knows no address).
+    tcp: Option<(String, u16)>,
     /// The database's stop switch, for connections a body uses.
     pub(crate) cancel: Option<Arc<crate::util::cancel::Cancel>>,
 }
@@ -120,12 +123,15 @@ impl PostgresConnection {
             shown: shown.to_string(),
             ended: Arc::new(Mutex::new(None)),
             socket_file,
+            tcp: None,
             cancel: None,
         })
     }
 
-    /// Connects for a driver worker: through a socket directory the connection then speaks the
-    /// protocol itself ([`Wire`]: execute, query and batch; no COPY); otherwise as [`open`].
+    /// Connects for a driver worker: to a single server (a socket directory, or one TCP host
+    /// and port) the connection then speaks the protocol itself ([`Wire`]: execute, query and
+    /// batch; no COPY); otherwise (several hosts, `hostaddr`, `target_session_attrs`) as
+    /// [`open`].
     ///
     /// [`open`]: PostgresConnection::open
     pub(crate) async fn open_wire(
@@ -133,18 +139,23 @@ impl PostgresConnection {
         target: LibpqTarget,
         shown: &str,
     ) -> Result<PostgresConnection> {
-        let Some(path) = socket_file(&config) else {
-            return Self::open(config, target, shown).await;
-        };
         let doing = format!("connecting to {shown}, database {}", target.dbname);
-        let stream = connect_socket(&path, config.get_connect_timeout())
-            .await
-            .map_err(|e| {
-                Error::msg(format!(
-                    "PostgreSQL client error while {doing}: error connecting to server at {}: {e}",
-                    path.display()
-                ))
-            })?;
+        let timeout = config.get_connect_timeout().copied();
+        let (stream, socket_file, tcp) = match (socket_file(&config), tcp_server(&config)) {
+            (Some(path), _) => {
+                let stream = connect_socket(&path, timeout.as_ref())
+                    .await
+                    .map_err(|e| connect_error(&doing, &path.display().to_string(), &e))?;
+                (Stream::Unix(stream), Some(path), None)
+            }
+            (None, Some((host, port))) => {
+                let stream = connect_tcp(&host, port, timeout)
+                    .await
+                    .map_err(|e| connect_error(&doing, &format!("{host}:{port}"), &e))?;
+                (Stream::Tcp(stream), None, Some((host, port)))
+            }
+            (None, None) => return Self::open(config, target, shown).await,
+        };
         let (wire, token) = Wire::start(&config, stream)
             .await
             .map_err(|e| map_error(e, &doing, None))?;
@@ -154,7 +165,8 @@ impl PostgresConnection {
             target,
             shown: shown.to_string(),
             ended: Arc::new(Mutex::new(None)),
-            socket_file: Some(path),
+            socket_file,
+            tcp,
             cancel: None,
         })
     }
@@ -165,9 +177,11 @@ impl PostgresConnection {
     pub(crate) fn with_cancel(mut self, cancel: Arc<crate::util::cancel::Cancel>) -> Self {
         let token = self.token.clone();
         let socket_file = self.socket_file.clone();
+        let tcp = self.tcp.clone();
         cancel.register(move || {
             let token = token.clone();
             let socket_file = socket_file.clone();
+            let tcp = tcp.clone();
             let _ = std::thread::Builder::new()
                 .name("dbbench-pg-cancel".into())
                 .spawn(move || {
@@ -178,12 +192,22 @@ impl PostgresConnection {
                         // A failed request leaves the statement running; the body's later
                         // statements are still refused, and teardown ends the session.
                         let _ = rt.block_on(async {
-                            match socket_file {
-                                Some(path) => match tokio::net::UnixStream::connect(path).await {
-                                    Ok(stream) => token.cancel_query_raw(stream, NoTls).await,
-                                    Err(_) => Ok(()),
-                                },
-                                None => token.cancel_query(NoTls).await,
+                            match (socket_file, tcp) {
+                                (Some(path), _) => {
+                                    match tokio::net::UnixStream::connect(path).await {
+                                        Ok(stream) => token.cancel_query_raw(stream, NoTls).await,
+                                        Err(_) => Ok(()),
+                                    }
+                                }
+                                (None, Some((host, port))) => {
+                                    match tokio::net::TcpStream::connect((host.as_str(), port))
+                                        .await
+                                    {
+                                        Ok(stream) => token.cancel_query_raw(stream, NoTls).await,
+                                        Err(_) => Ok(()),
+                                    }
+                                }
+                                (None, None) => token.cancel_query(NoTls).await,
                             }
                         });
                     }
@@ -378,6 +402,51 @@ fn socket_file(config: &tokio_postgres::Config) -> Option<PathBuf> {
     }
     let port = config.get_ports().first().copied().unwrap_or(5432);
     Some(dir.join(format!(".s.PGSQL.{port}")))
+}
+
+/// The one TCP server of `config` (host and port), when it names exactly one by host and asks
+/// nothing of the session that only tokio-postgres's own connect checks.
+fn tcp_server(config: &tokio_postgres::Config) -> Option<(String, u16)> {
+    let ([Host::Tcp(host)], []) = (config.get_hosts(), config.get_hostaddrs()) else {
+        return None;
+    };
+    if config.get_ports().len() > 1 || config.get_target_session_attrs() != TargetSessionAttrs::Any
+    {
+        return None;
+    }
+    Some((
+        host.clone(),
+        config.get_ports().first().copied().unwrap_or(5432),
+    ))
+}
+
+/// Connects to `host:port` within `timeout`, with Nagle off as tokio-postgres sets it (a request
+/// is one small write that must leave at once).
+async fn connect_tcp(
+    host: &str,
+    port: u16,
+    timeout: Option<std::time::Duration>,
+) -> std::io::Result<tokio::net::TcpStream> {
+    let connect = tokio::net::TcpStream::connect((host, port));
+    let stream = match timeout {
+        Some(limit) => tokio::time::timeout(limit, connect)
+            .await
+            .unwrap_or_else(|_| {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no answer within {limit:?}"),
+                ))
+            })?,
+        None => connect.await?,
+    };
+    stream.set_nodelay(true)?;
+    Ok(stream)
+}
+
+fn connect_error(doing: &str, server: &str, e: &std::io::Error) -> Error {
+    Error::msg(format!(
+        "PostgreSQL client error while {doing}: error connecting to server at {server}: {e}"
+    ))
 }
 
 /// Connects to the socket file `path`, within `timeout` as tokio-postgres does.

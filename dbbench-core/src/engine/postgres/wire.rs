@@ -39,12 +39,71 @@ const STATEMENT_CACHE: usize = 256;
 /// SQLSTATE `feature_not_supported`: a cached plan no longer fits its table.
 const STALE_PLAN: &str = "0A000";
 
+/// The socket a worker's connection speaks over.
+#[derive(Debug)]
+pub(crate) enum Stream {
+    /// A socket directory's Unix socket, registered for reading only.
+    Unix(ReadInterestStream),
+    /// TCP (an existing server reached by host name or address).
+    Tcp(tokio::net::TcpStream),
+}
+
+impl Stream {
+    /// Writes what the socket takes now, without waiting (a last message before closing).
+    fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Unix(s) => s.try_send(buf),
+            Stream::Tcp(s) => s.try_write(buf),
+        }
+    }
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Unix(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Unix(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Unix(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Unix(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+}
+
 /// The stream lent to tokio-postgres for the startup; the mutex is only ever taken by whoever
 /// polls, one at a time, and given back when tokio-postgres's halves are dropped.
-struct Lent(Arc<Mutex<ReadInterestStream>>);
+struct Lent(Arc<Mutex<Stream>>);
 
 impl Lent {
-    fn with<T>(&self, f: impl FnOnce(Pin<&mut ReadInterestStream>) -> T) -> T {
+    fn with<T>(&self, f: impl FnOnce(Pin<&mut Stream>) -> T) -> T {
         let mut stream = self.0.lock().unwrap_or_else(|p| p.into_inner());
         f(Pin::new(&mut *stream))
     }
@@ -101,7 +160,7 @@ struct Outcome {
 
 /// One connection speaking the protocol itself.
 pub(crate) struct Wire {
-    stream: ReadInterestStream,
+    stream: Stream,
     input: BytesMut,
     output: BytesMut,
     statements: HashMap<String, Prepared>,
@@ -125,7 +184,7 @@ impl Wire {
     /// is left in tokio-postgres's buffers.
     pub(crate) async fn start(
         config: &tokio_postgres::Config,
-        stream: ReadInterestStream,
+        stream: Stream,
     ) -> std::result::Result<(Wire, CancelToken), tokio_postgres::Error> {
         let shared = Arc::new(Mutex::new(stream));
         let (client, connection) = config.connect_raw(Lent(shared.clone()), NoTls).await?;
