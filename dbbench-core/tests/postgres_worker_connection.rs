@@ -2,6 +2,7 @@
 //! tokio-postgres startup (engine/postgres/wire.rs), on a managed cluster: every value kind read
 //! and written as the session's connection reads and writes it, server errors with their SQLSTATE
 //! and the connection still usable after one, a wrong parameter count and COPY refused clearly, a
+//! statement abandoned while it waits whose answer does not become the next one's, a
 //! timeout that cancels the workers' runaway statements on the server, and a postmaster SIGKILLed
 //! while sixteen workers insert: the cell ends with a clear error within seconds and nothing of
 //! the cluster is left.
@@ -71,6 +72,24 @@ fn one_worker_sees_everything(db: &mut Session) -> BodyFuture<'_> {
                         Ok(_) => note("client accepted".into()),
                     }
                 }
+                match conn.execute_with("COPY kv FROM STDIN", &[]).await {
+                    Err(e) => note(format!("copy {e}")),
+                    Ok(_) => note("copy accepted".into()),
+                }
+                // The failed COPY aborted the transaction; leave it and go on.
+                conn.batch("ROLLBACK").await?;
+                // A statement given up while it waits (a timeout around it): its answer must not
+                // become the next statement's.
+                let abandoned = tokio::time::timeout(
+                    Duration::from_millis(100),
+                    conn.query("SELECT pg_sleep(0.5), 1 AS one"),
+                )
+                .await
+                .is_err();
+                note(format!("abandoned {abandoned}"));
+                let next = conn.query("SELECT 2 AS two").await?;
+                note(format!("next {:?} {:?}", next[0].columns(), next[0].values()));
+                conn.batch("BEGIN").await?;
                 // Last: an error ends the transaction (its COMMIT becomes a rollback).
                 match conn
                     .execute_with("INSERT INTO kv VALUES ($1, 'again')", &[Value::Int(1)])
@@ -157,7 +176,11 @@ support::benchmark! {
 support::benchmark! {
     static EVERYTHING = one_worker_sees_everything,
     title: "",
-    run: RunSpec::DEFAULT,
+    // A connection that lost its place in the conversation would wait forever: fail instead.
+    run: RunSpec {
+        timeout: Some(Duration::from_secs(30)),
+        ..RunSpec::DEFAULT
+    },
     cells: [cell("only", StorageSpec::DEFAULT)],
 }
 support::benchmark! {
@@ -214,6 +237,14 @@ fn a_worker_connection_reads_writes_and_fails_as_the_session_does() {
         client.contains("COPY and other direct uses need the session's connection"),
         "{client}"
     );
+    let copy = line("copy");
+    assert!(
+        copy.contains("57014") || copy.contains("COPY FROM STDIN is not available"),
+        "{copy}"
+    );
+    assert!(copy.contains("driver worker's connection"), "{copy}");
+    assert_eq!(line("abandoned"), "abandoned true");
+    assert_eq!(line("next"), r#"next ["two"] [Int(2)]"#);
     let duplicate = line("duplicate");
     assert!(
         duplicate.contains("23505")
@@ -265,7 +296,10 @@ fn a_timeout_cancels_the_workers_statements_on_the_server() {
     let took = started.elapsed();
     match &result.cells[0].status {
         CellStatus::Failed(why) => {
-            assert!(why.starts_with("timed out after 1s in repetition 1"), "{why}")
+            assert!(
+                why.starts_with("timed out after 1s in repetition 1"),
+                "{why}"
+            )
         }
         other => panic!("the runaway workers were not stopped: {other:?}"),
     }

@@ -167,6 +167,13 @@ pub(crate) struct Wire {
     named: u64,
     /// Why the connection can no longer be used (the server closed it, or sent FATAL).
     lost: Option<String>,
+    /// Exchanges sent whose `ReadyForQuery` has not been read yet (more than one only after a
+    /// statement's future was dropped while it waited).
+    owed: usize,
+    /// A write was under way: set until the whole exchange is in the socket.
+    writing: bool,
+    /// Whether the exchange being read is an extended-protocol one.
+    extended: bool,
 }
 
 impl std::fmt::Debug for Wire {
@@ -204,6 +211,9 @@ impl Wire {
             statements: HashMap::new(),
             named: 0,
             lost: None,
+            owed: 0,
+            writing: false,
+            extended: false,
         };
         Ok((wire, token))
     }
@@ -212,7 +222,7 @@ impl Wire {
     pub(crate) async fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
         let prepared = self.prepared(sql).await?;
         self.bind(sql, &prepared, params, false)?;
-        let outcome = self.exchange(sql, false).await;
+        let outcome = self.exchange(sql, false, true).await;
         self.forget_on_stale(outcome, sql).map(|o| o.affected)
     }
 
@@ -220,7 +230,7 @@ impl Wire {
     pub(crate) async fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
         let prepared = self.prepared(sql).await?;
         self.bind(sql, &prepared, params, true)?;
-        let outcome = self.exchange(sql, true).await;
+        let outcome = self.exchange(sql, true, true).await;
         let outcome = self.forget_on_stale(outcome, sql)?;
         outcome
             .rows
@@ -233,7 +243,7 @@ impl Wire {
     pub(crate) async fn batch(&mut self, sql: &str) -> Result<()> {
         self.output.clear();
         frontend::query(sql, &mut self.output).map_err(|e| encoding(e, sql))?;
-        self.exchange(sql, false).await.map(|_| ())
+        self.exchange(sql, false, false).await.map(|_| ())
     }
 
     /// Tells the server the session ends (best effort, without waiting): the server then logs
@@ -261,7 +271,7 @@ impl Wire {
             .map_err(|e| encoding(e, sql))?;
         frontend::describe(b'S', &name, &mut self.output).map_err(|e| encoding(e, sql))?;
         frontend::sync(&mut self.output);
-        let outcome = self.exchange(sql, false).await?;
+        let outcome = self.exchange(sql, false, true).await?;
         let (columns, types) = match &outcome.description {
             Some(description) => columns_of(description).map_err(|e| protocol(e, sql))?,
             None => (Vec::new(), Vec::new()),
@@ -285,7 +295,7 @@ impl Wire {
         }
         frontend::sync(&mut self.output);
         self.statements.clear();
-        self.exchange(sql, false).await.map(|_| ())
+        self.exchange(sql, false, true).await.map(|_| ())
     }
 
     /// Writes Bind, Execute and Sync for `prepared` with `params` into the output buffer.
@@ -324,13 +334,42 @@ impl Wire {
 
     /// Sends the output buffer and reads the answers up to `ReadyForQuery`. The first error the
     /// server reported is returned after that, so the connection is ready for the next statement.
-    async fn exchange(&mut self, sql: &str, keep_rows: bool) -> Result<Outcome> {
+    /// `extended`: the buffer is an extended-protocol exchange (ends with Sync), not a simple
+    /// query.
+    async fn exchange(&mut self, sql: &str, keep_rows: bool, extended: bool) -> Result<Outcome> {
         if let Some(why) = &self.lost {
             return Err(lost(why, sql));
         }
+        if self.writing {
+            // An earlier statement's future was dropped halfway through its write: the server
+            // holds part of a message, and nothing can follow it.
+            return Err(self.lose(
+                "an earlier statement was abandoned while it was being sent".into(),
+                sql,
+            ));
+        }
+        // An earlier statement's future was dropped while it waited (a timeout around it): its
+        // answers come first.
+        while self.owed > 0 {
+            // Their errors are theirs; only a lost connection concerns this statement.
+            if let Err(e) = self.read_until_ready(sql, false).await {
+                if self.lost.is_some() {
+                    return Err(e);
+                }
+            }
+        }
+        self.extended = extended;
+        self.owed += 1;
+        self.writing = true;
         if let Err(e) = self.stream.write_all(&self.output).await {
             return Err(self.lose(closed(&e), sql));
         }
+        self.writing = false;
+        self.read_until_ready(sql, keep_rows).await
+    }
+
+    /// Reads the answers of the oldest exchange still owed, up to its `ReadyForQuery`.
+    async fn read_until_ready(&mut self, sql: &str, keep_rows: bool) -> Result<Outcome> {
         let mut outcome = Outcome::default();
         let mut failed = None;
         loop {
@@ -339,7 +378,10 @@ impl Wire {
                 Err(e) => return Err(self.lose(closed(&e), sql)),
             };
             match message {
-                Message::ReadyForQuery(_) => break,
+                Message::ReadyForQuery(_) => {
+                    self.owed -= 1;
+                    break;
+                }
                 Message::ErrorResponse(body) => {
                     let (error, fatal) = server_error(&body, sql);
                     if let Some(message) = fatal {
@@ -363,13 +405,19 @@ impl Wire {
                     outcome.params = body.parameters().count().map_err(|e| protocol(e, sql))?;
                 }
                 Message::CopyInResponse(_) => {
-                    // COPY … FROM STDIN needs the session's connection; refuse it here.
+                    // COPY … FROM STDIN needs the session's connection: refuse it. The server
+                    // ignores the Sync that came with the statement while it waits for data, so
+                    // an extended exchange sends its Sync again after the CopyFail.
                     self.output.clear();
                     frontend::copy_fail(
-                        "COPY FROM STDIN is not available on a driver worker's connection",
+                        "COPY FROM STDIN is not available on a driver worker's connection; \
+                         use the session's connection (`db`)",
                         &mut self.output,
                     )
                     .map_err(|e| encoding(e, sql))?;
+                    if self.extended {
+                        frontend::sync(&mut self.output);
+                    }
                     if let Err(e) = self.stream.write_all(&self.output).await {
                         return Err(self.lose(closed(&e), sql));
                     }
