@@ -1,5 +1,6 @@
-//! One connection to PostgreSQL over tokio-postgres (no TLS: managed clusters listen on a private
-//! Unix socket only), with a per-connection cache of prepared statements.
+//! One connection to PostgreSQL (no TLS: managed clusters listen on a private Unix socket only),
+//! with a per-connection cache of prepared statements: through tokio-postgres's client, or, for a
+//! driver worker, speaking the protocol itself after tokio-postgres's startup ([`Wire`]).
 //!
 //! Why prepared statements: tokio-postgres would otherwise prepare every statement before running
 //! it, two round trips per statement. With the cache the driver's hot statement costs one round
@@ -14,22 +15,21 @@
 //! ([`Inline`], which also keeps the two from waking the task for each other); when the
 //! connection is dropped, the I/O future is handed to the runtime to send Terminate.
 //!
-//! Why a socket directory gets a stream of our own ([`ReadInterestStream`]): tokio's Unix stream
+//! Why a socket directory gets a stream of our own ([`ReadInterestStream`](super::socket::ReadInterestStream)): tokio's Unix stream
 //! also listens for write space, which the kernel signals each time the server reads a request,
 //! waking the waiting client for nothing (see the `socket` module).
 
+use super::endpoint::{connect_error, connect_socket, connect_tcp, socket_file, tcp_server};
 use super::inline::{Inline, Io};
 use super::settings::LibpqTarget;
-use super::socket::ReadInterestStream;
 use super::types::{Cell, Param};
 use super::wire::{Stream, Wire};
 use crate::model::error::{Error, Result};
 use crate::model::value::{Row, Value};
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use tokio_postgres::config::{Host, TargetSessionAttrs};
 use tokio_postgres::{CancelToken, Client, NoTls, Statement};
 
 /// Prepared statements kept per connection before the cache starts over.
@@ -38,7 +38,7 @@ const STATEMENT_CACHE: usize = 256;
 /// How a connection talks to the server.
 enum Link {
     /// Through tokio-postgres's client; its I/O half (over tokio's socket or a
-    /// [`ReadInterestStream`]) is polled by each call.
+    /// [`ReadInterestStream`](super::socket::ReadInterestStream)) is polled by each call.
     Client {
         client: Client,
         io: Inline,
@@ -58,7 +58,7 @@ pub struct PostgresConnection {
     shown: String,
     /// Why the connection ended, as the connection task saw it (the server's FATAL message).
     ended: Arc<Mutex<Option<String>>>,
-    /// The socket file, when connected through a [`ReadInterestStream`]: cancel requests go
+    /// The socket file, when connected through a [`ReadInterestStream`](super::socket::ReadInterestStream): cancel requests go
     /// there (tokio-postgres only knows the addresses it connected to itself).
     socket_file: Option<PathBuf>,
     /// The TCP server of a worker's connection that speaks the protocol itself: cancel
@@ -385,85 +385,6 @@ impl Drop for PostgresConnection {
             }
             Link::Wire(wire) => wire.terminate(),
         }
-    }
-}
-
-/// The socket file of `config` when it names exactly one server and that one by its socket
-/// directory, with nothing asked of the session that only tokio-postgres's own connect checks
-/// (`target_session_attrs`); such connections use a [`ReadInterestStream`]. `None` otherwise
-/// (TCP, several hosts, `hostaddr`), and tokio-postgres connects as usual.
-fn socket_file(config: &tokio_postgres::Config) -> Option<PathBuf> {
-    let ([Host::Unix(dir)], []) = (config.get_hosts(), config.get_hostaddrs()) else {
-        return None;
-    };
-    if config.get_ports().len() > 1 || config.get_target_session_attrs() != TargetSessionAttrs::Any
-    {
-        return None;
-    }
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    Some(dir.join(format!(".s.PGSQL.{port}")))
-}
-
-/// The one TCP server of `config` (host and port), when it names exactly one by host and asks
-/// nothing of the session that only tokio-postgres's own connect checks.
-fn tcp_server(config: &tokio_postgres::Config) -> Option<(String, u16)> {
-    let ([Host::Tcp(host)], []) = (config.get_hosts(), config.get_hostaddrs()) else {
-        return None;
-    };
-    if config.get_ports().len() > 1 || config.get_target_session_attrs() != TargetSessionAttrs::Any
-    {
-        return None;
-    }
-    Some((
-        host.clone(),
-        config.get_ports().first().copied().unwrap_or(5432),
-    ))
-}
-
-/// Connects to `host:port` within `timeout`, with Nagle off as tokio-postgres sets it (a request
-/// is one small write that must leave at once).
-async fn connect_tcp(
-    host: &str,
-    port: u16,
-    timeout: Option<std::time::Duration>,
-) -> std::io::Result<tokio::net::TcpStream> {
-    let connect = tokio::net::TcpStream::connect((host, port));
-    let stream = match timeout {
-        Some(limit) => tokio::time::timeout(limit, connect)
-            .await
-            .unwrap_or_else(|_| {
-                Err(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!("no answer within {limit:?}"),
-                ))
-            })?,
-        None => connect.await?,
-    };
-    stream.set_nodelay(true)?;
-    Ok(stream)
-}
-
-fn connect_error(doing: &str, server: &str, e: &std::io::Error) -> Error {
-    Error::msg(format!(
-        "PostgreSQL client error while {doing}: error connecting to server at {server}: {e}"
-    ))
-}
-
-/// Connects to the socket file `path`, within `timeout` as tokio-postgres does.
-async fn connect_socket(
-    path: &Path,
-    timeout: Option<&std::time::Duration>,
-) -> std::io::Result<ReadInterestStream> {
-    match timeout {
-        Some(limit) => tokio::time::timeout(*limit, ReadInterestStream::connect(path))
-            .await
-            .unwrap_or_else(|_| {
-                Err(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!("no answer within {limit:?}"),
-                ))
-            }),
-        None => ReadInterestStream::connect(path).await,
     }
 }
 

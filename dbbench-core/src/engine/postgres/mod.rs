@@ -12,6 +12,7 @@
 pub mod cluster;
 pub mod connection;
 mod database;
+mod endpoint;
 pub mod evidence;
 pub mod fixture;
 mod inline;

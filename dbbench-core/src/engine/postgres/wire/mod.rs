@@ -13,24 +13,25 @@
 //! a stream lent to it and taken back once the server is ready), the cancel token, and every
 //! connection that is not a worker's (the session's, COPY, evidence).
 
+mod reply;
+mod stream;
+
 use super::connection::headline;
-use super::socket::ReadInterestStream;
-use super::types::{encode_param, param_format, Cell};
+use super::types::{encode_param, param_format};
 use crate::model::error::{Error, Result};
 use crate::model::value::{Row, Value};
 use bytes::BytesMut;
 use fallible_iterator::FallibleIterator;
-use postgres_protocol::message::backend::{
-    DataRowBody, ErrorResponseBody, Message, RowDescriptionBody,
-};
+use postgres_protocol::message::backend::{DataRowBody, Message, RowDescriptionBody};
 use postgres_protocol::message::frontend;
+use reply::{closed, columns_of, decode, encoding, lost, protocol, server_error};
 use std::collections::HashMap;
 use std::io;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
-use tokio_postgres::types::{FromSql, Type};
+use stream::Lent;
+pub(crate) use stream::Stream;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_postgres::types::Type;
 use tokio_postgres::{CancelToken, NoTls};
 
 /// Prepared statements kept before the cache is closed and starts over.
@@ -39,107 +40,9 @@ const STATEMENT_CACHE: usize = 256;
 /// SQLSTATE `feature_not_supported`: a cached plan no longer fits its table.
 const STALE_PLAN: &str = "0A000";
 
-/// The socket a worker's connection speaks over.
-#[derive(Debug)]
-pub(crate) enum Stream {
-    /// A socket directory's Unix socket, registered for reading only.
-    Unix(ReadInterestStream),
-    /// TCP (an existing server reached by host name or address).
-    Tcp(tokio::net::TcpStream),
-}
-
-impl Stream {
-    /// Writes what the socket takes now, without waiting (a last message before closing).
-    fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Unix(s) => s.try_send(buf),
-            Stream::Tcp(s) => s.try_write(buf),
-        }
-    }
-}
-
-impl AsyncRead for Stream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Unix(s) => Pin::new(s).poll_read(cx, buf),
-            Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Stream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Unix(s) => Pin::new(s).poll_write(cx, buf),
-            Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Unix(s) => Pin::new(s).poll_flush(cx),
-            Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Unix(s) => Pin::new(s).poll_shutdown(cx),
-            Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
-        }
-    }
-}
-
-/// The stream lent to tokio-postgres for the startup; the mutex is only ever taken by whoever
-/// polls, one at a time, and given back when tokio-postgres's halves are dropped.
-struct Lent(Arc<Mutex<Stream>>);
-
-impl Lent {
-    fn with<T>(&self, f: impl FnOnce(Pin<&mut Stream>) -> T) -> T {
-        let mut stream = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        f(Pin::new(&mut *stream))
-    }
-}
-
-impl AsyncRead for Lent {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        self.with(|s| s.poll_read(cx, buf))
-    }
-}
-
-impl AsyncWrite for Lent {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.with(|s| s.poll_write(cx, buf))
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.with(|s| s.poll_flush(cx))
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.with(|s| s.poll_shutdown(cx))
-    }
-}
-
 /// A statement prepared on this connection.
 #[derive(Debug, Clone)]
-struct Prepared {
+pub(super) struct Prepared {
     name: Arc<str>,
     /// Parameters the server inferred (`$1`…).
     params: usize,
@@ -468,110 +371,4 @@ impl Wire {
         }
         outcome
     }
-}
-
-/// Why a read or write failed, in words: a peer that went away says so.
-fn closed(e: &io::Error) -> String {
-    match e.kind() {
-        io::ErrorKind::UnexpectedEof => e.to_string(),
-        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset => {
-            format!("the server closed the connection ({e})")
-        }
-        _ => e.to_string(),
-    }
-}
-
-fn lost(why: &str, sql: &str) -> Error {
-    Error::msg(format!(
-        "the connection to the PostgreSQL server was lost while running `{}`: {why}",
-        headline(sql)
-    ))
-}
-
-fn encoding(e: io::Error, sql: &str) -> Error {
-    Error::msg(format!("cannot encode `{}`: {e}", headline(sql)))
-}
-
-fn protocol(e: io::Error, sql: &str) -> Error {
-    Error::msg(format!(
-        "PostgreSQL client error while running `{}`: malformed message from the server: {e}",
-        headline(sql)
-    ))
-}
-
-/// The server's error with its SQLSTATE (which the driver classifies), worded as the session's
-/// connection words it; the second value is the message when the error ends the session.
-fn server_error(body: &ErrorResponseBody, sql: &str) -> (Error, Option<String>) {
-    let (mut code, mut message, mut detail, mut hint, mut severity) =
-        (String::new(), String::new(), None, None, String::new());
-    let mut fields = body.fields();
-    while let Ok(Some(field)) = fields.next() {
-        let value = String::from_utf8_lossy(field.value_bytes()).into_owned();
-        match field.type_() {
-            b'C' => code = value,
-            b'M' => message = value,
-            b'D' => detail = Some(value),
-            b'H' => hint = Some(value),
-            b'V' => severity = value,
-            b'S' if severity.is_empty() => severity = value,
-            _ => {}
-        }
-    }
-    let mut text = format!("{message} (while running `{}`)", headline(sql));
-    if let Some(detail) = detail {
-        text.push_str(&format!("; detail: {detail}"));
-    }
-    if let Some(hint) = hint {
-        text.push_str(&format!("; hint: {hint}"));
-    }
-    let fatal = matches!(severity.as_str(), "FATAL" | "PANIC")
-        .then(|| format!("{severity}: {message} (SQLSTATE {code})"));
-    (
-        Error::Postgres {
-            code,
-            message: text,
-        },
-        fatal,
-    )
-}
-
-/// Column names and types of a row description.
-fn columns_of(description: &RowDescriptionBody) -> io::Result<(Vec<String>, Vec<Option<Type>>)> {
-    let mut names = Vec::new();
-    let mut types = Vec::new();
-    let mut fields = description.fields();
-    while let Some(field) = fields.next()? {
-        names.push(field.name().to_string());
-        types.push(Type::from_oid(field.type_oid()));
-    }
-    Ok((names, types))
-}
-
-/// One data row as dbbench values (binary format, read as the session's connection reads it).
-fn decode(row: &DataRowBody, prepared: &Prepared, sql: &str) -> Result<Row> {
-    let buffer = row.buffer();
-    let mut values = Vec::with_capacity(prepared.types.len());
-    let mut ranges = row.ranges();
-    let mut i = 0;
-    while let Some(range) = ranges.next().map_err(|e| protocol(e, sql))? {
-        let column =
-            |e: String| Error::msg(format!("reading column {i} of `{}`: {e}", headline(sql)));
-        let ty = match prepared.types.get(i) {
-            Some(Some(ty)) => ty,
-            _ => {
-                return Err(column(
-                    "dbbench has no value for this PostgreSQL type; cast it in the query \
-                     (`::text`, `::float8`, `::bigint`)"
-                        .into(),
-                ))
-            }
-        };
-        let cell = match range {
-            Some(range) => Cell::from_sql(ty, &buffer[range]),
-            None => Cell::from_sql_null(ty),
-        };
-        values.push(cell.map_err(|e| column(e.to_string()))?.0);
-        i += 1;
-    }
-    Ok(Row::new(prepared.columns.clone(), values))
 }
