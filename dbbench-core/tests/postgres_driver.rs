@@ -56,14 +56,8 @@ fn sixteen_workers(db: &mut Session) -> BodyFuture<'_> {
 fn killed<'a>(db: &'a mut Session) -> BodyFuture<'a> {
     Box::pin(async move {
         db.execute("CREATE TABLE t (x integer)").await?;
-        let data_dir: String = db.query_scalar("SHOW data_directory").await?;
-        let pid_file = std::fs::read_to_string(format!("{data_dir}/postmaster.pid")).unwrap();
-        let pid: i32 = pid_file.lines().next().unwrap().trim().parse().unwrap();
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(300));
-            // SAFETY: kill has no memory preconditions; the pid is the test's own cluster's.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        });
+        let pid = support::postmaster_pid(db).await;
+        support::kill_after(pid, Duration::from_millis(300));
         let started = Instant::now();
         for i in 0.. {
             db.execute_with("INSERT INTO t VALUES ($1)", &[Value::Int(i)])

@@ -119,21 +119,12 @@ fn killed_under_load(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
         db.execute("CREATE TABLE t (worker integer, x bigint)")
             .await?;
-        let data_dir: String = db.query_scalar("SHOW data_directory").await?;
-        let pid_file = std::fs::read_to_string(format!("{data_dir}/postmaster.pid")).unwrap();
-        let pid: i32 = pid_file.lines().next().unwrap().trim().parse().unwrap();
+        let pid = support::postmaster_pid(db).await;
         let killer = Arc::new(std::sync::Once::new());
         let load = Load::new(WORKERS, Work::Duration(Duration::from_secs(40)));
         db.load(load)
             .run(async move |conn: &mut Connection, op: Op| {
-                killer.call_once(|| {
-                    std::thread::spawn(move || {
-                        std::thread::sleep(Duration::from_millis(500));
-                        // SAFETY: kill has no memory preconditions; the pid is the test's own
-                        // cluster's postmaster.
-                        unsafe { libc::kill(pid, libc::SIGKILL) };
-                    });
-                });
+                killer.call_once(|| support::kill_after(pid, Duration::from_millis(500)));
                 conn.execute_with(
                     "INSERT INTO t VALUES ($1, $2)",
                     &[Value::Int(op.worker.into()), Value::Int(op.sequence as i64)],

@@ -259,6 +259,23 @@ pub fn try_run_external(
     })
 }
 
+/// The PID of the managed cluster's postmaster that `db` is connected to (the first line of
+/// `postmaster.pid` in the data directory the server reports).
+pub async fn postmaster_pid(db: &mut Session) -> i32 {
+    let data_dir: String = db.query_scalar("SHOW data_directory").await.unwrap();
+    let pid_file = std::fs::read_to_string(format!("{data_dir}/postmaster.pid")).unwrap();
+    pid_file.lines().next().unwrap().trim().parse().unwrap()
+}
+
+/// SIGKILLs process `pid` from a thread of its own once `after` has passed.
+pub fn kill_after(pid: i32, after: std::time::Duration) {
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        // SAFETY: kill has no memory preconditions; the pid is the test's own cluster's.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    });
+}
+
 /// Processes whose working directory is under `dir` (a managed cluster's server processes work in
 /// its data directory).
 pub fn processes_under(dir: &Path) -> Vec<u32> {
