@@ -1,5 +1,7 @@
 //! Space before work: a cell whose files need more than the work dir's file system has free is
-//! refused before it creates a file, with both numbers and what to try; a cell that fits runs.
+//! refused before it creates a file, with both numbers and what to try; a cell that fits runs. On
+//! the embedded engine and on a managed PostgreSQL cluster (whose WAL kept for `log_size` is too
+//! large: no cluster is started for it).
 
 mod support;
 
@@ -43,6 +45,21 @@ support::benchmark! {
         ..RunSpec::DEFAULT
     },
     cells: [cell("too_big", StorageSpec { data_size: Some(HUGE), ..StorageSpec::DEFAULT })],
+}
+
+support::benchmark! {
+    static WAL_TOO_BIG = quick,
+    title: "WAL kept for log_size larger than the disk",
+    run: RunSpec {
+        repeat: 1,
+        warmup: 0,
+        fixture: FixtureKind::None,
+        ..RunSpec::DEFAULT
+    },
+    cells: [
+        cell("too_big", StorageSpec { log_size: Some(HUGE), ..StorageSpec::DEFAULT }),
+        cell("fits", StorageSpec::DEFAULT),
+    ],
 }
 
 fn databases_made(ctx: &dbbench_core::__internals::RunContext) -> usize {
@@ -99,4 +116,33 @@ fn a_scaled_cell_is_told_the_scale_that_fits() {
         other => panic!("the cell was not refused: {other:?}"),
     }
     assert_eq!(databases_made(&ctx), 0);
+}
+
+#[test]
+fn a_postgres_cell_whose_wal_cannot_fit_starts_no_cluster() {
+    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
+        return;
+    }
+    let ctx = support::context("space-postgres", Scale::smoke(), Volumes::default());
+    let result = support::run_postgres(&WAL_TOO_BIG, &ctx);
+    match &result.cells[0].status {
+        CellStatus::Failed(why) => {
+            assert!(
+                why.starts_with("not enough space, nothing was created"),
+                "{why}"
+            );
+            assert!(why.contains("WAL kept for log_size 1024.0 TB"), "{why}");
+            assert!(why.contains("postgres"), "{why}");
+            assert!(why.contains("are free"), "{why}");
+        }
+        other => panic!("the cell was not refused: {other:?}"),
+    }
+    assert!(result.cells[0].runs.is_empty());
+    assert_eq!(
+        result.cells[1].status,
+        CellStatus::Ok,
+        "the cell that fits runs"
+    );
+    assert_eq!(result.cells[1].runs.len(), 1);
+    support::assert_no_cluster_left(&ctx);
 }

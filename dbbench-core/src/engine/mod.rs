@@ -158,7 +158,8 @@ impl Backend {
     /// The volumes on which `plan`'s files (with a fixture of `fixture_rows` rows) would not
     /// fit, checked before anything is created: the embedded engine against this machine's
     /// file systems, SQL Server against the server's view of its volumes
-    /// (`sys.dm_os_volume_stats`, where the login may read it). PostgreSQL is not checked yet.
+    /// (`sys.dm_os_volume_stats`, where the login may read it), a managed PostgreSQL cluster
+    /// against this machine's file systems (an existing PostgreSQL server is not checked).
     pub async fn space_shortfalls(
         &mut self,
         plan: &DatabasePlan,
@@ -169,7 +170,9 @@ impl Backend {
                 crate::util::space::shortfalls(&embedded::space::needs(plan, fixture_rows))
             }
             Backend::Mssql(b) => b.space_shortfalls(plan).await,
-            Backend::Postgres(_) => Vec::new(),
+            Backend::Postgres(b) => {
+                crate::util::space::shortfalls(&b.space_needs(plan, fixture_rows))
+            }
         }
     }
 

@@ -21,6 +21,7 @@ pub mod options;
 pub mod provision;
 pub mod settings;
 mod socket;
+mod space;
 mod types;
 pub mod waits;
 mod wire;
@@ -221,6 +222,25 @@ impl PostgresBackend {
     /// Refuses options PostgreSQL cannot honour before anything is created.
     pub fn check(&self, storage: &StorageSpec) -> Result<()> {
         options::check(storage, self.mode())
+    }
+
+    /// What a cell on a managed cluster puts on each volume before its body runs (the `space`
+    /// module); nothing for an existing server, whose disks are the server's, or for a plan that
+    /// cannot be mapped (the cell is skipped for that before this is asked).
+    pub fn space_needs(
+        &self,
+        plan: &DatabasePlan,
+        fixture_rows: u64,
+    ) -> Vec<crate::util::space::Need> {
+        if !self.is_local() {
+            return Vec::new();
+        }
+        match options::map(&plan.storage, Mode::Managed) {
+            Ok(mapping) => {
+                space::needs(plan, &mapping, fixture_rows, plan.work_dir.join("postgres"))
+            }
+            Err(_) => Vec::new(),
+        }
     }
 
     /// Creates the database of `plan` (and, on a managed cluster, the cluster it needs).
