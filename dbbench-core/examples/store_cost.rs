@@ -7,8 +7,8 @@
 
 use dbbench_core::__internals::config::{FixtureKind, Growth, RunSpec, Size, StorageSpec};
 use dbbench_core::__internals::{
-    run_recorded, Backend, BodyFuture, CellSpec, EmbeddedBackend, InvocationStart, Recorder,
-    RunContext, Store,
+    run_recorded, Backend, BodyFuture, CellSpec, EmbeddedBackend, InvocationStart, NoJudge,
+    Recorder, RunContext, Store,
 };
 use dbbench_core::results::{BenchmarkResult, CellResult, CellStatus, RunResult, WindowTimes};
 use dbbench_core::{BenchmarkSpec, Result, Scale, Session};
@@ -93,6 +93,10 @@ impl<R: Recorder> Recorder for Timed<R> {
         self.inner.kept(cell)
     }
 
+    fn benchmark_finished(&mut self, stopping: &dbbench_core::results::Stopping) -> Result<()> {
+        self.inner.benchmark_finished(stopping)
+    }
+
     fn calibration(&mut self) -> Result<Option<dbbench_core::results::Calibration>> {
         self.inner.calibration()
     }
@@ -128,7 +132,7 @@ fn main() -> Result<()> {
         .expect("a runtime");
     let result = runtime.block_on(async {
         let mut backend = Backend::Embedded(EmbeddedBackend::new());
-        run_recorded(&BENCH, None, &ctx, &mut backend, &mut timed).await
+        run_recorded(&BENCH, None, &ctx, &mut backend, &mut timed, &NoJudge).await
     })?;
     assert_eq!(result.cells[0].status, CellStatus::Ok);
     let n = timed.per_repetition.len() as f64;

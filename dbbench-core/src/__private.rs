@@ -3,7 +3,8 @@
 
 pub use crate::cli::harness::run_test;
 pub use crate::model::config::{
-    BackendKind, FixtureKind, Growth, Order, Recovery, RunSpec, Size, StorageSpec,
+    BackendKind, FixtureKind, Growth, Order, Precision, Recovery, RunSpec, Size, StorageSpec,
 };
+pub use crate::model::start::CacheState;
 pub use crate::run::session::Session;
 pub use crate::run::spec::{BenchmarkSpec, BodyFuture, CellSpec};

@@ -65,6 +65,7 @@ pub mod results {
     pub use crate::model::host::HostInfo;
     pub use crate::model::interference::{Busy, Interference, Thresholds};
     pub use crate::model::results::*;
+    pub use crate::model::start::{CacheState, WindowStart};
 }
 
 /// The `credit` fixture and the statements of the articles' workloads, in each dialect.
@@ -78,6 +79,7 @@ pub mod fixture {
 #[doc(hidden)]
 pub mod __internals {
     pub use crate::analysis::compare::compare_all;
+    pub use crate::analysis::precision::IntervalJudge;
     pub use crate::cli::invocation::{Invocation, Ran};
     pub use crate::engine::embedded::storage;
     pub use crate::engine::embedded::EmbeddedBackend;
@@ -96,6 +98,7 @@ pub mod __internals {
     pub use crate::run::recorder::Recorder;
     pub use crate::run::runner::{database_name, run_benchmark, run_recorded};
     pub use crate::run::spec::{BenchmarkSpec, BodyFn, BodyFuture, CellSpec};
+    pub use crate::run::target::{Judge, NoJudge};
     pub use crate::util::monitor::Monitor;
     pub use crate::util::paths;
     pub use crate::util::probe::calibrate;

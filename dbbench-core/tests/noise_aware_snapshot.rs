@@ -84,10 +84,13 @@ fn result(times: [&[f64]; 2], growth_events: u64) -> BenchmarkResult {
             baseline: "growth_1mb".into(),
             timeout_s: None,
             build_profile: "debug".into(),
+            precision: None,
+            cache: Default::default(),
         },
         cells,
         reference: None,
         calibration: Some(calibration(0.1)),
+        stopping: None,
     }
 }
 

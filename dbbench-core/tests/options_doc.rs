@@ -71,4 +71,11 @@ fn documented_defaults_are_the_applied_ones() {
     );
     expect("smoke_divisor", format!("1..={}", defaults::MAX_DIVISOR));
     expect("order", format!("`\"{}\"` (default)", defaults::ORDER));
+    expect("min_repeat", format!("default {}", defaults::MIN_REPEAT));
+    expect("max_repeat", format!("default {}", defaults::MAX_REPEAT));
+    expect(
+        "budget",
+        format!("default `\"{}m\"`", defaults::BUDGET_MS / 60_000),
+    );
+    expect("cache", format!("`\"{}\"` (default)", defaults::CACHE));
 }

@@ -30,6 +30,7 @@ pub fn check(options: &BenchOptions, cases: &[Case], cells: &[Cell], errors: &mu
     baseline(&options.run, cells, errors);
     scale_storage(&options.run, cells, errors);
     divisors(options, errors);
+    precision(options, errors);
 }
 
 fn size_of(cell: &Cell, key: Key) -> Option<(&SizeValue, &Setting)> {
@@ -330,6 +331,78 @@ fn divisors(options: &BenchOptions, errors: &mut Errors) {
         (None, None) => return,
     };
     errors.error(span, message);
+}
+
+/// `precision` chooses the number of rounds, so it cannot be combined with `repeat`, which fixes
+/// it; `min_repeat`, `max_repeat` and `budget` bound it and mean nothing without it.
+fn precision(options: &BenchOptions, errors: &mut Errors) {
+    let run = &options.run;
+    let given = |key| options.given.contains(&key);
+    if !given(Key::Precision) {
+        let bounds = [
+            (Key::MinRepeat, run.min_repeat.as_ref().map(|v| v.span)),
+            (Key::MaxRepeat, run.max_repeat.as_ref().map(|v| v.span)),
+            (Key::Budget, run.budget.as_ref().map(|v| v.span)),
+        ];
+        for (key, span) in bounds {
+            if let Some(span) = span {
+                let message = format!(
+                    "`{key}` bounds the rounds of a benchmark with a precision target, but none is \
+                     set: add `precision = \"5%\"` to repeat until every ratio is that precise, \
+                     or use `repeat = 3` for a fixed count"
+                );
+                errors.error(span, message);
+            }
+        }
+        return;
+    }
+    if let (Some(repeat), true) = (&run.repeat, given(Key::Precision)) {
+        let message = "`repeat` fixes the number of rounds, but `precision` repeats until every \
+                       ratio's interval is narrow enough: remove `repeat`, or bound the rounds \
+                       with `min_repeat` and `max_repeat`";
+        errors.error(repeat.span, message);
+    }
+    if let Some(order) = run
+        .order
+        .as_ref()
+        .filter(|o| o.value == crate::setting::Order::Blocked)
+    {
+        let message = "`precision` pairs the cells of each round, which needs every round to \
+                       run every cell once: remove `order = \"blocked\"`, or use a fixed \
+                       `repeat` with blocked order";
+        errors.error(order.span, message);
+    }
+    let min = run
+        .min_repeat
+        .as_ref()
+        .map_or(dbbench_options::defaults::MIN_REPEAT, |m| m.value);
+    if let Some(max) = &run.max_repeat {
+        if max.value < min {
+            let message = format!(
+                "`max_repeat` is {} but the fewest rounds are {min}{}: raise `max_repeat` to at \
+                 least {min}",
+                max.value,
+                if run.min_repeat.is_some() {
+                    " (`min_repeat`)"
+                } else {
+                    " (the default `min_repeat`)"
+                }
+            );
+            errors.error(max.span, message);
+        }
+    } else if let Some(m) = run
+        .min_repeat
+        .as_ref()
+        .filter(|m| m.value > dbbench_options::defaults::MAX_REPEAT)
+    {
+        let message = format!(
+            "`min_repeat` is {} but the default `max_repeat` is {}: set `max_repeat` to at least {}",
+            m.value,
+            dbbench_options::defaults::MAX_REPEAT,
+            m.value
+        );
+        errors.error(m.span, message);
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,9 @@
 
 use crate::bench::{self, Bench};
 use crate::matrix::Cell;
-use crate::setting::{Backend, Fixture, GrowthValue, Order, Recovery, SizeValue, StorageValue};
+use crate::setting::{
+    Backend, Cache, Fixture, GrowthValue, Order, Recovery, SizeValue, StorageValue,
+};
 use crate::symbol::Key;
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
@@ -206,6 +208,41 @@ fn run_spec(bench: &Bench) -> TokenStream {
     if let Some(d) = &run.default_divisor {
         let n = Literal::u32_unsuffixed(d.value);
         fields.push(quote!(default_divisor: #n));
+    }
+    if let Some(p) = &run.precision {
+        // Every option of the target is written, with the defaults where the attribute left
+        // them out, so the runtime sees one complete `Precision`.
+        let hundredths = Literal::u32_unsuffixed(p.value);
+        let min = Literal::u32_unsuffixed(
+            run.min_repeat
+                .as_ref()
+                .map_or(dbbench_options::defaults::MIN_REPEAT, |m| m.value),
+        );
+        let max = Literal::u32_unsuffixed(
+            run.max_repeat
+                .as_ref()
+                .map_or(dbbench_options::defaults::MAX_REPEAT, |m| m.value),
+        );
+        let budget = Literal::u64_unsuffixed(
+            run.budget
+                .as_ref()
+                .map_or(dbbench_options::defaults::BUDGET_MS, |b| b.value),
+        );
+        fields.push(quote!(precision: ::core::option::Option::Some(
+            ::dbbench_core::__private::Precision {
+                hundredths_of_percent: #hundredths,
+                min_rounds: #min,
+                max_rounds: #max,
+                budget: ::core::time::Duration::from_millis(#budget),
+            }
+        )));
+    }
+    if let Some(cache) = &run.cache {
+        let variant = match cache.value {
+            Cache::Warm => quote!(Warm),
+            Cache::Cold => quote!(Cold),
+        };
+        fields.push(quote!(cache: ::dbbench_core::__private::CacheState::#variant));
     }
     quote! {
         ::dbbench_core::__private::RunSpec {

@@ -7,7 +7,7 @@
 
 use crate::errors::Errors;
 use crate::parse::{RawOption, RawValue, Value};
-use crate::setting::{Backend, Fixture, Order, Setting};
+use crate::setting::{Backend, Cache, Fixture, Order, Setting};
 use crate::suggest;
 use crate::symbol::{self, Key};
 use crate::value;
@@ -77,6 +77,16 @@ pub struct RunOptions {
     pub smoke_divisor: Option<Spanned<u32>>,
     /// `default_divisor`; [`DEFAULT_DEFAULT_DIVISOR`] when not given.
     pub default_divisor: Option<Spanned<u32>>,
+    /// `precision`, in hundredths of a percent.
+    pub precision: Option<Spanned<u32>>,
+    /// `min_repeat`
+    pub min_repeat: Option<Spanned<u32>>,
+    /// `max_repeat`
+    pub max_repeat: Option<Spanned<u32>>,
+    /// `budget`, in milliseconds.
+    pub budget: Option<Spanned<u64>>,
+    /// `cache`
+    pub cache: Option<Spanned<Cache>>,
 }
 
 /// The options of `#[db_bench(...)]`.
@@ -318,6 +328,22 @@ fn run(key: Key, value: &RawValue, run: &mut RunOptions, errors: &mut Errors) {
         }
         Key::Timeout => {
             run.timeout = value::duration(key, value, errors).map(|v| Spanned::new(v, span))
+        }
+        Key::Precision => {
+            run.precision = value::percent(key, value, errors).map(|v| Spanned::new(v, span))
+        }
+        Key::MinRepeat => {
+            run.min_repeat = value::int(key, value, 2, 1000, errors).map(|v| Spanned::new(v, span))
+        }
+        Key::MaxRepeat => {
+            run.max_repeat = value::int(key, value, 2, 1000, errors).map(|v| Spanned::new(v, span))
+        }
+        Key::Budget => {
+            run.budget = value::duration(key, value, errors).map(|v| Spanned::new(v, span))
+        }
+        Key::Cache => {
+            let choices = [(symbol::WARM, Cache::Warm), (symbol::COLD, Cache::Cold)];
+            run.cache = value::keyword(key, value, &choices, errors).map(|v| Spanned::new(v, span));
         }
         Key::Baseline => {
             run.baseline =

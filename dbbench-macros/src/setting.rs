@@ -57,6 +57,15 @@ pub enum Order {
     Blocked,
 }
 
+/// The page cache a measured window starts with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cache {
+    /// `"warm"`
+    Warm,
+    /// `"cold"`
+    Cold,
+}
+
 /// A backend, as one of [`BACKENDS`](dbbench_options::keyword::BACKENDS): adding a backend there
 /// is all the macro needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

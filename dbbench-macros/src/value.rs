@@ -9,7 +9,7 @@ use crate::parse::{Value, ValueKind};
 use crate::setting::{Backend, GrowthValue, Recovery, Setting, SizeValue, StorageValue};
 use crate::suggest::{self, Quote};
 use crate::symbol::{self, Key};
-use dbbench_options::size::{self, DurationError, GrowthError, SizeError};
+use dbbench_options::size::{self, DurationError, GrowthError, PercentError, SizeError};
 
 /// Converts `value` for storage option `key`, recording any error.
 pub fn storage(key: Key, value: &Value, errors: &mut Errors) -> Option<Setting> {
@@ -58,7 +58,13 @@ pub fn example(key: Key, written: Option<&Value>) -> String {
     if let Some(ValueKind::Int { suffix, .. }) = written.map(|v| &v.kind) {
         let sized = matches!(
             key,
-            Key::DataSize | Key::LogSize | Key::LogPregrow | Key::TempdbSize | Key::Timeout
+            Key::DataSize
+                | Key::LogSize
+                | Key::LogPregrow
+                | Key::TempdbSize
+                | Key::Timeout
+                | Key::Budget
+                | Key::Precision
         ) || is_growth(key);
         if sized && !suffix.is_empty() {
             return format!("`{key} = \"{}\"`", written.map_or("", |v| &v.text));
@@ -73,6 +79,7 @@ pub fn example(key: Key, written: Option<&Value>) -> String {
             }
             Key::Fixture => [symbol::FIXTURE_NONE, symbol::CREDIT].contains(&word.as_str()),
             Key::Order => [symbol::INTERLEAVED, symbol::BLOCKED].contains(&word.as_str()),
+            Key::Cache => [symbol::WARM, symbol::COLD].contains(&word.as_str()),
             Key::Backends => Backend::all().any(|(keyword, _)| keyword == word),
             Key::Growth | Key::LogGrowth | Key::TempdbGrowth => word == symbol::GROWTH_NONE,
             Key::Baseline | Key::Name | Key::DataOn | Key::LogOn => true,
@@ -101,6 +108,11 @@ pub fn example(key: Key, written: Option<&Value>) -> String {
         Key::Backends => &["[\"mssql\"]", "[\"embedded\", \"mssql\"]"],
         Key::Timeout => &["\"30s\"", "\"10m\""],
         Key::Order => &["\"interleaved\"", "\"blocked\""],
+        Key::Precision => &["\"5%\"", "\"2.5%\""],
+        Key::MinRepeat => &["3"],
+        Key::MaxRepeat => &["20"],
+        Key::Budget => &["\"2m\"", "\"90s\""],
+        Key::Cache => &["\"warm\"", "\"cold\""],
         Key::Baseline => &["\"data_files_1\""],
         Key::Name => &["\"test_3\""],
     };
@@ -117,12 +129,15 @@ pub fn wrong_type(key: Key, value: &Value, errors: &mut Errors) {
         | Key::Repeat
         | Key::Warmup
         | Key::SmokeDivisor
-        | Key::DefaultDivisor => "an integer",
+        | Key::DefaultDivisor
+        | Key::MinRepeat
+        | Key::MaxRepeat => "an integer",
         Key::Ifi | Key::ScaleStorage => "a boolean",
         Key::DataSize | Key::LogSize | Key::LogPregrow | Key::TempdbSize => {
             "a size string with a unit"
         }
-        Key::Timeout => "a duration string with a unit",
+        Key::Timeout | Key::Budget => "a duration string with a unit",
+        Key::Precision => "a percentage string",
         Key::Backends => "a list of backend names",
         _ => "a string",
     };
@@ -253,6 +268,25 @@ pub fn duration(key: Key, value: &Value, errors: &mut Errors) -> Option<u64> {
         }
         Err(DurationError::Zero) => "must be longer than zero",
         Err(DurationError::TooLarge) => "is too long to be represented",
+    };
+    report(value, errors, format!("`{key}` {problem}; found {text:?}"));
+    None
+}
+
+/// A precision such as `"5%"`, in hundredths of a percent.
+pub fn percent(key: Key, value: &Value, errors: &mut Errors) -> Option<u32> {
+    let text = string(key, value, errors)?;
+    let problem = match size::parse_percent(text) {
+        Ok(hundredths) => return Some(hundredths),
+        Err(PercentError::Syntax) => {
+            "must be a percentage such as \"5%\" or \"2.5%\" (the half-width of every ratio's \
+             95% interval)"
+                .to_string()
+        }
+        Err(PercentError::Range) => format!(
+            "must be more than 0% and at most {}%",
+            dbbench_options::defaults::MAX_PRECISION_PERCENT
+        ),
     };
     report(value, errors, format!("`{key}` {problem}; found {text:?}"));
     None

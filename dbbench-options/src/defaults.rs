@@ -18,6 +18,19 @@ pub const FIXTURE: &str = crate::keyword::FIXTURE_NONE;
 /// `order` when not given.
 pub const ORDER: &str = crate::keyword::INTERLEAVED;
 
+/// `cache` when not given.
+pub const CACHE: &str = crate::keyword::WARM;
+/// `min_repeat` when `precision` is given without it: the rounds whose spread the two-stage
+/// interval uses. Five give t(0.975, 4) = 2.78; three would give 4.30, and so need about 2.4 times
+/// as many rounds for the same width.
+pub const MIN_REPEAT: u32 = 5;
+/// `max_repeat` when `precision` is given without it.
+pub const MAX_REPEAT: u32 = 20;
+/// `budget` when `precision` is given without it, in milliseconds: five minutes.
+pub const BUDGET_MS: u64 = 5 * 60 * 1000;
+/// The largest `precision`, in percent: a wider target would accept any interval.
+pub const MAX_PRECISION_PERCENT: f64 = 50.0;
+
 /// The backend used when `DBBENCH_BACKEND` is unset; cells that cannot run on it are generated as
 /// ignored tests, so test runners show them as skipped rather than passed.
 pub const BACKEND: &str = crate::keyword::EMBEDDED;

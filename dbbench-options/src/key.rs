@@ -60,6 +60,16 @@ pub enum Key {
     SmokeDivisor,
     /// `default_divisor`: the articles' sizes are divided by this at the default scale.
     DefaultDivisor,
+    /// `precision`: repeat until every ratio's 95% interval is within this many percent.
+    Precision,
+    /// `min_repeat`: the fewest rounds a benchmark with `precision` runs.
+    MinRepeat,
+    /// `max_repeat`: the most rounds a benchmark with `precision` runs.
+    MaxRepeat,
+    /// `budget`: the longest a benchmark with `precision` keeps starting rounds.
+    Budget,
+    /// `cache`: the page cache a measured window starts with (`warm` or `cold`).
+    Cache,
     /// `name`: the name of a `#[case]`.
     Name,
 }
@@ -85,7 +95,7 @@ impl Key {
 
     /// Options that apply to the whole benchmark: allowed in `#[db_bench]`, and in `#[case]`
     /// only if they are also in [`Key::PER_CASE`].
-    pub const RUN: [Key; 10] = [
+    pub const RUN: [Key; 15] = [
         Key::Repeat,
         Key::Warmup,
         Key::Fixture,
@@ -96,13 +106,18 @@ impl Key {
         Key::ScaleStorage,
         Key::SmokeDivisor,
         Key::DefaultDivisor,
+        Key::Precision,
+        Key::MinRepeat,
+        Key::MaxRepeat,
+        Key::Budget,
+        Key::Cache,
     ];
 
     /// Run options that a `#[case]` may set for its own cells, replacing the benchmark's value.
     pub const PER_CASE: [Key; 1] = [Key::Backends];
 
     /// Every key, for looking a name up.
-    pub const ALL: [Key; 25] = [
+    pub const ALL: [Key; 30] = [
         Key::DataFiles,
         Key::DataSize,
         Key::Growth,
@@ -127,6 +142,11 @@ impl Key {
         Key::ScaleStorage,
         Key::SmokeDivisor,
         Key::DefaultDivisor,
+        Key::Precision,
+        Key::MinRepeat,
+        Key::MaxRepeat,
+        Key::Budget,
+        Key::Cache,
         Key::Name,
     ];
 
@@ -157,6 +177,11 @@ impl Key {
             Key::ScaleStorage => "scale_storage",
             Key::SmokeDivisor => "smoke_divisor",
             Key::DefaultDivisor => "default_divisor",
+            Key::Precision => "precision",
+            Key::MinRepeat => "min_repeat",
+            Key::MaxRepeat => "max_repeat",
+            Key::Budget => "budget",
+            Key::Cache => "cache",
             Key::Name => "name",
         }
     }

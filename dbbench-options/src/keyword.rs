@@ -21,6 +21,11 @@ pub const INTERLEAVED: &str = "interleaved";
 /// `order = "blocked"`.
 pub const BLOCKED: &str = "blocked";
 
+/// `cache = "warm"`.
+pub const WARM: &str = "warm";
+/// `cache = "cold"`.
+pub const COLD: &str = "cold";
+
 /// `backends = ["embedded"]`.
 pub const EMBEDDED: &str = "embedded";
 /// `backends = ["mssql"]`.

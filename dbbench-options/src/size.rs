@@ -147,6 +147,36 @@ pub fn parse_duration(text: &str) -> Result<u64, DurationError> {
     }
 }
 
+/// Why a precision literal was rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PercentError {
+    /// Not a number with at most two decimals followed by `%`.
+    Syntax,
+    /// Zero, or above [`crate::defaults::MAX_PRECISION_PERCENT`].
+    Range,
+}
+
+/// Parses `"5%"` or `"2.5%"` into hundredths of a percent (`500`, `250`), for `precision`.
+pub fn parse_percent(text: &str) -> Result<u32, PercentError> {
+    let number = text.strip_suffix('%').ok_or(PercentError::Syntax)?;
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits(whole) || !digits(fraction) || fraction.len() > 2 {
+        return Err(PercentError::Syntax);
+    }
+    if number.ends_with('.') {
+        return Err(PercentError::Syntax);
+    }
+    let whole: u32 = whole.parse().map_err(|_| PercentError::Range)?;
+    let fraction: u32 = format!("{fraction:0<2}").parse().unwrap_or(0);
+    let hundredths = whole.checked_mul(100).ok_or(PercentError::Range)? + fraction;
+    let max = (crate::defaults::MAX_PRECISION_PERCENT * 100.0) as u32;
+    if hundredths == 0 || hundredths > max {
+        return Err(PercentError::Range);
+    }
+    Ok(hundredths)
+}
+
 /// `bytes` in the largest unit that divides it (`"256KB"`), for messages that suggest a value.
 pub fn format_size(bytes: u64) -> String {
     let units = [(TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "KB")];
@@ -189,6 +219,19 @@ mod tests {
             parse_size("18446744073709551615TB"),
             Err(SizeError::TooLarge)
         );
+    }
+
+    #[test]
+    fn precision_takes_percents_with_up_to_two_decimals() {
+        assert_eq!(parse_percent("5%"), Ok(500));
+        assert_eq!(parse_percent("2.5%"), Ok(250));
+        assert_eq!(parse_percent("0.25%"), Ok(25));
+        assert_eq!(parse_percent("50%"), Ok(5000));
+        for bad in ["5", "%", "5.%", ".5%", "5 %", "1.234%", "-5%", "five%"] {
+            assert_eq!(parse_percent(bad), Err(PercentError::Syntax), "{bad}");
+        }
+        assert_eq!(parse_percent("0%"), Err(PercentError::Range));
+        assert_eq!(parse_percent("51%"), Err(PercentError::Range));
     }
 
     #[test]

@@ -44,7 +44,10 @@ const FULL_INSERT_BYTES: u64 = 100 << 30;
     scale_storage = true,
     smoke_divisor = 16384,
     default_divisor = 256,
-    repeat = 5
+    precision = "5%",
+    min_repeat = 4,
+    max_repeat = 10,
+    budget = "80s"
 )]
 pub async fn equal_shares(db: &mut Session) -> Result<()> {
     let workers = workers_at(db.scale(), 16);

@@ -15,8 +15,9 @@
 //! report), plus the driver's latency percentiles.
 //!
 //! **Scales.** Sizes scale together (`scale_storage`): at `full` the article's 1 TB table, 1 TB
-//! data file, 250 MB log with 50 MB growth and 128 connections; at the default scale 1/1024 (a
-//! 1 GB table of 131,072 rows, 1 GB data file, 256 KB log with 64 KB growth, 16 connections); at
+//! data file, 250 MB log with 50 MB growth and 128 connections; at the default scale 1/2048 (a
+//! 512 MB table of 65,536 rows, 512 MB data file, 128 KB log with 64 KB growth, 16 connections;
+//! half the 1/1024 of earlier releases, so that enough paired rounds fit the main job's budget); at
 //! `smoke` 1/65536 (16 MB, 2,048 rows, 4 connections). Sizes never go below one 64 KB extent.
 //!
 //! **What differs on the embedded engine.** SQLite has one writer at a time, so the connections
@@ -45,8 +46,11 @@ const FULL_TABLE_BYTES: u64 = 1 << 40;
     log_growth = "50MB",
     scale_storage = true,
     smoke_divisor = 65536,
-    default_divisor = 1024,
-    repeat = 3
+    default_divisor = 2048,
+    precision = "5%",
+    min_repeat = 4,
+    max_repeat = 10,
+    budget = "100s"
 )]
 #[case(name = "same_volume")]
 #[case(name = "separate_volumes", data_on = "data", log_on = "log")]

@@ -43,7 +43,10 @@ use dbbench_core::{db_bench, Result, Session};
     log_size = "400MB",
     scale_storage = true,
     baseline = "test_1",
-    repeat = 3
+    precision = "5%",
+    min_repeat = 5,
+    max_repeat = 12,
+    budget = "130s"
 )]
 #[case(name = "test_1", growth = "1MB", log_growth = "1MB", ifi = false)]
 #[case(name = "test_2", growth = "1MB", log_growth = "1MB", ifi = true)]

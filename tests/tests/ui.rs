@@ -20,6 +20,7 @@ fn ui() {
         "run_options",
         "scale",
         "several",
+        "precision",
     ] {
         t.compile_fail(format!("tests/ui/{topic}/*.rs"));
     }

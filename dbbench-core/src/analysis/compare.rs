@@ -6,7 +6,7 @@
 //! with `dbbench compare <baseline> [<current>]` (the suite binary takes the same command).
 
 use crate::analysis::notation;
-use crate::analysis::ratio::Ratio;
+use crate::analysis::ratio::{Margin, Ratio};
 use crate::analysis::stats::Summary;
 use crate::analysis::table::elapsed_of;
 use crate::model::error::{Error, Result};
@@ -60,6 +60,8 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
         cell_of(result, name).and_then(|c| Summary::of(&elapsed_of(c)))
     };
     let mut notes: Vec<String> = Vec::new();
+    // Two invocations share no rounds: their runs do not pair, so the interval is Welch's.
+    let margin = Margin::from_env();
     let labels = crate::analysis::label::labels(current);
     let rows = names
         .into_iter()
@@ -80,7 +82,7 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
             saturated.dedup();
             let (base, cur) = (summary(baseline, name), summary(current, name));
             let ratio = match (&cur, &base, cell_of(current, name), cell_of(baseline, name)) {
-                (Some(c), Some(b), Some(now), Some(then)) => Ratio::of(c, b).map(|r| {
+                (Some(c), Some(b), Some(now), Some(then)) => Ratio::welch(c, b, margin).map(|r| {
                     let comparable = crate::model::calibration::comparable(
                         now.calibration.as_ref(),
                         then.calibration.as_ref(),
@@ -217,7 +219,7 @@ impl Comparison {
                     .map(notation::ratio)
                     .unwrap_or_else(|| "–".into()),
                 match (&row.ratio, &row.baseline, &row.current) {
-                    (Some(r), _, _) => r.verdict.describe().to_string(),
+                    (Some(r), _, _) => r.verdict_text(),
                     (None, None, Some(_)) => "new cell".into(),
                     (None, Some(_), None) => "not in the current run".into(),
                     _ => "–".into(),
@@ -240,12 +242,20 @@ impl Comparison {
         for change in &self.environment_changes {
             let _ = writeln!(out, "  environment changed: {change}");
         }
-        out.push_str(
-            "  ratio below 1 is faster; interval: 95% log-ratio Welch t; a verdict needs the \
-             interval to exclude 1\n",
-        );
+        let _ = writeln!(out, "  {}", method_note());
+
         out
     }
+}
+
+/// How `compare` reads: the method and the three verdicts, with the margin in force.
+pub fn method_note() -> String {
+    let m = Margin::from_env().describe();
+    format!(
+        "ratio = current / baseline, below 1 is faster; interval: 95% log-ratio Welch t (runs of \
+         two invocations do not pair); faster/slower: the interval excludes 1; equivalent: it lies \
+         within {m} (DBBENCH_TOLERANCE); inconclusive: it contains 1 and is wider than {m}"
+    )
 }
 
 /// Compares every current benchmark with the baseline's benchmark of the same name (benchmarks
@@ -305,7 +315,8 @@ mod tests {
         let verdict = |i: usize| c.rows[i].ratio.as_ref().unwrap().verdict;
         assert_eq!(verdict(0), Verdict::Slower);
         assert!((c.rows[0].ratio.as_ref().unwrap().ratio - 2.0).abs() < 1e-9);
-        assert_eq!(verdict(1), Verdict::NoSignificantDifference);
+        // ±2% of wobble is no difference worth the name: equivalent within the ±10% margin.
+        assert_eq!(verdict(1), Verdict::Equivalent);
         assert_eq!(c.environment_changes, ["CPU: `Test CPU` → `Other CPU`"]);
         insta::assert_snapshot!(c.render());
     }
@@ -328,10 +339,10 @@ mod tests {
         other.benchmark = "other::bench".into();
         let all = compare_all(&[vlf.clone(), other.clone()], std::slice::from_ref(&vlf)).unwrap();
         assert_eq!(all.len(), 1);
-        assert!(all[0]
-            .rows
-            .iter()
-            .all(|r| r.ratio.as_ref().unwrap().verdict == Verdict::NoSignificantDifference));
+        assert!(all[0].rows.iter().all(|r| matches!(
+            r.ratio.as_ref().unwrap().verdict,
+            Verdict::Equivalent | Verdict::Imprecise
+        )));
         let mut third = vlf.clone();
         third.benchmark = "third::bench".into();
         let err = compare_all(&[other, third], &[vlf.clone(), vlf]).unwrap_err();

@@ -8,6 +8,9 @@ pub mod compare;
 pub mod label;
 pub mod metrics;
 pub mod notation;
+pub mod precision;
 pub mod ratio;
+#[cfg(test)]
+mod simulation;
 pub mod stats;
 pub mod table;

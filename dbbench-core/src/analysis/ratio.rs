@@ -1,29 +1,114 @@
-//! A cell's time relative to the baseline cell's: the ratio of means, its 95% interval and a
-//! verdict.
+//! A cell's time relative to the baseline cell's: the ratio, its 95% interval, the method that
+//! produced it, and a verdict. `docs/statistics.md` has the methods, their assumptions and the
+//! simulations that check them.
 //!
-//! # Method: log-ratio Welch t-interval
+//! # Paired rounds (interleaved order)
 //!
-//! The ratio `r = mean(cell) / mean(baseline)` is estimated on the log scale, where a ratio
-//! becomes a difference and its sampling distribution is close to symmetric. By the delta method
-//! the standard error of `ln r` is
+//! With interleaved order each round runs every cell once, one after another, so the cells of a
+//! round share that round's conditions (what the OS still writes back, the host's neighbours).
+//! Those conditions move every cell of the round together, which the per-round ratio cancels:
+//! with `d_i = ln(cell_i / baseline_i)` over the `n` rounds both cells have,
 //!
 //! ```text
-//! se = sqrt( s_c² / (n_c · m_c²)  +  s_b² / (n_b · m_b²) )
+//! ratio = exp(mean(d)),   interval = exp(mean(d) ± t(0.975, n - 1) · sd(d) / √n)
 //! ```
 //!
-//! (the squared coefficients of variation of the two means), with Welch–Satterthwaite degrees of
-//! freedom because the two cells need not have the same variance. The interval is
-//! `exp(ln r ± t(0.975, df) · se)`, so it is never negative and is symmetric in `ln r`: cell A
-//! being 2× slower than B has the mirrored interval of B being 2× faster than A. Fieller's
-//! interval is equivalent for small coefficients of variation but can become unbounded; the
-//! bootstrap of the ratio needs more runs than a storage benchmark usually has.
+//! (the geometric mean of the per-round ratios and a one-sample t interval on the log scale).
+//! The log makes the interval symmetric in the ratio's direction and never negative; t rather
+//! than a bootstrap because storage benchmarks have 3 to 20 rounds, too few for resampling.
 //!
-//! The verdict is "faster" when the whole interval lies below 1, "slower" when it lies above 1,
-//! and "no significant difference" when it contains 1. With fewer than two runs on either side
-//! there is no interval and the verdict says so.
+//! # Two stages (a precision target)
+//!
+//! A precision target decides how many rounds to run from the data, and an interval computed as
+//! above after a data-dependent stop is too narrow: the rule stops when the spread *happens* to
+//! be small (simulated: 90% coverage, 9% false positives). So a benchmark with a target uses
+//! Stein's two-stage interval: the spread is estimated once, from the first `n₀` rounds (the
+//! target's `min_repeat`), and
+//!
+//! ```text
+//! interval = exp(mean(d over all N rounds) ± t(0.975, n₀ - 1) · sd(d over the first n₀) / √N)
+//! ```
+//!
+//! which is exact for normal noise whatever `N` the spread of the first rounds led to (Stein,
+//! 1945). Its width depends on the first rounds and `N` only, so stopping on it biases nothing.
+//!
+//! # Welch (blocked order, other invocations)
+//!
+//! Where runs do not pair (blocked order, cells from different invocations, `compare` against a
+//! saved baseline), `ratio = mean(cell) / mean(baseline)` with a log-ratio Welch interval: by the
+//! delta method the standard error of `ln r` is `sqrt(s_c² / (n_c m_c²) + s_b² / (n_b m_b²))`,
+//! with Welch–Satterthwaite degrees of freedom.
+//!
+//! # Verdicts
+//!
+//! *faster* / *slower* when the interval lies wholly below / above 1; *equivalent* when it lies
+//! inside the equivalence margin `[1 − m, 1 + m]` (two one-sided tests at 2.5% each, Schuirmann's
+//! TOST with the 95% interval); *inconclusive* otherwise: the interval contains 1 but is wider
+//! than the margin, so the runs cannot tell "no difference" from "a difference we could not
+//! resolve". The margin is the snapshot comparator's relative tolerance (`DBBENCH_TOLERANCE`,
+//! default 10%), so "equivalent" means what a passing snapshot check means. The busy-machine and
+//! calibration verdicts overrule these ([`Ratio::judged`]).
 
 use crate::analysis::stats::{t_quantile, Interval, Summary, CONFIDENCE};
+use crate::model::results::CellResult;
 use serde::{Deserialize, Serialize};
+
+/// The equivalence margin: a ratio within `[1 − m, 1 + m]` is no difference worth reporting.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Margin(pub f64);
+
+impl Margin {
+    /// The default: the snapshot comparator's default relative tolerance, 10%.
+    pub const DEFAULT: Margin = Margin(0.10);
+
+    /// The margin from `DBBENCH_TOLERANCE` (`10%` or `0.1`), the default when it is unset or
+    /// unreadable (the comparator reports an unreadable value before anything runs).
+    pub fn from_env() -> Margin {
+        std::env::var("DBBENCH_TOLERANCE")
+            .ok()
+            .and_then(|v| Margin::parse(&v))
+            .unwrap_or(Margin::DEFAULT)
+    }
+
+    /// `10%` or `0.1`; `None` for anything else or a negative value.
+    pub fn parse(text: &str) -> Option<Margin> {
+        let text = text.trim();
+        match text.strip_suffix('%') {
+            Some(pct) => pct.trim().parse::<f64>().ok().map(|p| p / 100.0),
+            None => text.parse::<f64>().ok(),
+        }
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(Margin)
+    }
+
+    /// `±10%`.
+    pub fn describe(&self) -> String {
+        format!("±{}%", crate::model::units::percent_text(self.0))
+    }
+}
+
+/// Which interval a ratio carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Paired over the rounds both cells ran (interleaved order, one invocation).
+    Paired,
+    /// Paired, with the spread of the first rounds (a precision target: Stein's two stages).
+    TwoStage,
+    /// Log-ratio Welch over the two cells' runs.
+    Welch,
+}
+
+impl Method {
+    /// How tables name the method.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Method::Paired => "paired rounds, 95% log-ratio t",
+            Method::TwoStage => "paired rounds, 95% two-stage log-ratio t (Stein)",
+            Method::Welch => "95% log-ratio Welch t",
+        }
+    }
+}
 
 /// How a cell's elapsed time compares with the baseline's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,8 +118,10 @@ pub enum Verdict {
     Faster,
     /// The cell is significantly slower (the whole interval is above 1).
     Slower,
-    /// The interval contains 1: the difference is within the noise.
-    NoSignificantDifference,
+    /// The interval lies inside the equivalence margin: no difference larger than the margin.
+    Equivalent,
+    /// The interval contains 1 and reaches beyond the margin: the runs cannot tell.
+    Imprecise,
     /// One side has fewer than two runs, so there is no interval to judge by.
     TooFewRuns,
     /// This is the baseline itself.
@@ -53,12 +140,14 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// The verdict in words, as tables show it.
+    /// The verdict in a word or two, as narrow places (charts, the Markdown comment's emoji
+    /// column) show it; [`Ratio::verdict_text`] says it whole.
     pub fn describe(&self) -> String {
         match self {
             Verdict::Faster => "faster".into(),
             Verdict::Slower => "slower".into(),
-            Verdict::NoSignificantDifference => "no significant difference".into(),
+            Verdict::Equivalent => "equivalent".into(),
+            Verdict::Imprecise => "inconclusive".into(),
             Verdict::TooFewRuns => "too few runs to judge".into(),
             Verdict::Baseline => "baseline".into(),
             Verdict::Inconclusive { disturbed, runs } => crate::model::interference::Busy {
@@ -71,21 +160,100 @@ impl Verdict {
     }
 }
 
-/// The ratio of a cell's mean to the baseline's, with its interval and verdict.
+/// The ratio of a cell's time to the baseline's, with its interval, method and verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ratio {
-    /// `mean(cell) / mean(baseline)`: below 1 is faster.
+    /// The cell's time over the baseline's: below 1 is faster.
     pub ratio: f64,
     /// 95% interval of the ratio; `None` with fewer than two runs on either side.
     pub ci: Option<Interval>,
     /// What the interval says.
     pub verdict: Verdict,
+    /// Which interval this is.
+    pub method: Method,
+    /// The equivalence margin the verdict used.
+    pub margin: Margin,
 }
 
 impl Ratio {
-    /// Compares `cell` with `baseline`; `None` when either mean is not positive (a ratio of times
-    /// needs positive times).
-    pub fn of(cell: &Summary, baseline: &Summary) -> Option<Ratio> {
+    /// The ratio of `cell` to `baseline`: paired over their rounds when `paired_order` (the
+    /// benchmark ran interleaved), both come from one invocation and both ran the same rounds
+    /// (at least two), in two stages when a precision target chose the count after a `pilot` of
+    /// rounds; Welch otherwise. `None` without positive measured times on both sides.
+    pub fn between(
+        cell: &CellResult,
+        baseline: &CellResult,
+        paired_order: bool,
+        pilot: Option<usize>,
+        margin: Margin,
+    ) -> Option<Ratio> {
+        let pairs = paired_order
+            .then(|| rounds_of(cell, baseline))
+            .flatten()
+            .filter(|p| p.len() >= 2);
+        match (pairs, pilot) {
+            (Some(pairs), Some(n0)) if n0 >= 2 && pairs.len() >= n0 => {
+                Ratio::two_stage(&pairs, n0, margin)
+            }
+            (Some(pairs), _) => Ratio::paired(&pairs, margin),
+            (None, _) => {
+                let c = Summary::of(&crate::analysis::metrics::elapsed_of(cell))?;
+                let b = Summary::of(&crate::analysis::metrics::elapsed_of(baseline))?;
+                Ratio::welch(&c, &b, margin)
+            }
+        }
+    }
+
+    /// The paired ratio over `(cell, baseline)` times of the same rounds; `None` when a time is
+    /// not positive.
+    pub fn paired(pairs: &[(f64, f64)], margin: Margin) -> Option<Ratio> {
+        if pairs.is_empty()
+            || pairs
+                .iter()
+                .any(|&(c, b)| c <= 0.0 || b <= 0.0 || !c.is_finite())
+        {
+            return None;
+        }
+        let logs: Vec<f64> = pairs.iter().map(|&(c, b)| (c / b).ln()).collect();
+        let n = logs.len();
+        let mean = logs.iter().sum::<f64>() / n as f64;
+        let ci = (n >= 2).then(|| {
+            let ss: f64 = logs.iter().map(|d| (d - mean).powi(2)).sum();
+            let se = (ss / (n - 1) as f64).sqrt() / (n as f64).sqrt();
+            let half = if se == 0.0 {
+                0.0
+            } else {
+                t_quantile(0.5 + CONFIDENCE / 2.0, (n - 1) as f64) * se
+            };
+            Interval {
+                low: (mean - half).exp(),
+                high: (mean + half).exp(),
+            }
+        });
+        Some(Ratio::judge(mean.exp(), ci, Method::Paired, margin))
+    }
+
+    /// Stein's two-stage ratio over `pairs` in round order: the centre from every round, the
+    /// spread from the first `pilot` (at least 2) only.
+    pub fn two_stage(pairs: &[(f64, f64)], pilot: usize, margin: Margin) -> Option<Ratio> {
+        let pilot = pilot.clamp(2, pairs.len().max(2));
+        let all = Ratio::paired(pairs, margin)?;
+        let first = Ratio::paired(&pairs[..pilot.min(pairs.len())], margin)?;
+        let (Some(first_ci), true) = (first.ci, pairs.len() >= pilot) else {
+            return Some(all);
+        };
+        // The pilot's half-width on the log scale is t(n₀-1) · s₀ / √n₀; rescale it to √N.
+        let half = (first_ci.high / first.ratio).ln() * (pilot as f64 / pairs.len() as f64).sqrt();
+        let centre = all.ratio.ln();
+        let ci = Interval {
+            low: (centre - half).exp(),
+            high: (centre + half).exp(),
+        };
+        Some(Ratio::judge(all.ratio, Some(ci), Method::TwoStage, margin))
+    }
+
+    /// The Welch ratio of the two samples' means; `None` when either mean is not positive.
+    pub fn welch(cell: &Summary, baseline: &Summary, margin: Margin) -> Option<Ratio> {
         if cell.mean <= 0.0 || baseline.mean <= 0.0 {
             return None;
         }
@@ -100,13 +268,49 @@ impl Ratio {
             )),
             _ => None,
         };
+        Some(Ratio::judge(ratio, ci, Method::Welch, margin))
+    }
+
+    fn judge(ratio: f64, ci: Option<Interval>, method: Method, margin: Margin) -> Ratio {
         let verdict = match ci {
             None => Verdict::TooFewRuns,
             Some(ci) if ci.high < 1.0 => Verdict::Faster,
             Some(ci) if ci.low > 1.0 => Verdict::Slower,
-            Some(_) => Verdict::NoSignificantDifference,
+            Some(ci) if ci.low >= 1.0 - margin.0 && ci.high <= 1.0 + margin.0 => {
+                Verdict::Equivalent
+            }
+            Some(_) => Verdict::Imprecise,
         };
-        Some(Ratio { ratio, ci, verdict })
+        Ratio {
+            ratio,
+            ci,
+            verdict,
+            method,
+            margin,
+        }
+    }
+
+    /// How far the interval reaches from the ratio, as a fraction of it: `max(high / r − 1,
+    /// 1 − low / r)`, 0.05 for "±5%". `None` without an interval. A precision target stops on
+    /// this width, never on the verdict.
+    pub fn relative_half_width(&self) -> Option<f64> {
+        self.ci
+            .map(|ci| (ci.high / self.ratio - 1.0).max(1.0 - ci.low / self.ratio))
+    }
+
+    /// The verdict in words, with what it rests on: "faster", "equivalent (within ±10%)",
+    /// "inconclusive: [0.88, 1.15] is wider than ±10%", or the overruling verdict's sentence.
+    pub fn verdict_text(&self) -> String {
+        match (self.verdict, self.ci) {
+            (Verdict::Equivalent, _) => format!("equivalent (within {})", self.margin.describe()),
+            (Verdict::Imprecise, Some(ci)) => format!(
+                "inconclusive: [{:.2}, {:.2}] is wider than {}",
+                ci.low,
+                ci.high,
+                self.margin.describe()
+            ),
+            (v, _) => v.describe(),
+        }
     }
 
     /// The ratio with its verdict overruled where the runs cannot carry one: not comparable when
@@ -137,8 +341,28 @@ impl Ratio {
             ratio: 1.0,
             ci: None,
             verdict: Verdict::Baseline,
+            method: Method::Paired,
+            margin: Margin::DEFAULT,
         }
     }
+}
+
+/// `(cell, baseline)` elapsed times of every measured round, when both cells come from one
+/// invocation and ran exactly the same rounds; `None` otherwise (a partial rerun, a cell that
+/// failed part-way).
+fn rounds_of(cell: &CellResult, baseline: &CellResult) -> Option<Vec<(f64, f64)>> {
+    if cell.invocation != baseline.invocation {
+        return None;
+    }
+    let mut c: Vec<(u32, f64)> = cell.measured().map(|r| (r.index, r.elapsed_s)).collect();
+    let mut b: Vec<(u32, f64)> = baseline
+        .measured()
+        .map(|r| (r.index, r.elapsed_s))
+        .collect();
+    c.sort_by_key(|r| r.0);
+    b.sort_by_key(|r| r.0);
+    let same = c.len() == b.len() && c.iter().zip(&b).all(|(x, y)| x.0 == y.0);
+    same.then(|| c.iter().zip(&b).map(|(x, y)| (x.1, y.1)).collect())
 }
 
 /// `s² / (n · m²)`: the variance of the log of the mean by the delta method.
@@ -168,7 +392,12 @@ mod tests {
     use super::*;
 
     fn ratio(cell: &[f64], baseline: &[f64]) -> Ratio {
-        Ratio::of(&Summary::of(cell).unwrap(), &Summary::of(baseline).unwrap()).unwrap()
+        Ratio::welch(
+            &Summary::of(cell).unwrap(),
+            &Summary::of(baseline).unwrap(),
+            Margin::DEFAULT,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -197,10 +426,81 @@ mod tests {
     }
 
     #[test]
-    fn overlapping_noise_is_no_significant_difference() {
+    fn a_wide_interval_around_one_is_inconclusive_a_narrow_one_equivalent() {
         let r = ratio(&[11.0, 9.0, 10.5], &[10.0, 12.0, 8.0]);
-        assert_eq!(r.verdict, Verdict::NoSignificantDifference);
+        assert_eq!(r.verdict, Verdict::Imprecise);
         assert!(r.ci.unwrap().contains(1.0));
+        assert!(
+            r.verdict_text().starts_with("inconclusive: [0.") && r.verdict_text().ends_with("±10%"),
+            "{}",
+            r.verdict_text()
+        );
+        let r = ratio(&[10.0, 10.1, 9.9, 10.0], &[10.05, 9.95, 10.0, 10.0]);
+        assert_eq!(r.verdict, Verdict::Equivalent, "{r:?}");
+        assert_eq!(r.verdict_text(), "equivalent (within ±10%)");
+        // The same runs against a 0.1% margin cannot be called equivalent.
+        let s = |v: &[f64]| Summary::of(v).unwrap();
+        let strict = Ratio::welch(
+            &s(&[10.0, 10.1, 9.9, 10.0]),
+            &s(&[10.05, 9.95, 10.0, 10.0]),
+            Margin(0.001),
+        )
+        .unwrap();
+        assert_eq!(strict.verdict, Verdict::Imprecise);
+    }
+
+    #[test]
+    fn paired_rounds_cancel_what_a_round_shares() {
+        // Round effects of ±30% move both cells together: Welch sees the spread, the paired
+        // interval sees the steady 0.8.
+        let pairs = [(0.80, 1.0), (1.05, 1.30), (0.57, 0.70), (0.81, 1.0)];
+        let paired = Ratio::paired(&pairs, Margin::DEFAULT).unwrap();
+        assert_eq!(paired.method, Method::Paired);
+        assert_eq!(paired.verdict, Verdict::Faster, "{paired:?}");
+        assert!(paired.relative_half_width().unwrap() < 0.02, "{paired:?}");
+        let s = |v: Vec<f64>| Summary::of(&v).unwrap();
+        let welch = Ratio::welch(
+            &s(pairs.iter().map(|p| p.0).collect()),
+            &s(pairs.iter().map(|p| p.1).collect()),
+            Margin::DEFAULT,
+        )
+        .unwrap();
+        assert_eq!(welch.verdict, Verdict::Imprecise, "{welch:?}");
+        // exp(mean ln) of 0.8, 0.8077, 0.8143, 0.81.
+        assert!((paired.ratio - 0.808).abs() < 0.001, "{}", paired.ratio);
+    }
+
+    #[test]
+    fn the_paired_interval_is_the_t_interval_of_the_log_ratios() {
+        // ln ratios 0, ln 2: mean ln √2, sd ln 2 / √2, se ln 2 / 2, t(0.975, 1) = 12.706.
+        let r = Ratio::paired(&[(1.0, 1.0), (2.0, 1.0)], Margin::DEFAULT).unwrap();
+        let half = 12.706_204_7 * 2f64.ln() / 2.0;
+        let ci = r.ci.unwrap();
+        assert!((r.ratio - 2f64.sqrt()).abs() < 1e-12);
+        assert!(
+            (ci.low.ln() - (2f64.sqrt().ln() - half)).abs() < 1e-6,
+            "{ci:?}"
+        );
+        assert!(
+            (ci.high.ln() - (2f64.sqrt().ln() + half)).abs() < 1e-6,
+            "{ci:?}"
+        );
+        assert!(Ratio::paired(&[(1.0, 0.0)], Margin::DEFAULT).is_none());
+        assert_eq!(
+            Ratio::paired(&[(1.0, 2.0)], Margin::DEFAULT)
+                .unwrap()
+                .verdict,
+            Verdict::TooFewRuns
+        );
+    }
+
+    #[test]
+    fn margins_parse_as_the_comparator_s_tolerance() {
+        assert_eq!(Margin::parse("10%"), Some(Margin(0.10)));
+        assert_eq!(Margin::parse(" 0.05 "), Some(Margin(0.05)));
+        assert_eq!(Margin::parse("-1"), None);
+        assert_eq!(Margin::parse("lots"), None);
+        assert_eq!(Margin(0.025).describe(), "±2.5%");
     }
 
     #[test]
@@ -228,7 +528,7 @@ mod tests {
     fn non_positive_means_have_no_ratio() {
         let zero = Summary::of(&[0.0, 0.0]).unwrap();
         let one = Summary::of(&[1.0, 1.0]).unwrap();
-        assert!(Ratio::of(&one, &zero).is_none());
-        assert!(Ratio::of(&zero, &one).is_none());
+        assert!(Ratio::welch(&one, &zero, Margin::DEFAULT).is_none());
+        assert!(Ratio::welch(&zero, &one, Margin::DEFAULT).is_none());
     }
 }

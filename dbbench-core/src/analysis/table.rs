@@ -10,7 +10,7 @@
 use crate::analysis::label;
 pub use crate::analysis::metrics::{elapsed_of, CellMetrics};
 use crate::analysis::notation;
-use crate::analysis::ratio::{Ratio, Verdict};
+use crate::analysis::ratio::{Margin, Method, Ratio, Verdict};
 use crate::analysis::stats::Summary;
 use crate::model::results::{BenchmarkResult, CellStatus};
 use crate::util::grid::{Align, Grid};
@@ -124,6 +124,10 @@ impl BenchmarkTable {
         let baseline_cell = result.cells.get(result.baseline_index());
         let baseline = baseline_cell.and_then(|c| Summary::of(&elapsed_of(c)));
         let mut notes = Vec::new();
+        let paired_order = result.run.order == crate::model::config::Order::Interleaved.keyword();
+        let margin = Margin::from_env();
+        // A precision target chose the count after its minimum rounds: two-stage intervals.
+        let pilot = result.run.precision.as_ref().map(|p| p.min_rounds as usize);
         let rows = result
             .cells
             .iter()
@@ -132,11 +136,13 @@ impl BenchmarkTable {
                 let is_baseline = baseline_cell.is_some_and(|b| b.name == cell.name);
                 let ratio = match (&elapsed, &baseline, baseline_cell) {
                     (Some(_), Some(_), _) if is_baseline => Some(Ratio::baseline()),
-                    (Some(e), Some(b), Some(base)) => Ratio::of(e, b).map(|r| {
-                        let (judged, note) = judge(r, cell, base);
-                        notes.extend(note);
-                        judged
-                    }),
+                    (Some(_), Some(_), Some(base)) => {
+                        Ratio::between(cell, base, paired_order, pilot, margin).map(|r| {
+                            let (judged, note) = judge(r, cell, base);
+                            notes.extend(note);
+                            judged
+                        })
+                    }
                     _ => None,
                 };
                 CellRow {
@@ -170,6 +176,41 @@ impl BenchmarkTable {
                 .map(|r| (r.source.clone(), r.baseline.clone())),
             notes,
         }
+    }
+
+    /// The interval methods the rows' ratios used, each once: "paired rounds, 95% log-ratio t".
+    pub fn methods(&self) -> Vec<Method> {
+        let mut methods: Vec<Method> = Vec::new();
+        let ratios = self.rows.iter().filter_map(|r| r.ratio.as_ref());
+        for r in ratios.filter(|r| r.verdict != Verdict::Baseline && r.ci.is_some()) {
+            if !methods.contains(&r.method) {
+                methods.push(r.method);
+            }
+        }
+        methods
+    }
+
+    /// The line under the table that says how ratios and verdicts were made: the method, the
+    /// margin, and (for the reader who compares) the rule for each verdict.
+    pub fn method_line(&self) -> String {
+        let methods: Vec<&str> = self.methods().iter().map(Method::describe).collect();
+        let margin = self
+            .rows
+            .iter()
+            .filter_map(|r| r.ratio.as_ref())
+            .find(|r| r.verdict != Verdict::Baseline)
+            .map_or(Margin::DEFAULT, |r| r.margin);
+        let how = match methods.as_slice() {
+            [] => "no interval".to_string(),
+            many => many.join(" and "),
+        };
+        format!(
+            "ratio to {b}, below 1 is faster; interval: {how}; faster/slower: the interval \
+             excludes 1; equivalent: it lies within {m}; inconclusive: it contains 1 and is \
+             wider than {m}",
+            b = self.baseline,
+            m = margin.describe()
+        )
     }
 
     /// The metric columns, in the article's order.
@@ -274,7 +315,7 @@ impl BenchmarkTable {
             cells.push(
                 row.ratio
                     .as_ref()
-                    .map(|r| r.verdict.describe().to_string())
+                    .map(Ratio::verdict_text)
                     .unwrap_or_else(|| "–".to_string()),
             );
             let reference = row.reference.clone().unwrap_or_default();

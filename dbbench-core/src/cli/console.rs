@@ -139,7 +139,12 @@ impl<R: Recorder> Recorder for Echo<R> {
         declared: &[&str],
     ) -> Result<()> {
         self.benchmark = header.benchmark.clone();
-        self.repetitions = header.run.warmup + header.run.repeat;
+        self.repetitions = header.run.warmup
+            + header
+                .run
+                .precision
+                .as_ref()
+                .map_or(header.run.repeat, |p| p.max_rounds);
         self.inner.benchmark_started(stem, header, declared)
     }
 
@@ -182,6 +187,10 @@ impl<R: Recorder> Recorder for Echo<R> {
 
     fn kept(&mut self, cell: &str) -> Result<Vec<RunResult>> {
         self.inner.kept(cell)
+    }
+
+    fn benchmark_finished(&mut self, stopping: &crate::model::results::Stopping) -> Result<()> {
+        self.inner.benchmark_finished(stopping)
     }
 
     fn calibration(&mut self) -> Result<Option<crate::model::calibration::Calibration>> {
@@ -249,6 +258,10 @@ mod tests {
                 Ok(())
             }
             fn cell_finished(&mut self, _: &str, _: &CellStatus) -> Result<()> {
+                self.0 += 1;
+                Ok(())
+            }
+            fn benchmark_finished(&mut self, _: &crate::model::results::Stopping) -> Result<()> {
                 self.0 += 1;
                 Ok(())
             }

@@ -103,7 +103,15 @@ impl Invocation {
                 self.store.recorder(self.id)
             };
             let mut recorder = super::console::Echo::new(store_recorder);
-            run_recorded(bench, Some(selected), ctx, backend, &mut recorder).await
+            run_recorded(
+                bench,
+                Some(selected),
+                ctx,
+                backend,
+                &mut recorder,
+                &crate::analysis::precision::IntervalJudge,
+            )
+            .await
         };
         let fresh = match outcome {
             Ok(fresh) => fresh,

@@ -272,11 +272,17 @@ impl Database {
         }
     }
 
-    /// Opens the measured window: snapshots every statistic the backend keeps.
-    pub async fn open_window(&self, conn: &mut Connection) -> Result<()> {
+    /// Opens the measured window: checkpoints what the fixture wrote (the server-side part of a
+    /// controlled start; `cache` cold empties a server's own cache too) and snapshots every
+    /// statistic the backend keeps.
+    pub async fn open_window(
+        &self,
+        conn: &mut Connection,
+        cache: crate::model::start::CacheState,
+    ) -> Result<()> {
         match (self, conn) {
             (Database::Embedded(d), Connection::Embedded(c)) => d.open_window(c),
-            (Database::Mssql(d), Connection::Mssql(c)) => d.open_window(c).await,
+            (Database::Mssql(d), Connection::Mssql(c)) => d.open_window(c, cache).await,
             (Database::Postgres(d), Connection::Postgres(c)) => d.open_window(c).await,
             _ => Err(mismatched()),
         }

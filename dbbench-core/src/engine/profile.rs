@@ -29,6 +29,9 @@ pub struct Profile {
     /// Volume names not bound in `DBBENCH_VOLUMES` get a directory under the work dir (an
     /// in-process engine on this machine's disk); otherwise they are an error of the cell.
     pub defaults_unbound_volumes: bool,
+    /// The database's files are cached by this machine's kernel, so `cache = "cold"` drops this
+    /// machine's page cache (root only); otherwise the server empties its own cache.
+    pub local_page_cache: bool,
 }
 
 /// Transaction control and warm-up in one dialect.

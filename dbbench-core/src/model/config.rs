@@ -294,6 +294,45 @@ pub struct RunSpec {
     pub smoke_divisor: u32,
     /// At the default scale, sizes and work are the articles' divided by this (default 16).
     pub default_divisor: u32,
+    /// Repeat until every ratio is this precise, instead of `repeat` times (`precision = "5%"`).
+    pub precision: Option<Precision>,
+    /// The page cache each measured window starts with.
+    pub cache: crate::model::start::CacheState,
+}
+
+/// A precision target: run rounds (every cell once, in the benchmark's order) until the 95%
+/// interval of every cell's ratio to the baseline is within `±hundredths_of_percent / 100` %,
+/// at least `min_rounds` and at most `max_rounds` of them, and start no round after `budget`.
+/// The rule looks at the intervals' widths only, never at whether they exclude 1: stopping on
+/// significance would inflate false positives (`docs/statistics.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Precision {
+    /// The target half-width of every ratio's interval, in hundredths of a percent (500 = ±5%).
+    pub hundredths_of_percent: u32,
+    /// The fewest rounds.
+    pub min_rounds: u32,
+    /// The most rounds.
+    pub max_rounds: u32,
+    /// After this long, no further round starts.
+    pub budget: Duration,
+}
+
+impl Precision {
+    /// The target as a fraction (0.05 for ±5%).
+    pub fn target(&self) -> f64 {
+        f64::from(self.hundredths_of_percent) / 10_000.0
+    }
+
+    /// "±5% (3 to 20 rounds, within 5m)".
+    pub fn describe(&self) -> String {
+        format!(
+            "±{}% ({} to {} rounds, within {})",
+            crate::model::units::percent_text(self.target()),
+            self.min_rounds,
+            self.max_rounds,
+            crate::model::units::duration_text(self.budget)
+        )
+    }
 }
 
 impl RunSpec {
@@ -309,7 +348,14 @@ impl RunSpec {
         scale_storage: defaults::SCALE_STORAGE,
         smoke_divisor: defaults::SMOKE_DIVISOR,
         default_divisor: defaults::DEFAULT_DIVISOR,
+        precision: None,
+        cache: crate::model::start::CacheState::Warm,
     };
+
+    /// The rounds that always run: `repeat`, or a precision target's minimum.
+    pub fn rounds(&self) -> u32 {
+        self.precision.map_or(self.repeat, |p| p.min_rounds)
+    }
 }
 
 #[cfg(test)]

@@ -45,6 +45,69 @@ pub struct BenchmarkResult {
     /// before calibrations existed, and where the calibration could not be taken).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<super::calibration::Calibration>,
+    /// How many rounds ran and why no more did (absent in files written before the field
+    /// existed, and while the benchmark is still running).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopping: Option<Stopping>,
+}
+
+/// Why a benchmark ran as many rounds as it did.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Stopping {
+    /// Measured rounds that ran (the most any cell has).
+    pub rounds: u32,
+    /// Why no further round started.
+    pub reason: StopReason,
+    /// The widest ratio interval when it stopped, as a fraction (0.05 for ±5%), and its cell;
+    /// absent where no interval could be computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widest: Option<(String, f64)>,
+    /// Seconds from the benchmark's first repetition to its last.
+    pub elapsed_s: f64,
+}
+
+/// Why a benchmark stopped starting rounds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case", tag = "reason", content = "detail")]
+pub enum StopReason {
+    /// `repeat` fixed the count.
+    Fixed,
+    /// Every ratio's interval reached the precision target.
+    TargetMet,
+    /// `max_repeat` rounds ran.
+    RoundLimit,
+    /// Another round would have run past the `budget`.
+    Budget,
+    /// The precision target could not be judged here (why): the minimum rounds ran.
+    Unjudged(String),
+}
+
+impl Stopping {
+    /// "stopped after 7 rounds in 48.2 s: every ratio's 95% interval is within ±5% (widest
+    /// ±4.1%, test_2)".
+    pub fn line(&self) -> String {
+        let why = match &self.reason {
+            StopReason::Fixed => "the fixed `repeat` count".to_string(),
+            StopReason::TargetMet => {
+                "every ratio's 95% interval reached the precision target".into()
+            }
+            StopReason::RoundLimit => "the round limit (`max_repeat`)".into(),
+            StopReason::Budget => "the time budget (another round would have exceeded it)".into(),
+            StopReason::Unjudged(why) => format!("the minimum rounds, since {why}"),
+        };
+        let widest = self.widest.as_ref().map_or(String::new(), |(cell, w)| {
+            format!(
+                " (widest interval ±{}%, {cell})",
+                crate::model::units::percent_text((w * 1000.0).round() / 1000.0)
+            )
+        });
+        format!(
+            "stopped after {} round{} in {:.1} s: {why}{widest}",
+            self.rounds,
+            if self.rounds == 1 { "" } else { "s" },
+            self.elapsed_s
+        )
+    }
 }
 
 /// The run options of a benchmark as they were applied.
@@ -68,6 +131,49 @@ pub struct RunInfo {
     /// embedded timings several-fold. Empty in files written before the field existed.
     #[serde(default)]
     pub build_profile: String,
+    /// The precision target that chose the number of rounds, when one was set (then `repeat` is
+    /// its minimum).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<PrecisionInfo>,
+    /// The page cache every measured window started with.
+    #[serde(default)]
+    pub cache: super::start::CacheState,
+}
+
+/// A precision target as it was applied.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PrecisionInfo {
+    /// The target half-width of every ratio's interval, as a fraction (0.05 for ±5%).
+    pub target: f64,
+    /// The fewest rounds.
+    pub min_rounds: u32,
+    /// The most rounds.
+    pub max_rounds: u32,
+    /// No round starts after this many seconds.
+    pub budget_s: f64,
+}
+
+impl PrecisionInfo {
+    /// "±5% (3 to 20 rounds, within 300 s)".
+    pub fn describe(&self) -> String {
+        format!(
+            "±{}% ({} to {} rounds, within {} s)",
+            crate::model::units::percent_text(self.target),
+            self.min_rounds,
+            self.max_rounds,
+            self.budget_s
+        )
+    }
+}
+
+impl RunInfo {
+    /// "3 measured run(s)", or "precision ±5% (3 to 20 rounds, within 300 s)".
+    pub fn rounds_text(&self) -> String {
+        match &self.precision {
+            Some(p) => format!("rounds until precision {}", p.describe()),
+            None => format!("{} measured run(s)", self.repeat),
+        }
+    }
 }
 
 /// The profile this code was compiled with: `debug` (debug assertions on) or `release`.
@@ -157,6 +263,10 @@ pub struct RunResult {
     /// written before the busy-machine guard existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interference: Option<super::interference::Interference>,
+    /// The state the window started from: what the kernel still had to write, the flush and
+    /// wait before it, the page cache (absent in files written before the field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<super::start::WindowStart>,
 }
 
 impl BenchmarkResult {

@@ -110,10 +110,13 @@ pub fn benchmark(cells: &[CellPlan<'_>]) -> BenchmarkResult {
             baseline: "test_1".into(),
             timeout_s: None,
             build_profile: "release".into(),
+            precision: None,
+            cache: crate::model::start::CacheState::Warm,
         },
         cells,
         reference: None,
         calibration: Some(calibration()),
+        stopping: None,
     }
 }
 
@@ -190,6 +193,7 @@ fn run(plan: &CellPlan<'_>, index: u32, elapsed: f64, warmup: bool, seq: &mut u3
         }),
         autogrowths: Vec::new(),
         loads: Vec::new(),
+        start: None,
         interference: Some(crate::model::interference::Interference {
             window_s: elapsed,
             other_cpu_cores: Some(0.03),

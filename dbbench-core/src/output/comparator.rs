@@ -13,8 +13,8 @@
 //!   millisecond runs and laps of smoke-scale `cargo test` runs, which are dominated by
 //!   scheduler noise, do not fail; a doubling of anything longer than 50 ms still does).
 //!
-//! A mapping with a `machine` key is a block of timings, with the `calibration` of the machine
-//! that measured them ([`crate::model::calibration`]) and, when some runs were measured while the
+//! A mapping with a `machine` key is a block of timings (with `runs` where a precision target chose
+//! how many), with the `calibration` of the machine that measured them ([`crate::model::calibration`]) and, when some runs were measured while the
 //! machine was busy, `busy: 3 of 5 runs` ([`crate::model::interference`]). Its measurements are
 //! compared only when neither side was busy and both calibrations agree; otherwise the block is
 //! skipped with a note ("inconclusive: the machine was busy in 3 of 5 runs", "not comparable:
@@ -196,7 +196,8 @@ impl Tolerance {
                 };
                 let strip = |h: &yaml_rust2::yaml::Hash| {
                     let mut h = h.clone();
-                    for key in ["machine", "calibration", "busy"] {
+                    // `runs` here is a count a precision target chose: for the reader.
+                    for key in ["machine", "calibration", "busy", "runs"] {
                         h.remove(&Yaml::String(key.into()));
                     }
                     Yaml::Hash(h)

@@ -300,9 +300,12 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
         out,
         "<p class=\"note\">{}. Data: <a href=\"../results/{stem}.json\">JSON</a>, \
          <a href=\"../results/{stem}.csv\">CSV</a> (one row per run).</p>",
-        escape(&crate::output::summary::method_note(&table.baseline)),
+        escape(&table.method_line()),
         stem = escape(stem)
     );
+    if let Some(stopping) = &result.stopping {
+        let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&stopping.line()));
+    }
     if let Some(note) = crate::output::summary::reference_note(&table) {
         let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&note));
     }

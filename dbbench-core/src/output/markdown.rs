@@ -22,9 +22,10 @@ pub fn comparisons(all: &[Comparison]) -> String {
         out.push_str(&comparison(c));
         out.push('\n');
     }
-    out.push_str(
-        "<sub>ratio = current / baseline, below 1 is faster; interval: 95% log-ratio Welch t; \
-         a verdict needs the interval to exclude 1. Made by dbbench.</sub>\n",
+    let _ = writeln!(
+        out,
+        "<sub>{}. Made by dbbench.</sub>",
+        crate::analysis::compare::method_note()
     );
     out
 }
@@ -67,7 +68,8 @@ pub fn comparison(c: &Comparison) -> String {
             (Some(r), _, _) => match r.verdict {
                 Verdict::Slower => "🔴 **slower**".to_string(),
                 Verdict::Faster => "🟢 **faster**".to_string(),
-                other => other.describe().to_string(),
+                Verdict::Equivalent => format!("⚪ {}", r.verdict_text()),
+                _ => r.verdict_text(),
             },
             (None, None, Some(_)) => "new cell".into(),
             (None, Some(_), None) => "not in the current run".into(),

@@ -30,7 +30,12 @@ pub struct SnapshotView {
     backend: String,
     fixture: String,
     fixture_rows: u64,
-    repeat: u32,
+    /// The fixed count of rounds; absent where a precision target chose it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repeat: Option<u32>,
+    /// The precision target that chose the number of rounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    precision: Option<String>,
     warmup: u32,
     cells: Vec<CellView>,
 }
@@ -41,8 +46,10 @@ pub(crate) struct CellView {
     config: BTreeMap<String, String>,
     effective: BTreeMap<String, u64>,
     status: String,
-    /// Measured (non-warm-up) runs.
-    runs: usize,
+    /// Measured (non-warm-up) runs; absent where a precision target chose the count, which
+    /// then stands in the timing block, for the reader.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runs: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     results: Option<DeterministicView>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -62,6 +69,10 @@ struct TimingView {
     /// checked, in either direction.
     #[serde(skip_serializing_if = "Option::is_none")]
     busy: Option<String>,
+    /// The measured runs, where a precision target chose their number: it varies from run to
+    /// run, so it is not compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runs: Option<usize>,
     elapsed: Measurement,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     laps: Vec<LapMeasurement>,
@@ -109,7 +120,11 @@ fn significant(x: f64) -> f64 {
 
 /// Timings of the measured runs: elapsed, and each lap of the first run's lap list whose name
 /// every run shares at the same position.
-fn timing(cell: &crate::model::results::CellResult, machine: &str) -> Option<TimingView> {
+fn timing(
+    cell: &crate::model::results::CellResult,
+    machine: &str,
+    adaptive: bool,
+) -> Option<TimingView> {
     let runs: Vec<&RunResult> = cell.measured().collect();
     let elapsed: Vec<f64> = runs.iter().map(|r| r.elapsed_s).collect();
     let laps = runs
@@ -146,6 +161,7 @@ fn timing(cell: &crate::model::results::CellResult, machine: &str) -> Option<Tim
         busy: busy
             .any()
             .then(|| format!("{} of {} runs", busy.disturbed, busy.runs)),
+        runs: adaptive.then_some(runs.len()),
         elapsed: Measurement::of(&elapsed)?,
         laps,
     })
@@ -207,6 +223,9 @@ impl SnapshotView {
         .filter(|part| !part.is_empty())
         .collect::<Vec<_>>()
         .join(" · ");
+        // A precision target chooses the number of rounds at every scale but smoke, where it
+        // runs its minimum (`run::runner`): only there is the count deterministic.
+        let adaptive = result.run.precision.is_some() && result.scale != "smoke";
         let mut view = SnapshotView {
             table: Vec::new(),
             benchmark: result.benchmark.clone(),
@@ -215,7 +234,8 @@ impl SnapshotView {
             backend: result.backend.kind.clone(),
             fixture: result.run.fixture.clone(),
             fixture_rows: result.run.fixture_rows,
-            repeat: result.run.repeat,
+            repeat: result.run.precision.is_none().then_some(result.run.repeat),
+            precision: result.run.precision.as_ref().map(|p| p.describe()),
             warmup: result.run.warmup,
             cells: result
                 .cells
@@ -229,12 +249,12 @@ impl SnapshotView {
                         CellStatus::Failed(e) => format!("failed: {}", clean(e)),
                         CellStatus::Skipped(why) => format!("skipped: {why}"),
                     },
-                    runs: cell.measured().count(),
+                    runs: (!adaptive).then(|| cell.measured().count()),
                     results: cell.measured().next().map(deterministic),
                     // Smoke runs last milliseconds: their timings are scheduler noise, so smoke
                     // snapshots (the ones `cargo test` and CI check) hold deterministic fields only.
                     timing: (result.scale != "smoke")
-                        .then(|| timing(cell, &machine))
+                        .then(|| timing(cell, &machine, adaptive))
                         .flatten(),
                 })
                 .collect(),

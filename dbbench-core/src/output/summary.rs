@@ -17,11 +17,11 @@ pub fn render(result: &BenchmarkResult) -> String {
     let _ = writeln!(out, "dbbench › {}{title}", result.benchmark);
     let _ = writeln!(
         out,
-        "  {} ({}), scale {}, {} measured run(s) + {} warm-up per cell, {} order",
+        "  {} ({}), scale {}, {} + {} warm-up per cell, {} order",
         result.backend.kind,
         result.backend.version,
         result.scale,
-        result.run.repeat,
+        result.run.rounds_text(),
         result.run.warmup,
         result.run.order
     );
@@ -44,7 +44,10 @@ pub fn render(result: &BenchmarkResult) -> String {
             CellStatus::Ok => {}
         }
     }
-    let _ = writeln!(out, "  {}", method_note(&table.baseline));
+    let _ = writeln!(out, "  {}", table.method_line());
+    if let Some(stopping) = &result.stopping {
+        let _ = writeln!(out, "  {}", stopping.line());
+    }
     if let Some(note) = reference_note(&table) {
         let _ = writeln!(out, "  {note}");
     }
@@ -58,14 +61,6 @@ pub fn reference_note(table: &BenchmarkTable) -> Option<String> {
         "article columns: {source}; its hardware's seconds are not ours, so compare the ratios \
          (article ratio = its elapsed / its {baseline})"
     ))
-}
-
-/// How to read the ratio column, printed under every table.
-pub fn method_note(baseline: &str) -> String {
-    format!(
-        "ratio = mean(cell) / mean({baseline}), below 1 is faster; interval: 95% log-ratio \
-         Welch t; a verdict needs the interval to exclude 1"
-    )
 }
 
 #[cfg(test)]

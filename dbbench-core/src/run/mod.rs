@@ -1,7 +1,7 @@
 //! Layer 4, **run**: running benchmarks. The static description the macro emits (`spec`), the
 //! settings of one invocation (`context`), the runner over cells and repetitions, one repetition's
 //! lifecycle (create, load, measure, tear down), the session a body gets, the concurrent load
-//! driver, and the test filter of a `cargo test` command line. The runner returns results; it
+//! driver, the precision target's stopping rule (`target`), and the test filter of a `cargo test` command line. The runner returns results; it
 //! writes nothing.
 //!
 //! May import: `model`, `util`, `engine`.
@@ -14,4 +14,5 @@ pub mod runner;
 pub mod selection;
 pub mod session;
 pub mod spec;
+pub mod target;
 pub mod workload;

@@ -7,7 +7,9 @@
 
 use crate::model::calibration::Calibration;
 use crate::model::error::Result;
-use crate::model::results::{BenchmarkResult, CellResult, CellStatus, RunResult, WindowTimes};
+use crate::model::results::{
+    BenchmarkResult, CellResult, CellStatus, RunResult, Stopping, WindowTimes,
+};
 
 /// Receives a run's results while it runs. An error stops the benchmark: a result that cannot be
 /// kept is not worth measuring.
@@ -35,6 +37,11 @@ pub trait Recorder {
 
     /// `cell` has no more repetitions to run; this is its outcome.
     fn cell_finished(&mut self, cell: &str, status: &CellStatus) -> Result<()>;
+
+    /// The benchmark ran every round it will: how many, and why no more. Required, so that a
+    /// recorder that wraps another passes it on (the results would otherwise not say why the
+    /// benchmark stopped).
+    fn benchmark_finished(&mut self, stopping: &Stopping) -> Result<()>;
 
     /// The repetitions of `cell` already measured and kept for this run (asked after
     /// [`Recorder::cell_started`]): a resumed invocation's finished repetitions, which the
@@ -67,6 +74,10 @@ impl Recorder for NoRecorder {
     }
 
     fn cell_finished(&mut self, _: &str, _: &CellStatus) -> Result<()> {
+        Ok(())
+    }
+
+    fn benchmark_finished(&mut self, _: &Stopping) -> Result<()> {
         Ok(())
     }
 

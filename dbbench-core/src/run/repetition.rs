@@ -74,7 +74,17 @@ async fn measure(
     let fixture_rows = database
         .load_fixture(&mut conn, rep.bench.run.fixture, rep.scale)
         .await?;
-    database.open_window(&mut conn).await?;
+    database.open_window(&mut conn, rep.bench.run.cache).await?;
+    // Every window starts from the same state: nothing earlier work wrote is still on its way
+    // to disk (and, for a cold cache, nothing of it in memory). Only a local engine's files are
+    // this machine's to drop from its cache; a server empties its own (above).
+    let cache = if database.profile().local_page_cache {
+        rep.bench.run.cache
+    } else {
+        crate::model::start::CacheState::Warm
+    };
+    let mut start = crate::util::settle::settle(cache)?;
+    start.cache = rep.bench.run.cache;
     let mut session = Session::new(
         conn,
         database.clone(),
@@ -131,6 +141,7 @@ async fn measure(
         counts,
         values,
         interference: Some(interference),
+        start: Some(start),
         ..RunResult::default()
     };
     run.counts

@@ -5,12 +5,16 @@ use crate::engine::{Backend, DatabasePlan, OWNED_PREFIX};
 use crate::model::config::{BackendKind, Order};
 use crate::model::error::{Error, Result};
 use crate::model::host::HostInfo;
-use crate::model::results::{BenchmarkResult, CellResult, CellStatus, RunInfo, SCHEMA_VERSION};
+use crate::model::results::{
+    BenchmarkResult, CellResult, CellStatus, PrecisionInfo, RunInfo, StopReason, Stopping,
+    SCHEMA_VERSION,
+};
 use crate::model::volume::Volumes;
 use crate::run::context::RunContext;
 use crate::run::recorder::{NoRecorder, Recorder};
 use crate::run::repetition::{run_repetition, Repetition};
 use crate::run::spec::{BenchmarkSpec, CellSpec};
+use crate::run::target::{Judge, NoJudge};
 use crate::util::machine_lock;
 use std::path::PathBuf;
 
@@ -24,18 +28,20 @@ pub async fn run_benchmark(
     ctx: &RunContext,
     backend: &mut Backend,
 ) -> Result<BenchmarkResult> {
-    run_recorded(bench, selected, ctx, backend, &mut NoRecorder).await
+    run_recorded(bench, selected, ctx, backend, &mut NoRecorder, &NoJudge).await
 }
 
-/// [`run_benchmark`], telling `recorder` about every repetition as soon as it finishes. Each
-/// repetition holds the machine-wide measurement lock, so no other dbbench process measures at
-/// the same time.
+/// [`run_benchmark`], telling `recorder` about every repetition as soon as it finishes, and
+/// asking `judge` for the intervals' widths when a precision target decides whether another round
+/// runs. Each repetition holds the machine-wide measurement lock, so no other dbbench process
+/// measures at the same time.
 pub async fn run_recorded(
     bench: &'static BenchmarkSpec,
     selected: Option<&[&str]>,
     ctx: &RunContext,
     backend: &mut Backend,
     recorder: &mut dyn Recorder,
+    judge: &dyn Judge,
 ) -> Result<BenchmarkResult> {
     let started_at_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -109,7 +115,10 @@ pub async fn run_recorded(
             calibration: calibration.clone(),
         });
     }
-    let per_cell = bench.run.warmup + bench.run.repeat;
+    // The rounds that always run (`repeat`, or a precision target's minimum); a target then adds
+    // rounds one at a time until its rule stops it.
+    let per_cell = bench.run.warmup + bench.run.rounds();
+    let target = bench.run.precision.filter(|_| scale.name != "smoke");
     for cell in &mut results {
         recorder.cell_started(cell)?;
         if cell.status != CellStatus::Ok {
@@ -118,7 +127,7 @@ pub async fn run_recorded(
         }
         // A resumed invocation's finished repetitions are kept and not run again.
         cell.runs = recorder.kept(&cell.name)?;
-        if cell.runs.len() == per_cell as usize {
+        if target.is_none() && cell.runs.len() == per_cell as usize {
             recorder.cell_finished(&cell.name, &CellStatus::Ok)?;
         }
     }
@@ -134,13 +143,61 @@ pub async fn run_recorded(
             .flat_map(|c| (0..per_cell).map(move |rep| (c, rep)))
             .collect(),
     };
-    let order: Vec<(usize, u32)> = order
+    let mut queue: std::collections::VecDeque<(usize, u32)> = order
         .into_iter()
         .filter(|&(index, rep)| !is_kept(&results, index, rep))
         .collect();
-    crate::util::progress::start(&bench.test_path(), order.len());
+    // A resumed target continues after the rounds it kept.
+    let mut rounds = results
+        .iter()
+        .map(|c| c.runs.iter().filter(|r| !r.warmup).count() as u32)
+        .max()
+        .unwrap_or(0)
+        .max(bench.run.rounds());
+    let planned = match target {
+        Some(t) => queue.len() + (t.max_rounds.saturating_sub(rounds) as usize) * cells.len(),
+        None => queue.len(),
+    };
+    crate::util::progress::start(&bench.test_path(), planned);
+    let baseline_name = bench.cells[bench.baseline_index()].name;
+    let paired = bench.run.order == Order::Interleaved;
+    let pilot = bench.run.rounds() as usize;
+    let started = std::time::Instant::now();
+    let mut stop_reason = None;
     let mut interrupted = None;
-    for (sequence, &(index, rep)) in order.iter().enumerate() {
+    let mut sequence = results
+        .iter()
+        .flat_map(|c| c.runs.iter().map(|r| r.sequence + 1))
+        .max()
+        .unwrap_or(0);
+    loop {
+        let Some((index, rep)) = queue.pop_front() else {
+            // The fixed rounds are done: a precision target decides whether another runs.
+            let Some(t) = target else {
+                break;
+            };
+            let widths = judge.widths(&results, baseline_name, paired, pilot);
+            crate::util::console::say(&widths_line(&bench.test_path(), rounds, &t, &widths));
+            match crate::run::target::decide(&t, rounds, started.elapsed(), &widths) {
+                crate::run::target::Decision::Continue => {
+                    let next = bench.run.warmup + rounds;
+                    queue.extend(
+                        (0..cells.len())
+                            .filter(|&i| results[i].status == CellStatus::Ok)
+                            .map(|i| (i, next)),
+                    );
+                    rounds += 1;
+                    if queue.is_empty() {
+                        break;
+                    }
+                    continue;
+                }
+                crate::run::target::Decision::Stop(reason) => {
+                    stop_reason = Some(reason);
+                    break;
+                }
+            }
+        };
         if results[index].status != CellStatus::Ok {
             continue;
         }
@@ -150,7 +207,7 @@ pub async fn run_recorded(
             break;
         }
         // Cells that failed drop their remaining repetitions, so count what will still run.
-        let remaining = order[sequence..]
+        let remaining = 1 + queue
             .iter()
             .filter(|(i, _)| results[*i].status == CellStatus::Ok)
             .count();
@@ -167,7 +224,7 @@ pub async fn run_recorded(
             index,
             cells: cells.len(),
             repetition: rep,
-            repetitions: per_cell,
+            repetitions: target.map_or(per_cell, |t| bench.run.warmup + t.max_rounds),
             warmup: rep < bench.run.warmup,
             remaining,
         });
@@ -184,7 +241,7 @@ pub async fn run_recorded(
         match outcome {
             Ok((mut run, window)) => {
                 run.index = rep;
-                run.sequence = sequence as u32;
+                run.sequence = sequence;
                 run.warmup = rep < bench.run.warmup;
                 recorder.repetition_finished(cell.name, &run, window)?;
                 results[index].runs.push(run);
@@ -199,7 +256,10 @@ pub async fn run_recorded(
                 recorder.cell_finished(cell.name, &results[index].status)?;
             }
         }
-        if results[index].status == CellStatus::Ok && results[index].runs.len() == per_cell as usize
+        sequence += 1;
+        if target.is_none()
+            && results[index].status == CellStatus::Ok
+            && results[index].runs.len() == per_cell as usize
         {
             recorder.cell_finished(cell.name, &CellStatus::Ok)?;
         }
@@ -209,19 +269,72 @@ pub async fn run_recorded(
     if let Some(signal) = interrupted {
         return Err(Error::Interrupted {
             signal,
-            detail: kept(&results, per_cell),
+            detail: kept(&results, target.is_none().then_some(per_cell)),
         });
     }
+    if target.is_some() {
+        for cell in results.iter().filter(|c| c.status == CellStatus::Ok) {
+            recorder.cell_finished(&cell.name, &CellStatus::Ok)?;
+        }
+    }
+    let reason = stop_reason.unwrap_or_else(|| match bench.run.precision {
+        Some(_) if target.is_none() => StopReason::Unjudged(
+            "at smoke scale windows last milliseconds, which measure scheduler noise: the target \
+             applies at the default and larger scales"
+                .into(),
+        ),
+        Some(_) => StopReason::Unjudged("no cell could run another round".into()),
+        None => StopReason::Fixed,
+    });
+    let stopping = Stopping {
+        rounds: results
+            .iter()
+            .map(|c| c.runs.iter().filter(|r| !r.warmup).count() as u32)
+            .max()
+            .unwrap_or(0),
+        reason,
+        widest: crate::run::target::widest(&judge.widths(&results, baseline_name, paired, pilot))
+            .filter(|(_, w)| w.is_finite()),
+        elapsed_s: started.elapsed().as_secs_f64(),
+    };
+    recorder.benchmark_finished(&stopping)?;
     header.cells = results;
+    header.stopping = Some(stopping);
     Ok(header)
 }
 
-/// What an interrupted run kept: "kept 2 of 4 repetitions of `a`, 1 of 4 repetitions of `b`".
-fn kept(results: &[CellResult], per_cell: u32) -> String {
+/// "vlf::doubling: round 4: widest interval ±7.2% (test_2), target ±5%; test_2 ±7.2%, …".
+fn widths_line(
+    benchmark: &str,
+    rounds: u32,
+    target: &crate::model::config::Precision,
+    widths: &[(String, Option<f64>)],
+) -> String {
+    let pct = |w: &Option<f64>| match w {
+        Some(w) => format!("±{:.1}%", w * 100.0),
+        None => "no interval".to_string(),
+    };
+    let all: Vec<String> = widths
+        .iter()
+        .map(|(cell, w)| format!("{cell} {}", pct(w)))
+        .collect();
+    format!(
+        "dbbench › {benchmark}: after round {rounds}, intervals {} (target ±{}%)",
+        all.join(", "),
+        crate::model::units::percent_text(target.target())
+    )
+}
+
+/// What an interrupted run kept: "kept 2 of 4 repetitions of `a`, 1 of 4 repetitions of `b`"
+/// (or "kept 5 repetitions of `a`" where a precision target leaves the count open).
+fn kept(results: &[CellResult], per_cell: Option<u32>) -> String {
     let counts: Vec<String> = results
         .iter()
         .filter(|c| c.status == CellStatus::Ok)
-        .map(|c| format!("{} of {per_cell} repetitions of `{}`", c.runs.len(), c.name))
+        .map(|c| match per_cell {
+            Some(n) => format!("{} of {n} repetitions of `{}`", c.runs.len(), c.name),
+            None => format!("{} repetitions of `{}`", c.runs.len(), c.name),
+        })
         .collect();
     if counts.is_empty() {
         return "no repetition had finished".to_string();
@@ -248,7 +361,7 @@ fn header(
         backend,
         host: HostInfo::detect(&ctx.work_dir, std::path::Path::new(bench.manifest_dir)),
         run: RunInfo {
-            repeat: bench.run.repeat,
+            repeat: bench.run.rounds(),
             warmup: bench.run.warmup,
             fixture: bench.run.fixture.keyword().to_string(),
             fixture_rows: match bench.run.fixture {
@@ -259,10 +372,18 @@ fn header(
             baseline,
             timeout_s: bench.run.timeout.map(|t| t.as_secs_f64()),
             build_profile: crate::model::results::build_profile().to_string(),
+            precision: bench.run.precision.map(|p| PrecisionInfo {
+                target: p.target(),
+                min_rounds: p.min_rounds,
+                max_rounds: p.max_rounds,
+                budget_s: p.budget.as_secs_f64(),
+            }),
+            cache: bench.run.cache,
         },
         cells: Vec::new(),
         reference: None,
         calibration: None,
+        stopping: None,
     }
 }
 
@@ -385,6 +506,13 @@ fn precheck(
             allowed.join(", "),
             kind.keyword()
         ));
+    }
+    if bench.run.cache == crate::model::start::CacheState::Cold
+        && backend.profile().local_page_cache
+    {
+        if let Some(refusal) = crate::util::settle::cold_cache_refusal() {
+            return CellStatus::Failed(format!("nothing was created: {refusal}"));
+        }
     }
     match backend.check(storage) {
         Ok(()) => CellStatus::Ok,

@@ -4,7 +4,8 @@
 //! catching a panic inside a future, stopping
 //! statements from outside them (`cancel`: timeouts and signals), the signal handlers, and who owns
 //! what dbbench created (`owner`: host, PID, start time), free space before work (`space`),
-//! the busy-machine guard's sampler (`monitor`) and the calibration probes (`probe`).
+//! the busy-machine guard's sampler (`monitor`), the calibration probes (`probe`), and the
+//! flush and wait that give every window the same starting state (`settle`).
 //!
 //! May import: `model`.
 
@@ -20,6 +21,7 @@ pub mod paths;
 pub mod probe;
 pub mod progress;
 pub mod rng;
+pub mod settle;
 pub mod signals;
 pub mod space;
 pub mod unwind;

@@ -247,3 +247,66 @@ fn scale_storage_needs_a_size() {
     assert!(errors[0].starts_with("`scale_storage = true` multiplies the storage sizes"));
     assert!(errors_of(quote!(scale_storage = false), vec![]).is_empty());
 }
+
+#[test]
+fn precision_replaces_repeat_and_bounds_need_it() {
+    let errors = errors_of(
+        quote!(
+            precision = "5%",
+            min_repeat = 4,
+            max_repeat = 12,
+            budget = "2m",
+            cache = "cold"
+        ),
+        vec![],
+    );
+    assert_eq!(errors, Vec::<String>::new());
+    let errors = errors_of(quote!(precision = "5%", repeat = 3), vec![]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("`repeat` fixes the number of rounds"),
+        "{errors:?}"
+    );
+    let errors = errors_of(quote!(max_repeat = 9, budget = "1m"), vec![]);
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.contains("add `precision = \"5%\"`")),
+        "{errors:?}"
+    );
+    let errors = errors_of(
+        quote!(precision = "5%", min_repeat = 6, max_repeat = 4),
+        vec![],
+    );
+    assert_eq!(
+        errors,
+        vec!["`max_repeat` is 4 but the fewest rounds are 6 (`min_repeat`): raise `max_repeat` to at least 6"]
+    );
+    let errors = errors_of(quote!(precision = "5%", order = "blocked"), vec![]);
+    assert!(
+        errors[0].starts_with("`precision` pairs the cells"),
+        "{errors:?}"
+    );
+    let errors = errors_of(quote!(precision = "5%", min_repeat = 30), vec![]);
+    assert!(
+        errors[0].contains("the default `max_repeat` is 20"),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn precision_and_cache_values_are_checked() {
+    let errors = errors_of(quote!(precision = "0%"), vec![]);
+    assert_eq!(
+        errors,
+        vec!["`precision` must be more than 0% and at most 50%; found \"0%\""]
+    );
+    let errors = errors_of(quote!(precision = 5), vec![]);
+    assert!(
+        errors[0].starts_with("`precision` takes a percentage string"),
+        "{errors:?}"
+    );
+    let errors = errors_of(quote!(cache = "cool"), vec![]);
+    assert!(errors[0].starts_with("`cache` must be"), "{errors:?}");
+}

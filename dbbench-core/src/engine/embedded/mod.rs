@@ -338,6 +338,7 @@ pub static PROFILE: Profile = Profile {
     lock_timeout: |wait| format!("PRAGMA busy_timeout = {}", wait.as_millis()),
     classify,
     defaults_unbound_volumes: true,
+    local_page_cache: true,
 };
 
 /// Busy and locked (SQLite's lock wait ran out) are [`ErrorKind::Busy`].

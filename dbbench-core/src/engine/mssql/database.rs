@@ -120,9 +120,14 @@ impl MssqlDatabase {
         }
     }
 
-    /// Makes FULL recovery real (full backup), empties the cache when asked, and snapshots the
-    /// server's statistics.
-    pub async fn open_window(&self, conn: &mut MssqlConnection) -> Result<()> {
+    /// Makes FULL recovery real (full backup), checkpoints what the fixture wrote (so the window
+    /// does not write it back), empties the buffer pool when asked (`cache = "cold"` or
+    /// `DBBENCH_MSSQL_COLD_CACHE=1`), and snapshots the server's statistics.
+    pub async fn open_window(
+        &self,
+        conn: &mut MssqlConnection,
+        cache: crate::model::start::CacheState,
+    ) -> Result<()> {
         for statement in &self.before_window {
             conn.batch(statement).await?;
         }
@@ -144,8 +149,11 @@ impl MssqlDatabase {
                 });
             }
         }
-        if self.cold_cache {
+        if self.cold_cache || cache == crate::model::start::CacheState::Cold {
             conn.batch(hooks::COLD_CACHE_SQL).await?;
+        } else {
+            // As Microsoft's guidance for repeatable runs does: start with no dirty pages.
+            conn.batch("CHECKPOINT;").await?;
         }
         let window = Window::open(conn, &self.context()).await;
         *self.window.lock().unwrap_or_else(|p| p.into_inner()) = Some(window);

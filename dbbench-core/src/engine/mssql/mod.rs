@@ -329,6 +329,7 @@ pub static PROFILE: Profile = Profile {
     lock_timeout: |wait| format!("SET LOCK_TIMEOUT {}", wait.as_millis()),
     classify,
     defaults_unbound_volumes: false,
+    local_page_cache: false,
 };
 
 /// SQL Server: "Transaction was deadlocked … and has been chosen as the deadlock victim."

@@ -383,6 +383,7 @@ pub static PROFILE: Profile = Profile {
     lock_timeout: |wait| format!("SET lock_timeout = {}", wait.as_millis()),
     classify,
     defaults_unbound_volumes: true,
+    local_page_cache: true,
 };
 
 /// SQLSTATE `serialization_failure`: "could not serialize access due to concurrent update"; the

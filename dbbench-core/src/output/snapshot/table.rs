@@ -71,7 +71,11 @@ pub(super) fn lines(result: &BenchmarkResult, cells: &[CellView], segments: &str
                 .unwrap_or_default()
                 .to_string(),
         );
-        row.push(view.runs.to_string());
+        // The table is not compared (it repeats the fields below it), so a chosen count may show.
+        let runs = view
+            .runs
+            .or_else(|| view.timing.as_ref().and_then(|t| t.runs));
+        row.push(runs.map_or_else(dash, |n| n.to_string()));
         if has_layout {
             row.push(layout(view).map_or_else(dash, |r| {
                 let data = r.files.iter().filter(|f| f.kind == "data");

@@ -231,4 +231,22 @@ impl Recorder for StoreRecorder<'_> {
             .map_err(|e| self.store.fail(e))?;
         Ok(())
     }
+
+    fn benchmark_finished(&mut self, stopping: &crate::model::results::Stopping) -> Result<()> {
+        let run = self
+            .benchmark_run
+            .ok_or_else(|| Error::msg("the store was not told that the benchmark started"))?;
+        // The header was written before the first round; why the rounds stopped is known now.
+        // A resumed benchmark run's header gets the resumed run's reason.
+        let stopping = serde_json::to_string(stopping)?;
+        self.store
+            .conn
+            .execute(
+                "UPDATE benchmark_runs SET header = json_set(header, '$.stopping', json(?2)) \
+                 WHERE id = ?1",
+                params![run, stopping],
+            )
+            .map_err(|e| self.store.fail(e))?;
+        Ok(())
+    }
 }

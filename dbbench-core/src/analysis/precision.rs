@@ -1,0 +1,82 @@
+//! The analysis side of a precision target: each cell's interval width, computed exactly as the
+//! results table computes the interval ([`Ratio::between`]), for the runner's stopping rule
+//! ([`crate::run::target`]).
+//!
+//! Where a run has no baseline to compare with (nextest runs each cell in its own process; a
+//! filtered `cargo test` may leave the baseline out), the width of the cell's own mean interval
+//! stands in: it is what a later comparison's Welch interval is made of, so a cell measured alone
+//! still stops once its own time is known to the target.
+
+use crate::analysis::ratio::{Margin, Ratio};
+use crate::analysis::stats::Summary;
+use crate::model::results::{CellResult, CellStatus};
+use crate::run::target::Judge;
+
+/// The [`Judge`] the front ends hand to the runner.
+#[derive(Debug, Default)]
+pub struct IntervalJudge;
+
+impl Judge for IntervalJudge {
+    fn widths(
+        &self,
+        cells: &[CellResult],
+        baseline: &str,
+        paired_order: bool,
+        pilot: usize,
+    ) -> Vec<(String, Option<f64>)> {
+        let ok = cells.iter().filter(|c| c.status == CellStatus::Ok);
+        let base = cells
+            .iter()
+            .find(|c| c.name == baseline && c.status == CellStatus::Ok);
+        match base {
+            Some(base) => ok
+                .filter(|c| c.name != base.name)
+                .map(|c| {
+                    let width = Ratio::between(c, base, paired_order, Some(pilot), Margin::DEFAULT)
+                        .and_then(|r| r.relative_half_width());
+                    (c.name.clone(), width)
+                })
+                .collect(),
+            None => ok.map(|c| (c.name.clone(), own_width(c, pilot))).collect(),
+        }
+    }
+}
+
+/// The half-width of the cell's two-stage mean interval relative to its mean: the spread of the
+/// first `pilot` runs, scaled to all of them (as [`Ratio::two_stage`] does for ratios).
+fn own_width(cell: &CellResult, pilot: usize) -> Option<f64> {
+    let mut runs: Vec<(u32, f64)> = cell.measured().map(|r| (r.index, r.elapsed_s)).collect();
+    runs.sort_by_key(|r| r.0);
+    let all: Vec<f64> = runs.iter().map(|r| r.1).collect();
+    let first = Summary::of(&all[..pilot.clamp(2, all.len().max(2)).min(all.len())])?;
+    let mean = Summary::of(&all)?.mean;
+    let ci = first.ci?;
+    let scaled = ci.half_width() * (first.n as f64 / all.len() as f64).sqrt();
+    (mean > 0.0).then(|| scaled / mean)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_are_the_table_s_intervals() {
+        let result = crate::model::sample::vlf();
+        let widths = IntervalJudge.widths(&result.cells, "test_1", true, 3);
+        let names: Vec<&str> = widths.iter().map(|(n, _)| n.as_str()).collect();
+        assert!(
+            !names.contains(&"test_1"),
+            "the baseline has no ratio: {names:?}"
+        );
+        assert_eq!(names.len(), result.cells.len() - 1);
+        for (name, width) in &widths {
+            let cell = result.cells.iter().find(|c| &c.name == name).unwrap();
+            let r = Ratio::between(cell, &result.cells[0], true, Some(3), Margin::DEFAULT).unwrap();
+            assert_eq!(*width, r.relative_half_width(), "{name}");
+        }
+        // Without the baseline, each cell's own interval.
+        let alone = IntervalJudge.widths(&result.cells[1..2], "test_1", true, 3);
+        assert_eq!(alone.len(), 1);
+        assert!(alone[0].1.is_some_and(|w| w > 0.0), "{alone:?}");
+    }
+}
