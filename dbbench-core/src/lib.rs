@@ -95,7 +95,7 @@ pub mod __internals {
     pub use crate::output::store::{store_file, InvocationStart, Store};
     pub use crate::output::{json, publish, rewrite, summary};
     pub use crate::run::context::{exclusive, RunContext};
-    pub use crate::run::recorder::Recorder;
+    pub use crate::run::recorder::{NoRecorder, Recorder};
     pub use crate::run::runner::{database_name, run_benchmark, run_recorded};
     pub use crate::run::spec::{BenchmarkSpec, BodyFn, BodyFuture, CellSpec};
     pub use crate::run::target::{Judge, NoJudge};

@@ -1,0 +1,130 @@
+//! A precision target end to end on the embedded engine: the runner adds rounds until the
+//! two-stage intervals are narrow enough, the round limit or the budget, records why it stopped
+//! with the results, and the table judges with the same intervals. The body sleeps a known time
+//! per cell (40 ms and 60 ms), so the verdict is known; the assertions hold whichever limit ends
+//! the run on a noisy machine.
+
+mod support;
+
+use dbbench_core::__internals::config::{FixtureKind, Precision, RunSpec, StorageSpec};
+use dbbench_core::__internals::{
+    exclusive, run_recorded, summary, Backend, BodyFuture, EmbeddedBackend, IntervalJudge,
+    NoRecorder, RunContext, Volumes,
+};
+use dbbench_core::results::{BenchmarkResult, StopReason};
+use dbbench_core::{Scale, Session};
+use std::time::Duration;
+use support::*;
+
+fn sleeps(db: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async move {
+        let ms = if db.cell() == "slow" { 60 } else { 40 };
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        Ok(())
+    })
+}
+
+const fn run(budget_ms: u64) -> RunSpec {
+    RunSpec {
+        repeat: 1,
+        warmup: 0,
+        fixture: FixtureKind::None,
+        precision: Some(Precision {
+            hundredths_of_percent: 500,
+            min_rounds: 3,
+            max_rounds: 8,
+            budget: Duration::from_millis(budget_ms),
+        }),
+        ..RunSpec::DEFAULT
+    }
+}
+
+support::benchmark! {
+    static TARGET = sleeps,
+    title: "sleeps",
+    run: run(60_000),
+    cells: [cell("fast", StorageSpec::DEFAULT), cell("slow", StorageSpec::DEFAULT)],
+}
+
+support::benchmark! {
+    static TIGHT = sleeps,
+    title: "sleeps within 200 ms",
+    run: run(200),
+    cells: [cell("fast", StorageSpec::DEFAULT), cell("slow", StorageSpec::DEFAULT)],
+}
+
+fn judged(bench: &'static dbbench_core::BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
+    let _lock = exclusive();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let mut backend = Backend::Embedded(EmbeddedBackend::new());
+            run_recorded(bench, None, ctx, &mut backend, &mut NoRecorder, &IntervalJudge).await
+        })
+        .unwrap()
+}
+
+fn rounds_of(result: &BenchmarkResult) -> Vec<Vec<u32>> {
+    result
+        .cells
+        .iter()
+        .map(|c| c.measured().map(|r| r.index).collect())
+        .collect()
+}
+
+#[test]
+fn rounds_are_added_until_the_target_or_a_limit_and_the_reason_is_kept() {
+    let ctx = context("precision", Scale::parse("0.001").unwrap(), Volumes::default());
+    let result = judged(&TARGET, &ctx);
+    let stopping = result.stopping.clone().expect("the reason is recorded");
+    assert!(
+        matches!(stopping.reason, StopReason::TargetMet | StopReason::RoundLimit),
+        "{stopping:?}"
+    );
+    assert!((3..=8).contains(&stopping.rounds), "{stopping:?}");
+    // Every round ran every cell once, in order: the rounds pair.
+    let expected: Vec<u32> = (0..stopping.rounds).collect();
+    assert_eq!(rounds_of(&result), vec![expected.clone(), expected]);
+    if stopping.reason == StopReason::TargetMet {
+        assert!(stopping.widest.as_ref().is_some_and(|(_, w)| *w <= 0.05), "{stopping:?}");
+    }
+    let text = summary::render(&result);
+    assert!(text.contains("two-stage log-ratio t (Stein)"), "{text}");
+    assert!(text.contains(&stopping.line()), "{text}");
+    let slow = text.lines().find(|l| l.trim_start().starts_with("slow")).unwrap();
+    assert!(slow.contains("slower"), "60 ms against 40 ms: {slow}");
+    // Every window started from a flushed machine, and says so.
+    for run in result.cells.iter().flat_map(|c| c.measured()) {
+        let start = run.start.as_ref().expect("the start is recorded");
+        assert!(start.settle_s < 10.0, "{start:?}");
+    }
+}
+
+#[test]
+fn the_budget_stops_a_target_not_yet_met() {
+    // Three rounds of two windows of 40 and 60 ms take more than 200 ms: no fourth starts.
+    let ctx = context("precision-budget", Scale::parse("0.001").unwrap(), Volumes::default());
+    let result = judged(&TIGHT, &ctx);
+    let stopping = result.stopping.expect("recorded");
+    assert_eq!(stopping.rounds, 3, "{stopping:?}");
+    assert!(
+        matches!(stopping.reason, StopReason::Budget | StopReason::TargetMet),
+        "{stopping:?}"
+    );
+    assert!(stopping.elapsed_s >= 0.2, "{stopping:?}");
+}
+
+#[test]
+fn at_smoke_scale_the_minimum_runs_and_says_why() {
+    let ctx = context("precision-smoke", Scale::smoke(), Volumes::default());
+    let result = judged(&TARGET, &ctx);
+    let stopping = result.stopping.expect("recorded");
+    assert_eq!(stopping.rounds, 3);
+    assert!(
+        matches!(&stopping.reason, StopReason::Unjudged(why) if why.contains("smoke")),
+        "{stopping:?}"
+    );
+}
