@@ -8,8 +8,8 @@ mod support;
 
 use dbbench_core::__internals::config::{FixtureKind, Precision, RunSpec, StorageSpec};
 use dbbench_core::__internals::{
-    exclusive, run_recorded, summary, Backend, BodyFuture, EmbeddedBackend, IntervalJudge,
-    NoRecorder, RunContext, Volumes,
+    run_recorded, summary, Backend, BodyFuture, EmbeddedBackend, IntervalJudge, NoRecorder,
+    RunContext, Volumes,
 };
 use dbbench_core::results::{BenchmarkResult, StopReason};
 use dbbench_core::{Scale, Session};
@@ -54,17 +54,19 @@ support::benchmark! {
 }
 
 fn judged(bench: &'static dbbench_core::BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
-    let _lock = exclusive();
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(async {
-            let mut backend = Backend::Embedded(EmbeddedBackend::new());
-            run_recorded(bench, None, ctx, &mut backend, &mut NoRecorder, &IntervalJudge).await
-        })
-        .unwrap()
+    exclusively(async {
+        let mut backend = Backend::Embedded(EmbeddedBackend::new());
+        run_recorded(
+            bench,
+            None,
+            ctx,
+            &mut backend,
+            &mut NoRecorder,
+            &IntervalJudge,
+        )
+        .await
+    })
+    .unwrap()
 }
 
 fn rounds_of(result: &BenchmarkResult) -> Vec<Vec<u32>> {
@@ -77,11 +79,18 @@ fn rounds_of(result: &BenchmarkResult) -> Vec<Vec<u32>> {
 
 #[test]
 fn rounds_are_added_until_the_target_or_a_limit_and_the_reason_is_kept() {
-    let ctx = context("precision", Scale::parse("0.001").unwrap(), Volumes::default());
+    let ctx = context(
+        "precision",
+        Scale::parse("0.001").unwrap(),
+        Volumes::default(),
+    );
     let result = judged(&TARGET, &ctx);
     let stopping = result.stopping.clone().expect("the reason is recorded");
     assert!(
-        matches!(stopping.reason, StopReason::TargetMet | StopReason::RoundLimit),
+        matches!(
+            stopping.reason,
+            StopReason::TargetMet | StopReason::RoundLimit
+        ),
         "{stopping:?}"
     );
     assert!((3..=8).contains(&stopping.rounds), "{stopping:?}");
@@ -89,12 +98,18 @@ fn rounds_are_added_until_the_target_or_a_limit_and_the_reason_is_kept() {
     let expected: Vec<u32> = (0..stopping.rounds).collect();
     assert_eq!(rounds_of(&result), vec![expected.clone(), expected]);
     if stopping.reason == StopReason::TargetMet {
-        assert!(stopping.widest.as_ref().is_some_and(|(_, w)| *w <= 0.05), "{stopping:?}");
+        assert!(
+            stopping.widest.as_ref().is_some_and(|(_, w)| *w <= 0.05),
+            "{stopping:?}"
+        );
     }
     let text = summary::render(&result);
     assert!(text.contains("two-stage log-ratio t (Stein)"), "{text}");
     assert!(text.contains(&stopping.line()), "{text}");
-    let slow = text.lines().find(|l| l.trim_start().starts_with("slow")).unwrap();
+    let slow = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("slow"))
+        .unwrap();
     assert!(slow.contains("slower"), "60 ms against 40 ms: {slow}");
     // Every window started from a flushed machine, and says so.
     for run in result.cells.iter().flat_map(|c| c.measured()) {
@@ -106,7 +121,11 @@ fn rounds_are_added_until_the_target_or_a_limit_and_the_reason_is_kept() {
 #[test]
 fn the_budget_stops_a_target_not_yet_met() {
     // Three rounds of two windows of 40 and 60 ms take more than 200 ms: no fourth starts.
-    let ctx = context("precision-budget", Scale::parse("0.001").unwrap(), Volumes::default());
+    let ctx = context(
+        "precision-budget",
+        Scale::parse("0.001").unwrap(),
+        Volumes::default(),
+    );
     let result = judged(&TIGHT, &ctx);
     let stopping = result.stopping.expect("recorded");
     assert_eq!(stopping.rounds, 3, "{stopping:?}");

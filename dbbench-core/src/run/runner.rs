@@ -135,25 +135,30 @@ pub async fn run_recorded(
         results[index].runs.iter().any(|r| r.index == rep)
     };
 
+    // A resumed target continues after the rounds it kept, first completing the round an
+    // interruption cut short, so that every cell has the same rounds again (they pair).
+    let mut rounds = match target {
+        Some(_) => results
+            .iter()
+            .map(|c| c.runs.iter().filter(|r| !r.warmup).count() as u32)
+            .max()
+            .unwrap_or(0)
+            .max(bench.run.rounds()),
+        None => bench.run.rounds(),
+    };
+    let fixed = bench.run.warmup + rounds;
     let order: Vec<(usize, u32)> = match bench.run.order {
-        Order::Interleaved => (0..per_cell)
+        Order::Interleaved => (0..fixed)
             .flat_map(|rep| (0..cells.len()).map(move |c| (c, rep)))
             .collect(),
         Order::Blocked => (0..cells.len())
-            .flat_map(|c| (0..per_cell).map(move |rep| (c, rep)))
+            .flat_map(|c| (0..fixed).map(move |rep| (c, rep)))
             .collect(),
     };
     let mut queue: std::collections::VecDeque<(usize, u32)> = order
         .into_iter()
         .filter(|&(index, rep)| !is_kept(&results, index, rep))
         .collect();
-    // A resumed target continues after the rounds it kept.
-    let mut rounds = results
-        .iter()
-        .map(|c| c.runs.iter().filter(|r| !r.warmup).count() as u32)
-        .max()
-        .unwrap_or(0)
-        .max(bench.run.rounds());
     let planned = match target {
         Some(t) => queue.len() + (t.max_rounds.saturating_sub(rounds) as usize) * cells.len(),
         None => queue.len(),

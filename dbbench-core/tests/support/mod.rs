@@ -99,7 +99,7 @@ pub fn run_embedded(bench: &'static BenchmarkSpec, ctx: &RunContext) -> Benchmar
 }
 
 /// Runs `work` to completion on a new two-thread runtime, holding the process-wide benchmark lock.
-fn exclusively<T>(work: impl std::future::Future<Output = T>) -> T {
+pub fn exclusively<T>(work: impl std::future::Future<Output = T>) -> T {
     let _lock = exclusive();
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
