@@ -1,6 +1,6 @@
 //! Layer 7, **cli**: the two front ends. The command line of a suite binary and of the `dbbench`
 //! binary (one set of commands, one argument convention), and the test harness entry that every
-//! generated `#[test]` calls ([`harness`]). Both run benchmarks through `run` and hand the
+//! generated `#[test]` calls (`harness`). Both run benchmarks through `run` and hand the
 //! results to the same `output` pipeline.
 //!
 //! A suite's `main` is one line: `dbbench_core::cli::main(&[&my_suite::my_bench::BENCHMARK])`,
