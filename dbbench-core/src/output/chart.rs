@@ -23,6 +23,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 
 const WIDTH: u32 = 900;
+/// Series with at most this many samples get a dot at each, since one sample draws no line.
+const SAMPLE_DOTS: usize = 20;
 const FONT: &str = "sans-serif";
 const BAR: RGBColor = RGBColor(70, 130, 180);
 const RUN_DOT: RGBColor = RGBColor(200, 60, 40);
@@ -280,18 +282,30 @@ pub fn series_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>
                 .map_err(draw_error)?;
             for (k, (index, s)) in runs.iter().enumerate() {
                 let color = LINES[k % LINES.len()];
-                let points = s
+                let points: Vec<(f64, f64)> = s
                     .values
                     .iter()
                     .enumerate()
-                    .map(|(i, v)| (t_unit.of((i as f64 + 0.5) * s.interval_s), v_unit.of(*v)));
+                    .map(|(i, v)| (t_unit.of((i as f64 + 0.5) * s.interval_s), v_unit.of(*v)))
+                    .collect();
                 chart
-                    .draw_series(LineSeries::new(points, color.stroke_width(2)))
+                    .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
                     .map_err(draw_error)?
                     .label(format!("run {index}"))
                     .legend(move |(x, y)| {
                         PathElement::new([(x, y), (x + 18, y)], color.stroke_width(2))
                     });
+                // A smoke run samples once or twice: a line of one point draws nothing, so few
+                // samples also get a dot each.
+                if points.len() <= SAMPLE_DOTS {
+                    chart
+                        .draw_series(
+                            points
+                                .into_iter()
+                                .map(|p| Circle::new(p, 3, color.filled())),
+                        )
+                        .map_err(draw_error)?;
+                }
             }
             draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 13)?;
         }

@@ -208,6 +208,20 @@ fn series_read_at_both_scales() {
         .unwrap()
         .unwrap();
     assert_axes_read("series of a small rate", &svg, 2, &["1/s"]);
+    let mut one_sample = result.cells[0].clone();
+    one_sample
+        .runs
+        .iter_mut()
+        .for_each(|r| r.series[0].values.truncate(1));
+    let svg = series_chart(&result.benchmark, &one_sample)
+        .unwrap()
+        .unwrap();
+    let runs = one_sample.measured().count();
+    assert_eq!(
+        svg.matches("<circle").count(),
+        runs,
+        "a smoke run's single sample is a dot per run, not an invisible line"
+    );
     for run in &mut result.cells[0].runs {
         run.series[0].values.iter_mut().for_each(|v| *v *= 20_000.0);
     }
