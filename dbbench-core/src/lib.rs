@@ -3,25 +3,85 @@
 //! Declarative database storage-configuration benchmarks. Write an ordinary async function, annotate
 //! it with [`db_bench`], and `cargo test` creates a database in each declared configuration, loads a
 //! baseline, runs and times the function, collects file, log and server statistics, tears the
-//! database down, and records the results as JSON and a reviewable `insta` snapshot.
+//! database down, and records the results as JSON, CSV, an HTML report and a reviewable `insta`
+//! snapshot.
 //!
-//! ```ignore
+//! The default backend is the embedded engine (SQLite in-process with dbbench's storage layer), so
+//! a benchmark runs anywhere with no server; `DBBENCH_BACKEND=mssql` with `DBBENCH_MSSQL` runs the
+//! same benchmarks on SQL Server, and `DBBENCH_BACKEND=postgres` on PostgreSQL.
+//!
+//! ## A first benchmark
+//!
+//! **1. The dependency.** `cargo add dbbench-core`, or in `Cargo.toml`:
+//!
+//! ```toml
+//! [dependencies]
+//! dbbench-core = "0.1"
+//! ```
+//!
+//! dbbench-core brings the [`db_bench`] attribute and the runtime it calls (one version: the two
+//! are published together), and runs each benchmark on a runtime of its own, so no other
+//! dependency is needed.
+//!
+//! **2. The benchmark**, in any module of the crate (`src/lib.rs` here): an `async fn` taking a
+//! [`Session`], with the configurations to compare in the attribute. A list of values makes one
+//! cell per value, each a `#[test]`:
+//!
+//! ```no_run
+//! use dbbench_core::fixture::doubling_insert;
 //! use dbbench_core::{db_bench, Result, Session};
 //!
-//! /// Doubling the charge table.
-//! #[db_bench(fixture = "credit", data_files = [1, 4], repeat = 3)]
-//! async fn doubling(db: &mut Session) -> Result<()> {
+//! /// Doubling the charge table five times with small and large autogrowth.
+//! #[db_bench(fixture = "credit", data_size = "1MB", growth = ["1MB", "64MB"], repeat = 2)]
+//! pub async fn double_charges(db: &mut Session) -> Result<()> {
 //!     for n in 1..=5 {
-//!         let sql = dbbench_core::fixture::doubling_insert(db.dialect(), n);
+//!         let sql = doubling_insert(db.dialect(), n);
 //!         db.execute(&sql).await?;
 //!         db.lap(format!("loop {n}"));
 //!     }
 //!     Ok(())
 //! }
+//! # fn main() {}
 //! ```
 //!
-//! The default backend is the embedded engine (SQLite in-process with dbbench's storage layer);
-//! `DBBENCH_BACKEND=mssql` with `DBBENCH_MSSQL` runs the same benchmarks on SQL Server.
+//! **3. `cargo test`** runs the two cells `double_charges::growth_1mb` and
+//! `double_charges::growth_64mb` at `smoke` scale (`cargo test double_charges` runs just them):
+//! each repetition gets a fresh database that dbbench owns, the `credit` fixture is loaded outside
+//! the measured window, the body is timed, and the results go under `target/dbbench/tests/`
+//! (`results/*.json`, `*.csv`, `report/index.html`).
+//!
+//! **4. Accept the snapshot.** A new benchmark has no snapshot yet, so its first `cargo test` fails
+//! and writes the pending one beside the crate, as
+//! `snapshots/<crate>.<module>.<benchmark>__smoke.snap.new`. Read it and accept it with
+//! `cargo insta review` (`cargo install cargo-insta` once) or `cargo insta accept`, or rerun with
+//! `INSTA_UPDATE=always cargo test`, and commit the `.snap`. From then on `cargo test` fails when a
+//! deterministic result changes (growths, log segments) and judges timings statistically.
+//!
+//! ## A suite binary
+//!
+//! To run the benchmarks at a larger scale than tests do, with progress, result tables, history and
+//! baselines, give the crate a binary whose `main` is [`cli::main`] over the benchmarks in the
+//! order the report should show them (`cargo run --release -- --help` lists its commands):
+//!
+//! ```no_run
+//! mod autogrowth {
+//!     use dbbench_core::{db_bench, Result, Session};
+//!
+//!     /// Updating every charge with small and large autogrowth.
+//!     #[db_bench(fixture = "credit", growth = ["1MB", "64MB"])]
+//!     pub async fn update_charges(db: &mut Session) -> Result<()> {
+//!         db.execute("UPDATE charge SET charge_amt = charge_amt + 1").await?;
+//!         Ok(())
+//!     }
+//! }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     dbbench_core::cli::main(&[&autogrowth::update_charges::BENCHMARK])
+//! }
+//! ```
+//!
+//! Every option of the attribute is described in the repository's `docs/options.md`, the results'
+//! fields in `docs/results-schema.md`, and the concurrent load driver in [`driver`].
 
 #![warn(missing_docs)]
 

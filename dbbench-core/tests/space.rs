@@ -1,11 +1,11 @@
 //! Space before work: a cell whose files need more than the work dir's file system has free is
-//! refused before it creates a file, with both numbers and what to try; a cell that fits runs. On
-//! the embedded engine and on a managed PostgreSQL cluster (whose WAL kept for `log_size` is too
+//! refused before it creates a file, with both numbers and what to try; a cell that fits runs. A
+//! file the fixture fills needs its first growth too. On the embedded engine and on a managed PostgreSQL cluster (whose WAL kept for `log_size` is too
 //! large: no cluster is started for it).
 
 mod support;
 
-use dbbench_core::__internals::config::{FixtureKind, RunSpec, Size, StorageSpec};
+use dbbench_core::__internals::config::{FixtureKind, Growth, RunSpec, Size, StorageSpec};
 use dbbench_core::__internals::{BodyFuture, Volumes};
 use dbbench_core::results::CellStatus;
 use dbbench_core::{Scale, Session};
@@ -62,6 +62,43 @@ support::benchmark! {
     ],
 }
 
+/// 128 KiB: less than the credit fixture's 3,125 rows at smoke scale (150,000 bytes) fill.
+const SMALL: Size = Size::new(128 << 10, "128KB");
+
+support::benchmark! {
+    static FIRST_GROWTH = quick,
+    title: "files the fixture fills, whose first growth is larger than the disk",
+    run: RunSpec {
+        repeat: 1,
+        warmup: 0,
+        fixture: FixtureKind::Credit,
+        ..RunSpec::DEFAULT
+    },
+    cells: [
+        cell("data_growth_too_big", StorageSpec {
+            data_size: Some(SMALL),
+            growth: Some(Growth::Fixed(HUGE)),
+            ..StorageSpec::DEFAULT
+        }),
+        cell("log_growth_too_big", StorageSpec {
+            log_size: Some(SMALL),
+            log_growth: Some(Growth::Fixed(HUGE)),
+            ..StorageSpec::DEFAULT
+        }),
+        // The same growth on a file the fixture leaves room in: nothing says it will grow.
+        cell("room_left", StorageSpec {
+            data_size: Some(support::mib(16, "16MB")),
+            growth: Some(Growth::Fixed(HUGE)),
+            ..StorageSpec::DEFAULT
+        }),
+        cell("small_growth", StorageSpec {
+            data_size: Some(SMALL),
+            growth: Some(support::grow_mib(1, "1MB")),
+            ..StorageSpec::DEFAULT
+        }),
+    ],
+}
+
 fn databases_made(ctx: &dbbench_core::__internals::RunContext) -> usize {
     std::fs::read_dir(ctx.work_dir.join("db"))
         .into_iter()
@@ -99,6 +136,54 @@ fn a_cell_larger_than_the_disk_is_refused_before_creating_anything() {
         0,
         "nothing left, and the refused cell made nothing"
     );
+}
+
+#[test]
+fn a_file_the_fixture_fills_needs_its_first_growth() {
+    let ctx = support::context("space-first-growth", Scale::smoke(), Volumes::default());
+    let result = support::run_embedded(&FIRST_GROWTH, &ctx);
+    let refusal = |i: usize| match &result.cells[i].status {
+        CellStatus::Failed(why) => {
+            assert!(
+                why.starts_with("not enough space, nothing was created"),
+                "{why}"
+            );
+            assert!(why.contains("are free"), "{why}");
+            assert!(result.cells[i].runs.is_empty());
+            why.clone()
+        }
+        other => panic!("{} was not refused: {other:?}", result.cells[i].name),
+    };
+    // 128 KiB and one growth of 1 PB: the total, then each part with the growth that makes it.
+    let data = refusal(0);
+    assert!(
+        data.contains("needs 1024.0 TB on the file system of"),
+        "{data}"
+    );
+    assert!(
+        data.contains(
+            "data_1 with the fixture, grown by its first growth of 1024.0 TB to 1024.0 TB"
+        ),
+        "{data}"
+    );
+    let log = refusal(1);
+    assert!(
+        log.contains("needs 1024.0 TB on the file system of"),
+        "{log}"
+    );
+    assert!(
+        log.contains("log with the fixture, grown by its first growth of 1024.0 TB to 1024.0 TB"),
+        "{log}"
+    );
+    for i in [2, 3] {
+        assert_eq!(
+            result.cells[i].status,
+            CellStatus::Ok,
+            "{} fits and runs",
+            result.cells[i].name
+        );
+    }
+    assert_eq!(databases_made(&ctx), 0, "nothing left behind");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Layer 7, **cli**: the two front ends. The command line of a suite binary and of the `dbbench`
 //! binary (one set of commands, one argument convention), and the test harness entry that every
-//! generated `#[test]` calls ([`harness`]). Both run benchmarks through `run` and hand the
+//! generated `#[test]` calls (`harness`). Both run benchmarks through `run` and hand the
 //! results to the same `output` pipeline.
 //!
 //! A suite's `main` is one line: `dbbench_core::cli::main(&[&my_suite::my_bench::BENCHMARK])`,
@@ -144,12 +144,23 @@ fn execute(
         Some(dir) => dir.clone(),
         None => default_work_dir(benchmarks)?,
     };
-    match args.command.unwrap_or(Command::Run {
+    let command = args.command.unwrap_or(Command::Run {
         filters: Vec::new(),
         scale: None,
         save_baseline: None,
         resume: false,
-    }) {
+    });
+    if matches!(
+        command,
+        Command::Run { .. } | Command::Report | Command::Merge { .. }
+    ) {
+        // The report lists benchmarks as the suite declares them, not by file name.
+        let stems: Vec<String> = benchmarks.iter().map(|b| b.file_stem()).collect();
+        if !stems.is_empty() {
+            crate::output::order::declare(&work_dir, &stems)?;
+        }
+    }
+    match command {
         Command::List => list(benchmarks),
         Command::Run {
             filters,
@@ -434,25 +445,4 @@ fn run(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn run_takes_resume() {
-        let args = Args::try_parse_from(["dbbench", "run", "--resume", "vlf"]).unwrap();
-        match args.command {
-            Some(Command::Run {
-                resume, filters, ..
-            }) => {
-                assert!(resume);
-                assert_eq!(filters, ["vlf"]);
-            }
-            other => panic!("{other:?}"),
-        }
-        let args = Args::try_parse_from(["dbbench", "run"]).unwrap();
-        assert!(matches!(
-            args.command,
-            Some(Command::Run { resume: false, .. })
-        ));
-    }
-}
+mod tests;

@@ -31,7 +31,7 @@ use std::path::PathBuf;
 /// What to create: one database for one repetition of one cell.
 #[derive(Debug, Clone)]
 pub struct DatabasePlan {
-    /// The database's name: always starts with [`OWNED_PREFIX`].
+    /// The database's name: always starts with `OWNED_PREFIX`.
     pub name: String,
     /// The storage configuration with sizes already scaled.
     pub storage: StorageSpec,

@@ -8,17 +8,23 @@
 //! * the top waits of a cell: horizontal bars of each wait type's share, as the VLF article's
 //!   wait tables;
 //! * every cell on one axis ([`cells`]): laps, file sizes with autogrowth events, throughput.
+//!
+//! Every numeric axis takes its unit and its ticks' decimals from its data ([`axis`]), so the
+//! same chart reads at a smoke run's milliseconds and a full run's hundreds of seconds.
 
 use crate::analysis::stats::Summary;
 use crate::analysis::table::elapsed_of;
 use crate::model::error::{Error, Result};
 use crate::model::results::{BenchmarkResult, CellResult};
+use axis::{Ticks, Unit, LABELS};
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 
 const WIDTH: u32 = 900;
+/// Series with at most this many samples get a dot at each, since one sample draws no line.
+const SAMPLE_DOTS: usize = 20;
 const FONT: &str = "sans-serif";
 const BAR: RGBColor = RGBColor(70, 130, 180);
 const RUN_DOT: RGBColor = RGBColor(200, 60, 40);
@@ -60,34 +66,6 @@ pub(crate) fn draw_error(e: impl std::fmt::Display) -> Error {
     Error::msg(format!("cannot draw chart: {e}"))
 }
 
-/// `4.2M`, `350k`, `12`, `0.25`: axis labels that stay short.
-fn si(value: f64) -> String {
-    let abs = value.abs();
-    let (scaled, suffix) = if abs >= 1e9 {
-        (value / 1e9, "G")
-    } else if abs >= 1e6 {
-        (value / 1e6, "M")
-    } else if abs >= 1e3 {
-        (value / 1e3, "k")
-    } else {
-        (value, "")
-    };
-    let text = format!("{scaled:.2}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    format!("{text}{suffix}")
-}
-
-/// A tick of a seconds axis without float noise: `0.05`, not `0.049999999996`.
-fn seconds_tick(value: f64) -> String {
-    let text = format!("{value:.6}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    if text == "-0" {
-        "0".into()
-    } else {
-        text.to_string()
-    }
-}
-
 /// The elapsed time of every cell: mean bar, 95% interval, and each measured run.
 pub fn elapsed_chart(result: &BenchmarkResult) -> Result<String> {
     let cells: Vec<(&CellResult, Option<Summary>)> = result
@@ -100,8 +78,10 @@ pub fn elapsed_chart(result: &BenchmarkResult) -> Result<String> {
         .filter_map(|(_, s)| s.as_ref())
         .map(|s| s.ci.map_or(s.max, |ci| ci.high.max(s.max)))
         .fold(0.0_f64, f64::max);
+    let unit = axis::time_unit(top);
     // Headroom above the tallest bar keeps the legend clear of the data.
-    let y_max = if top > 0.0 { top * 1.3 } else { 1.0 };
+    let y_max = if top > 0.0 { unit.of(top) * 1.3 } else { 1.0 };
+    let ticks = Ticks::new(0.0..y_max, LABELS);
     let n = cells.len().max(1) as u32;
     let names: Vec<String> = cells
         .iter()
@@ -134,18 +114,28 @@ pub fn elapsed_chart(result: &BenchmarkResult) -> Result<String> {
                 SegmentValue::CenterOf(i) => names.get(*i as usize).cloned().unwrap_or_default(),
                 _ => String::new(),
             })
-            .y_label_formatter(&|v| seconds_tick(*v))
+            .y_labels(LABELS)
+            .y_label_formatter(&|v| ticks.label(*v))
             .x_desc("cell")
-            .y_desc("elapsed time (s)")
+            .y_desc(unit.title("elapsed time"))
             .axis_desc_style((FONT, 16))
             .label_style((FONT, 14))
             .draw()
             .map_err(draw_error)?;
+        // The summaries in the axis's unit.
+        let in_unit: Vec<Option<Summary>> = cells
+            .iter()
+            .map(|(c, _)| {
+                let runs: Vec<f64> = elapsed_of(c).into_iter().map(|v| unit.of(v)).collect();
+                Summary::of(&runs)
+            })
+            .collect();
         let measured = || {
             cells
                 .iter()
+                .zip(&in_unit)
                 .enumerate()
-                .filter_map(|(i, (c, s))| s.as_ref().map(|s| (i as u32, *c, s)))
+                .filter_map(|(i, ((c, _), s))| s.as_ref().map(|s| (i as u32, *c, s)))
         };
         chart
             .draw_series(measured().map(|(i, _, s)| {
@@ -193,7 +183,7 @@ pub fn elapsed_chart(result: &BenchmarkResult) -> Result<String> {
             .map_err(draw_error)?;
         chart
             .draw_series(measured().flat_map(|(i, c, _)| {
-                let runs = elapsed_of(c);
+                let runs: Vec<f64> = elapsed_of(c).into_iter().map(|v| unit.of(v)).collect();
                 let spread = runs.len() as i32 - 1;
                 runs.into_iter().enumerate().map(move |(j, v)| {
                     // Side by side rather than on top of each other, so every run stays visible.
@@ -246,7 +236,6 @@ pub fn series_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>
             .map_err(draw_error)?;
         let panels = root.split_evenly((by_name.len(), 1));
         for (panel, ((_, name), runs)) in panels.iter().zip(&by_name) {
-            let unit = runs[0].1.unit.as_str();
             let t_max = runs
                 .iter()
                 .map(|(_, s)| s.interval_s * s.values.len() as f64)
@@ -259,6 +248,9 @@ pub fn series_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>
                 .iter()
                 .flat_map(|(_, s)| s.values.iter().copied())
                 .fold(0.0_f64, f64::min);
+            let t_unit = axis::time_unit(t_max);
+            let (v_unit, v_title) = value_unit(&runs[0].1.unit, v_max.max(-v_min));
+            let (t_max, v_min, v_max) = (t_unit.of(t_max), v_unit.of(v_min), v_unit.of(v_max));
             // Headroom for the legend, which grows with the number of runs.
             let headroom = 1.3 + 0.05 * runs.len().min(10) as f64;
             let v_max = if v_max > v_min {
@@ -273,36 +265,69 @@ pub fn series_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>
                 .y_label_area_size(70)
                 .build_cartesian_2d(0.0..t_max.max(1e-9), v_min..v_max)
                 .map_err(draw_error)?;
+            let x_ticks = Ticks::new(0.0..t_max.max(1e-9), LABELS);
+            let y_ticks = Ticks::new(v_min..v_max, LABELS);
             chart
                 .configure_mesh()
                 .light_line_style(BLACK.mix(0.05))
-                .x_desc("time since the measured window opened (s)")
-                .y_desc(unit)
-                .y_label_formatter(&|v| si(*v))
+                .x_labels(LABELS)
+                .y_labels(LABELS)
+                .x_label_formatter(&|v| x_ticks.label(*v))
+                .y_label_formatter(&|v| y_ticks.label(*v))
+                .x_desc(t_unit.title("time since the measured window opened"))
+                .y_desc(v_title)
                 .axis_desc_style((FONT, 14))
                 .label_style((FONT, 13))
                 .draw()
                 .map_err(draw_error)?;
             for (k, (index, s)) in runs.iter().enumerate() {
                 let color = LINES[k % LINES.len()];
-                let points = s
+                let points: Vec<(f64, f64)> = s
                     .values
                     .iter()
                     .enumerate()
-                    .map(|(i, v)| ((i as f64 + 0.5) * s.interval_s, *v));
+                    .map(|(i, v)| (t_unit.of((i as f64 + 0.5) * s.interval_s), v_unit.of(*v)))
+                    .collect();
                 chart
-                    .draw_series(LineSeries::new(points, color.stroke_width(2)))
+                    .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
                     .map_err(draw_error)?
                     .label(format!("run {index}"))
                     .legend(move |(x, y)| {
                         PathElement::new([(x, y), (x + 18, y)], color.stroke_width(2))
                     });
+                // A smoke run samples once or twice: a line of one point draws nothing, so few
+                // samples also get a dot each.
+                if points.len() <= SAMPLE_DOTS {
+                    chart
+                        .draw_series(
+                            points
+                                .into_iter()
+                                .map(|p| Circle::new(p, 3, color.filled())),
+                        )
+                        .map_err(draw_error)?;
+                }
             }
             draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 13)?;
         }
         root.present().map_err(draw_error)?;
     }
     Ok(Some(svg))
+}
+
+/// The display unit of a series recorded in `unit` whose largest magnitude is `max`, and the
+/// axis title: bytes (`bytes`, `B`, and their rates) in KiB/MiB/GiB, anything else counted.
+fn value_unit(unit: &str, max: f64) -> (Unit, String) {
+    let (base, rate) = match unit.strip_suffix("/s") {
+        Some(base) => (base, "/s"),
+        None => (unit, ""),
+    };
+    if matches!(base, "bytes" | "B") {
+        let u = axis::byte_unit(max);
+        (u, format!("{}{rate}", u.name))
+    } else {
+        let u = axis::count_unit(max);
+        (u, u.title(unit))
+    }
 }
 
 pub use crate::analysis::metrics::top_waits;
@@ -384,6 +409,9 @@ pub fn waits_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>>
     Ok(Some(svg))
 }
 
+pub(crate) mod axis;
 pub mod cells;
+#[cfg(test)]
+mod scale_tests;
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@ use crate::analysis::metrics::elapsed_of;
 use crate::analysis::stats::Summary;
 use crate::model::error::Result;
 use crate::model::results::BenchmarkResult;
-use crate::output::chart::draw_error;
+use crate::output::chart::{axis, draw_error};
 use crate::output::store::{store_file, Store};
 use crate::util::grid::{Align, Grid};
 use plotters::prelude::*;
@@ -99,11 +99,14 @@ pub fn chart(result: &BenchmarkResult, points: &[Point]) -> Result<Option<String
     if points.len() < 2 {
         return Ok(None);
     }
-    let y_max = points
+    let top = points
         .iter()
         .flat_map(|p| p.means.iter().flatten().copied())
-        .fold(0.0_f64, f64::max)
-        * 1.5;
+        .fold(0.0_f64, f64::max);
+    // Milliseconds at smoke scale, minutes at full: the unit comes from the data.
+    let unit = axis::time_unit(top);
+    let y_max = (unit.of(top) * 1.5).max(1e-9);
+    let y_ticks = axis::Ticks::new(0.0..y_max, axis::LABELS);
     let n = points.len();
     let mut svg = String::new();
     {
@@ -117,7 +120,7 @@ pub fn chart(result: &BenchmarkResult, points: &[Point]) -> Result<Option<String
             .margin(16)
             .x_label_area_size(45)
             .y_label_area_size(70)
-            .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..y_max.max(1e-9))
+            .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..y_max)
             .map_err(draw_error)?;
         let label = |v: &f64| {
             let i = v.round() as usize;
@@ -131,8 +134,10 @@ pub fn chart(result: &BenchmarkResult, points: &[Point]) -> Result<Option<String
             .light_line_style(BLACK.mix(0.05))
             .x_labels(n.min(20))
             .x_label_formatter(&label)
+            .y_labels(axis::LABELS)
+            .y_label_formatter(&|v| y_ticks.label(*v))
             .x_desc("invocation in the results store")
-            .y_desc("mean elapsed time (s)")
+            .y_desc(unit.title("mean elapsed time"))
             .axis_desc_style(("sans-serif", 15))
             .label_style(("sans-serif", 13))
             .draw()
@@ -162,7 +167,7 @@ pub fn chart(result: &BenchmarkResult, points: &[Point]) -> Result<Option<String
             let line: Vec<(f64, f64)> = points
                 .iter()
                 .enumerate()
-                .filter_map(|(i, p)| p.means[k].map(|m| (i as f64, m)))
+                .filter_map(|(i, p)| p.means[k].map(|m| (i as f64, unit.of(m))))
                 .collect();
             if line.is_empty() {
                 continue;

@@ -1,5 +1,5 @@
 //! The HTML report: `target/dbbench/report/index.html` with one section per benchmark found in
-//! `target/dbbench/results/*.json`: its environment, its results table, its charts and links to
+//! `target/dbbench/results/*.json`, in the suite's declared order: its environment, its results table, its charts and links to
 //! its JSON and CSV.
 //!
 //! As an [`Output`](super::Output), [`Report`] writes one benchmark's charts under
@@ -173,14 +173,15 @@ fn charts_on_disk(result: &BenchmarkResult, stem: &str, work_dir: &Path) -> Char
     }
 }
 
-/// Writes `report/index.html` over every results file of the work dir; returns its path.
+/// Writes `report/index.html` over every results file of the work dir, in the suite's declared
+/// order ([`super::order`]); returns its path.
 ///
 /// A results file that cannot be read is listed in the index with the reason instead of
 /// stopping the report.
 pub fn write_index(work_dir: &Path) -> Result<PathBuf> {
     let dir = results_dir(work_dir);
     let files = if dir.is_dir() {
-        results_files(&dir)?
+        super::order::sorted(results_files(&dir)?, &super::order::declared(work_dir)?)
     } else {
         Vec::new()
     };

@@ -1,7 +1,8 @@
 //! Layer 6, **output**: everything dbbench makes of results once they exist, and nothing that
 //! runs a benchmark. One post-run pipeline ([`publish`]) used by the test harness and the command
 //! line alike: the per-benchmark outputs registered in [`OUTPUTS`] (JSON, CSV, report with charts),
-//! then the report's index over every benchmark of the work dir. Beside it: the text summary for
+//! then the report's index over every benchmark of the work dir, in the suite's declared order
+//! ([`order`]). Beside it: the text summary for
 //! the terminal and the snapshot check (with its noise-aware comparator).
 //!
 //! Adding a format: one file with a type that implements [`Output`], and one entry in
@@ -16,6 +17,7 @@ pub mod history;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod order;
 pub mod snapshot;
 pub mod store;
 pub mod summary;

@@ -454,7 +454,7 @@ pub fn assert_snapshot_in(
     assert_snapshot_with(result, snapshot_dir, name, work_dir, tolerance)
 }
 
-/// As [`assert_snapshot_in`], with an explicit tolerance instead of the environment's (tests
+/// As `assert_snapshot_in`, with an explicit tolerance instead of the environment's (tests
 /// that check storage counts compare them exactly and leave timings unjudged this way).
 pub fn assert_snapshot_with(
     result: &BenchmarkResult,

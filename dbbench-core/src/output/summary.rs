@@ -1,5 +1,5 @@
 //! The human summary printed after a benchmark: a header naming the benchmark, backend, scale and
-//! repetitions, the [`BenchmarkTable`], the errors of failed cells and a line on how the ratio's
+//! repetitions, the `BenchmarkTable`, the errors of failed cells and a line on how the ratio's
 //! interval was computed.
 
 use crate::analysis::table::BenchmarkTable;

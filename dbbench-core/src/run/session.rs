@@ -130,7 +130,7 @@ impl Session {
 
     /// A concurrent load on this database: `db.load(load).run(statement).await` runs it with
     /// workers of their own connections, returns its [`LoadReport`] and records it in the
-    /// results. See [`crate::run::driver`].
+    /// results. See [`crate::driver`].
     pub fn load(&mut self, load: Load) -> LoadRun<'_> {
         LoadRun::new(self, load)
     }

@@ -57,6 +57,11 @@ pub fn report_index(work_dir: &Path) -> PathBuf {
     report_dir(work_dir).join("index.html")
 }
 
+/// The report's order of benchmarks, as the suite declares them (`output::order`).
+pub fn report_order(work_dir: &Path) -> PathBuf {
+    report_dir(work_dir).join("order.txt")
+}
+
 /// The directory of one benchmark's charts.
 pub fn chart_dir(work_dir: &Path, stem: &str) -> PathBuf {
     report_dir(work_dir).join(stem)

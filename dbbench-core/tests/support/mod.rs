@@ -295,15 +295,23 @@ pub fn processes_under(dir: &Path) -> Vec<u32> {
 
 /// Asserts that no managed cluster is left in `ctx`'s work dir: no directory, no process.
 pub fn assert_no_cluster_left(ctx: &RunContext) {
-    let base = ctx.work_dir.join("postgres");
+    use dbbench_core::__internals::postgres::{cluster, place};
+    // Where the clusters went: under the work dir, or dbbench's directory under the temp dir when
+    // the server's user cannot reach the work dir, which other processes' clusters share.
+    let (base, moved) = place::work_base(&ctx.work_dir, cluster::run_as().unwrap());
+    let ours = format!("pg-{}-", std::process::id());
+    let left: Vec<String> = listing(&base)
+        .into_iter()
+        .filter(|name| moved.is_none() || name.starts_with(&ours))
+        .collect();
     assert!(
-        processes_under(&ctx.work_dir).is_empty(),
+        processes_under(&ctx.work_dir).is_empty() && processes_under(&base).is_empty(),
         "server processes left"
     );
     assert!(
-        listing(&base).is_empty(),
-        "cluster directories left: {:?}",
-        listing(&base)
+        left.is_empty(),
+        "cluster directories left in {}: {left:?}",
+        base.display()
     );
 }
 

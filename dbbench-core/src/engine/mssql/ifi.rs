@@ -3,7 +3,7 @@
 //! Linux, where SQL Server uses fallocate), and checking that the flag worked.
 //!
 //! Neither flag is in Microsoft's trace-flag documentation, so dbbench does not trust them: while it creates the database it also sets TF 3004 and 3605, which
-//! write a "Zeroing <file>" line to the error log for every file SQL Server zero-fills, and then
+//! write a `"Zeroing <file>"` line to the error log for every file SQL Server zero-fills, and then
 //! looks for those lines. No line for a data file means IFI is still on, and the cell fails rather
 //! than running in the wrong configuration. A requested state that cannot be reached (IFI on while
 //! the service account lacks the privilege) is an error as well.

@@ -33,7 +33,7 @@ pub const MARKER_TABLE: &str = "__dbbench_owner";
 const HEAD: &str = "created by dbbench ";
 
 /// The marker text of this process: unique per host, process and start time. `host` and
-/// `started_unix_s` are the words for people; `owner` (this process, [`Owner::this`]) gives the
+/// `started_unix_s` are the words for people; `owner` (this process, `Owner::this`) gives the
 /// fields liveness is decided on, on one line so that the property reads well in a grid.
 pub fn marker_text(host: &str, started_unix_s: u64, owner: &Owner) -> String {
     let lines = owner.lines();

@@ -9,7 +9,8 @@
 //! authentication for the superuser `dbbench`: no TCP port is opened.
 //!
 //! `initdb` and `postgres` refuse to run as root, so when dbbench runs as root they run as the
-//! `postgres` user, which must be able to reach every directory. dbbench spawns `postgres`
+//! `postgres` user, which must be able to reach every directory (`place` moves the directories
+//! dbbench chooses to the temp dir when it cannot). dbbench spawns `postgres`
 //! itself (no `pg_ctl`), so it knows at once when the postmaster died and reaps it.
 //!
 //! Teardown (also from `Drop`, so after an error or a panic): fast shutdown, then SIGKILL if the
@@ -248,8 +249,7 @@ impl Cluster {
             if dir.exists() {
                 continue;
             }
-            std::fs::create_dir_all(dir)
-                .map_err(|e| Error::io("cannot create cluster directory", dir, e))?;
+            // Checked before anything is made: a refused volume gets no directory of ours.
             if let Err(ancestor) = reachable(dir, self.run_as) {
                 return Err(Error::Config(format!(
                     "the managed PostgreSQL cluster runs as user `postgres`, which cannot reach \
@@ -259,6 +259,8 @@ impl Cluster {
                     ancestor.display()
                 )));
             }
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io("cannot create cluster directory", dir, e))?;
             if self.owned.contains(dir) {
                 let path = dir.join(MARKER);
                 std::fs::write(&path, &marker)

@@ -1,6 +1,6 @@
 //! One connection to PostgreSQL (no TLS: managed clusters listen on a private Unix socket only),
 //! with a per-connection cache of prepared statements: through tokio-postgres's client, or, for a
-//! driver worker, speaking the protocol itself after tokio-postgres's startup ([`Wire`]).
+//! driver worker, speaking the protocol itself after tokio-postgres's startup (`Wire`).
 //!
 //! Why prepared statements: tokio-postgres would otherwise prepare every statement before running
 //! it, two round trips per statement. With the cache the driver's hot statement costs one round
@@ -12,10 +12,10 @@
 //! costs two cross-thread wake-ups (the driver's workers run on one thread, the I/O task on
 //! another), which measured about 40% of pgbench's throughput at one connection. So each call
 //! polls the I/O future itself while it waits, on the caller's thread, as libpq does
-//! ([`Inline`], which also keeps the two from waking the task for each other); when the
+//! (`Inline`, which also keeps the two from waking the task for each other); when the
 //! connection is dropped, the I/O future is handed to the runtime to send Terminate.
 //!
-//! Why a socket directory gets a stream of our own ([`ReadInterestStream`](super::socket::ReadInterestStream)): tokio's Unix stream
+//! Why a socket directory gets a stream of our own (`socket::ReadInterestStream`): tokio's Unix stream
 //! also listens for write space, which the kernel signals each time the server reads a request,
 //! waking the waiting client for nothing (see the `socket` module).
 

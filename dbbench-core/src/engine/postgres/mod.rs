@@ -18,6 +18,7 @@ pub mod fixture;
 mod inline;
 pub mod marker;
 pub mod options;
+pub mod place;
 pub mod provision;
 pub mod settings;
 mod socket;
@@ -40,7 +41,6 @@ use crate::model::load::{ErrorKind, Execution};
 use cluster::{Binaries, Cluster, ClusterSpec, RunAs};
 use options::{Mapping, Mode};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 /// Where the server is.
@@ -235,10 +235,15 @@ impl PostgresBackend {
         if !self.is_local() {
             return Vec::new();
         }
-        match options::map(&plan.storage, Mode::Managed) {
-            Ok(mapping) => {
-                space::needs(plan, &mapping, fixture_rows, plan.work_dir.join("postgres"))
-            }
+        let Target::Managed { run_as, .. } = &self.target else {
+            return Vec::new();
+        };
+        let Ok(mapping) = options::map(&plan.storage, Mode::Managed) else {
+            return Vec::new();
+        };
+        // The file systems the cluster will really use, also where it moves to the temp dir.
+        match place::place(&plan.work_dir, &plan.volumes, &mapping, *run_as) {
+            Ok(placed) => space::needs(plan, &mapping, fixture_rows, &placed),
             Err(_) => Vec::new(),
         }
     }
@@ -338,23 +343,12 @@ fn cluster_spec(
     mapping: &Mapping,
     run_as: Option<RunAs>,
 ) -> Result<ClusterSpec> {
-    let mut work_base = plan.work_dir.join("postgres");
-    std::fs::create_dir_all(&work_base)
-        .map_err(|e| Error::io("cannot create directory", &work_base, e))?;
-    if cluster::reachable(&work_base, run_as).is_err() {
-        // The work dir is private to root (a clone under /root): the server's user cannot reach
-        // it, so the cluster goes to the temporary directory instead.
-        work_base = std::env::temp_dir().join("dbbench-postgres");
-        std::fs::create_dir_all(&work_base)
-            .map_err(|e| Error::io("cannot create directory", &work_base, e))?;
-    }
-    let volume = |name: Option<&str>| -> Result<Option<PathBuf>> {
-        name.map(|n| plan.volumes.resolve(n).cloned()).transpose()
-    };
+    let placed = place::place(&plan.work_dir, &plan.volumes, mapping, run_as)?;
+    placed.prepare()?;
     Ok(ClusterSpec {
-        work_base,
-        data_base: volume(mapping.data_volume)?,
-        wal_base: volume(mapping.wal_volume)?,
+        work_base: placed.work_base,
+        data_base: placed.data_base,
+        wal_base: placed.wal_base,
         wal_segsize_mb: mapping.wal_segsize_mb,
         settings: mapping.server.clone(),
     })

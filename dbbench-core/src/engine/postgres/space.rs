@@ -10,7 +10,6 @@
 use super::options::Mapping;
 use crate::engine::DatabasePlan;
 use crate::util::space::Need;
-use std::path::PathBuf;
 
 /// A fresh cluster's files: 40 MB measured after `initdb` of PostgreSQL 15 (one 16 MB WAL segment
 /// included), and one database copied from `template1` (7.5 MB).
@@ -28,22 +27,18 @@ const MIB: u64 = 1 << 20;
 const DEFAULT_SEGMENT: u64 = 16 * MIB;
 
 /// The space `plan` (mapped to `mapping`) needs per directory with a fixture of `fixture_rows`
-/// rows, the cluster's directory being under `work_base`; nothing when a volume is not bound,
-/// which creation then reports.
+/// rows, in the directories the cluster is `placed` in.
 pub fn needs(
     plan: &DatabasePlan,
     mapping: &Mapping,
     fixture_rows: u64,
-    work_base: PathBuf,
+    placed: &super::place::Placement,
 ) -> Vec<Need> {
-    let volume = |name: Option<&str>| name.map(|n| plan.volumes.resolve(n).cloned()).transpose();
-    let (Ok(data_volume), Ok(wal_volume)) =
-        (volume(mapping.data_volume), volume(mapping.wal_volume))
-    else {
-        return Vec::new();
-    };
-    let data_dir = data_volume.unwrap_or(work_base);
-    let wal_dir = wal_volume.unwrap_or_else(|| data_dir.clone());
+    let data_dir = placed
+        .data_base
+        .clone()
+        .unwrap_or_else(|| placed.work_base.clone());
+    let wal_dir = placed.wal_base.clone().unwrap_or_else(|| data_dir.clone());
     let segment = mapping
         .wal_segsize_mb
         .map_or(DEFAULT_SEGMENT, |mb| u64::from(mb) * MIB);
@@ -78,9 +73,16 @@ pub fn needs(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::postgres::place::Placement;
     use crate::model::config::{Size, StorageSpec};
     use crate::model::scale::Scale;
     use crate::model::volume::Volumes;
+    use std::path::PathBuf;
+
+    /// Where a cluster of the work dir `/work` goes for the current user.
+    fn place(volumes: &Volumes, mapping: &Mapping) -> crate::model::error::Result<Placement> {
+        crate::engine::postgres::place::place(&PathBuf::from("/work"), volumes, mapping, None)
+    }
 
     fn plan(storage: StorageSpec, volumes: Volumes) -> DatabasePlan {
         DatabasePlan {
@@ -106,12 +108,8 @@ mod tests {
             crate::engine::postgres::options::Mode::Managed,
         )
         .unwrap();
-        let needs = needs(
-            &plan(storage, volumes),
-            &mapping,
-            1000,
-            "/work/postgres".into(),
-        );
+        let placed = place(&volumes, &mapping).unwrap();
+        let needs = needs(&plan(storage, volumes), &mapping, 1000, &placed);
         assert_eq!(needs.len(), 2);
         assert_eq!(needs[0].dir, PathBuf::from("/work/postgres"));
         assert_eq!(needs[0].bytes, CLUSTER_BYTES + 1000 * CHARGE_ROW_BYTES);
@@ -126,11 +124,12 @@ mod tests {
     #[test]
     fn without_log_size_two_segments_stay_and_an_unbound_volume_is_left_to_creation() {
         let mapping = Mapping::default();
+        let placed = place(&Volumes::default(), &mapping).unwrap();
         let needs = needs(
             &plan(StorageSpec::DEFAULT, Volumes::default()),
             &mapping,
             0,
-            "/work/postgres".into(),
+            &placed,
         );
         assert_eq!(needs[1].bytes, 2 * DEFAULT_SEGMENT);
         assert_eq!(
@@ -141,12 +140,7 @@ mod tests {
             wal_volume: Some("log"),
             ..Mapping::default()
         };
-        let none = super::needs(
-            &plan(StorageSpec::DEFAULT, Volumes::default()),
-            &elsewhere,
-            0,
-            "/work/postgres".into(),
-        );
-        assert!(none.is_empty());
+        // No placement, so the backend asks for nothing; creation reports the unbound volume.
+        assert!(place(&Volumes::default(), &elsewhere).is_err());
     }
 }

@@ -9,10 +9,14 @@
 //!   be compared (pgbench's progress lines, the 1-TB article's perfmon throughput);
 //! * latency: every cell's p50, p95, p99 and slowest transaction on one axis.
 //!
+//! Points are kept in seconds and bytes; each panel's axes pick their units from the data
+//! ([`super::axis`]).
+//!
 //! Lines come from each cell's first measured run (laps average all of them): one run per cell
 //! keeps the lines apart, and the table already gives the spread between runs.
 
-use super::{draw_error, draw_legend, si, FONT, LINES};
+use super::axis::{self, Ticks, Unit, LABELS};
+use super::{draw_error, draw_legend, FONT, LINES};
 use crate::analysis::label;
 use crate::model::error::Result;
 use crate::model::results::{BenchmarkResult, CellResult, FileKind, RunResult};
@@ -21,12 +25,44 @@ use plotters::prelude::*;
 /// Wider than the other charts: legends hold whole configurations.
 const WIDE: u32 = 1100;
 
-/// One line: its legend and its points.
+/// One line: its legend and its points, in base units (seconds, bytes, counts).
 struct Line {
     label: String,
     points: Vec<(f64, f64)>,
     /// Points where a marker goes (growth events).
     marks: Vec<(f64, f64)>,
+}
+
+/// What an axis measures, which decides its unit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Measure {
+    /// Seconds, shown in s, ms or µs.
+    Time,
+    /// Bytes, shown in B, KiB, MiB or GiB.
+    Bytes,
+    /// A count or rate, shown in thousands or millions when it is large.
+    Count,
+    /// Numbers with a meaning of their own (laps, percentiles), shown as they are.
+    Plain,
+}
+
+impl Measure {
+    fn unit(self, max: f64) -> Unit {
+        match self {
+            Measure::Time => axis::time_unit(max),
+            Measure::Bytes => axis::byte_unit(max),
+            Measure::Count => axis::count_unit(max),
+            Measure::Plain => Unit { name: "", per: 1.0 },
+        }
+    }
+}
+
+/// One panel of lines: its caption, what each axis is (title and measure), and its lines.
+struct Panel<'a> {
+    caption: &'a str,
+    x: (&'a str, Measure),
+    y: (&'a str, Measure),
+    lines: Vec<Line>,
 }
 
 /// The legend text of each cell: `name: configuration`.
@@ -46,14 +82,12 @@ fn legends(result: &BenchmarkResult) -> Vec<String> {
         .collect()
 }
 
-/// Draws `lines` in `area` with a caption and axis titles.
+/// Draws `panel` in `area`, each axis in the unit its data calls for.
 fn draw_lines<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
-    caption: &str,
-    x_desc: &str,
-    y_desc: &str,
-    lines: &[Line],
+    panel: &Panel,
 ) -> Result<()> {
+    let lines = &panel.lines;
     let x_max = lines
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.0))
@@ -62,62 +96,65 @@ fn draw_lines<DB: DrawingBackend>(
         .iter()
         .flat_map(|l| l.points.iter().map(|p| p.1))
         .fold(0.0_f64, f64::max);
+    let (x_unit, y_unit) = (panel.x.1.unit(x_max), panel.y.1.unit(y_max));
+    let (x_max, y_max) = (x_unit.of(x_max), y_unit.of(y_max));
     // Headroom above the lines for the legend, one row per cell.
     let y_top = if y_max > 0.0 {
         y_max * (1.25 + 0.08 * lines.len().min(8) as f64)
     } else {
         1.0
     };
+    let x_range = 0.0..x_max.max(1e-9) * 1.02;
     let mut chart = ChartBuilder::on(area)
-        .caption(caption, (FONT, 20))
+        .caption(panel.caption, (FONT, 20))
         .margin(16)
         .x_label_area_size(45)
         .y_label_area_size(70)
-        .build_cartesian_2d(0.0..x_max.max(1e-9) * 1.02, 0.0..y_top)
+        .build_cartesian_2d(x_range.clone(), 0.0..y_top)
         .map_err(draw_error)?;
-    // Enough decimals that a smoke run's 0.04 s window gets distinct ticks.
-    let decimals = match x_max {
-        x if x >= 10.0 => 0,
-        x if x >= 1.0 => 1,
-        x if x >= 0.1 => 2,
-        _ => 3,
-    };
+    let (x_ticks, y_ticks) = (Ticks::new(x_range, LABELS), Ticks::new(0.0..y_top, LABELS));
     // Laps are counted: their axis has no halves.
-    let counted = lines
-        .iter()
-        .flat_map(|l| &l.points)
-        .all(|p| p.0.fract() == 0.0);
+    let counted = panel.x.1 == Measure::Plain
+        && lines
+            .iter()
+            .flat_map(|l| &l.points)
+            .all(|p| p.0.fract() == 0.0);
     let x_label = |v: &f64| match (counted, v.fract() == 0.0) {
         (true, false) => String::new(),
         (true, true) => format!("{v:.0}"),
-        (false, _) => format!("{v:.*}", decimals),
+        (false, _) => x_ticks.label(*v),
     };
     chart
         .configure_mesh()
         .light_line_style(BLACK.mix(0.05))
+        .x_labels(LABELS)
+        .y_labels(LABELS)
         .x_label_formatter(&x_label)
-        .x_desc(x_desc)
-        .y_desc(y_desc)
-        .y_label_formatter(&|v| si(*v))
+        .y_label_formatter(&|v| y_ticks.label(*v))
+        .x_desc(x_unit.title(panel.x.0))
+        .y_desc(y_unit.title(panel.y.0))
         .axis_desc_style((FONT, 15))
         .label_style((FONT, 13))
         .draw()
         .map_err(draw_error)?;
+    let scaled = |points: &[(f64, f64)]| -> Vec<(f64, f64)> {
+        points
+            .iter()
+            .map(|&(x, y)| (x_unit.of(x), y_unit.of(y)))
+            .collect()
+    };
     for (k, line) in lines.iter().enumerate() {
         let color = LINES[k % LINES.len()];
         chart
-            .draw_series(LineSeries::new(
-                line.points.iter().copied(),
-                color.stroke_width(2),
-            ))
+            .draw_series(LineSeries::new(scaled(&line.points), color.stroke_width(2)))
             .map_err(draw_error)?
             .label(line.label.as_str())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], color.stroke_width(2)));
         chart
             .draw_series(
-                line.marks
-                    .iter()
-                    .map(|&p| Circle::new(p, 3, color.filled())),
+                scaled(&line.marks)
+                    .into_iter()
+                    .map(|p| Circle::new(p, 3, color.filled())),
             )
             .map_err(draw_error)?;
     }
@@ -125,8 +162,8 @@ fn draw_lines<DB: DrawingBackend>(
 }
 
 /// Renders panels of lines, one under another, as an SVG; `None` when no panel has a line.
-fn render(title: &str, panels: &[(&str, &str, &str, Vec<Line>)]) -> Result<Option<String>> {
-    let panels: Vec<_> = panels.iter().filter(|p| !p.3.is_empty()).collect();
+fn render(title: &str, panels: Vec<Panel>) -> Result<Option<String>> {
+    let panels: Vec<_> = panels.into_iter().filter(|p| !p.lines.is_empty()).collect();
     if panels.is_empty() {
         return Ok(None);
     }
@@ -136,10 +173,8 @@ fn render(title: &str, panels: &[(&str, &str, &str, Vec<Line>)]) -> Result<Optio
         let root = SVGBackend::with_string(&mut svg, (WIDE, height)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_error)?;
         let root = root.titled(title, (FONT, 22)).map_err(draw_error)?;
-        for (area, (caption, x, y, lines)) in
-            root.split_evenly((panels.len(), 1)).iter().zip(panels)
-        {
-            draw_lines(area, caption, x, y, lines)?;
+        for (area, panel) in root.split_evenly((panels.len(), 1)).iter().zip(&panels) {
+            draw_lines(area, panel)?;
         }
         root.present().map_err(draw_error)?;
     }
@@ -169,12 +204,12 @@ pub fn laps_chart(result: &BenchmarkResult) -> Result<Option<String>> {
         .collect();
     render(
         &format!("{}: time at each lap (cumulative)", result.benchmark),
-        &[(
-            "mean of the measured runs",
-            "lap",
-            "seconds since the body started",
+        vec![Panel {
+            caption: "mean of the measured runs",
+            x: ("lap", Measure::Plain),
+            y: ("time since the body started", Measure::Time),
             lines,
-        )],
+        }],
     )
 }
 
@@ -185,22 +220,22 @@ fn size_line(cell: &CellResult, kind: FileKind, label: &str) -> Option<Line> {
     if files.is_empty() {
         return None;
     }
-    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    let bytes = |b: u64| b as f64;
     let mut size: u64 = files.iter().map(|f| f.size_before_bytes).sum();
-    let mut points = vec![(0.0, mib(size))];
+    let mut points = vec![(0.0, bytes(size))];
     let mut marks = Vec::new();
     for g in run
         .autogrowths
         .iter()
         .filter(|g| files.iter().any(|f| f.name == g.file))
     {
-        points.push((g.at_s, mib(size)));
+        points.push((g.at_s, bytes(size)));
         size += g.bytes;
-        points.push((g.at_s, mib(size)));
-        marks.push((g.at_s, mib(size)));
+        points.push((g.at_s, bytes(size)));
+        marks.push((g.at_s, bytes(size)));
     }
     let end: u64 = files.iter().map(|f| f.size_after_bytes).sum();
-    points.push((run.elapsed_s, mib(end.max(size))));
+    points.push((run.elapsed_s, bytes(end.max(size))));
     Some(Line {
         label: format!("{label} ({} growths)", marks.len()),
         points,
@@ -220,12 +255,23 @@ pub fn growth_chart(result: &BenchmarkResult) -> Result<Option<String>> {
             .filter_map(|(c, l)| size_line(c, kind, l))
             .collect()
     };
-    let x = "seconds since the measured window opened";
+    let x = ("time since the measured window opened", Measure::Time);
+    let y = ("size", Measure::Bytes);
     render(
         &format!("{}: file sizes and autogrowth events", result.benchmark),
-        &[
-            ("data files (all)", x, "MiB", panel(FileKind::Data)),
-            ("log", x, "MiB", panel(FileKind::Log)),
+        vec![
+            Panel {
+                caption: "data files (all)",
+                x,
+                y,
+                lines: panel(FileKind::Data),
+            },
+            Panel {
+                caption: "log",
+                x,
+                y,
+                lines: panel(FileKind::Log),
+            },
         ],
     )
 }
@@ -262,12 +308,12 @@ pub fn throughput_chart(result: &BenchmarkResult) -> Result<Option<String>> {
         .collect();
     render(
         &format!("{}: throughput of every cell", result.benchmark),
-        &[(
-            "first measured run of each cell",
-            "seconds since the measured window opened",
-            "committed transactions per second",
+        vec![Panel {
+            caption: "first measured run of each cell",
+            x: ("time since the measured window opened", Measure::Time),
+            y: ("committed transactions per second", Measure::Count),
             lines,
-        )],
+        }],
     )
 }
 
@@ -287,11 +333,12 @@ pub fn latency_chart(result: &BenchmarkResult) -> Result<Option<String>> {
             let worst = |f: fn(&crate::model::load::LatencyStats) -> f64| {
                 loads.iter().map(|l| f(&l.latency)).fold(0.0_f64, f64::max)
             };
+            // In seconds, like every other time axis, so it picks ms or µs from the data.
             let points = vec![
-                (50.0, worst(|l| l.p50_ms)),
-                (95.0, worst(|l| l.p95_ms)),
-                (99.0, worst(|l| l.p99_ms)),
-                (100.0, worst(|l| l.max_ms)),
+                (50.0, worst(|l| l.p50_ms) / 1e3),
+                (95.0, worst(|l| l.p95_ms) / 1e3),
+                (99.0, worst(|l| l.p99_ms) / 1e3),
+                (100.0, worst(|l| l.max_ms) / 1e3),
             ];
             Some(Line {
                 label,
@@ -302,11 +349,11 @@ pub fn latency_chart(result: &BenchmarkResult) -> Result<Option<String>> {
         .collect();
     render(
         &format!("{}: transaction latency of every cell", result.benchmark),
-        &[(
-            "percentiles over the measured runs (100 = slowest transaction)",
-            "percentile",
-            "latency (ms)",
+        vec![Panel {
+            caption: "percentiles over the measured runs (100 = slowest transaction)",
+            x: ("percentile", Measure::Plain),
+            y: ("latency", Measure::Time),
             lines,
-        )],
+        }],
     )
 }

@@ -1,0 +1,105 @@
+//! The command line's tests: argument parsing and the report's order of benchmarks.
+
+use super::*;
+use crate::model::config::RunSpec;
+use crate::run::session::Session;
+use crate::run::spec::BodyFuture;
+
+fn body(_: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async { Ok(()) })
+}
+
+const fn spec(name: &'static str, module_path: &'static str) -> BenchmarkSpec {
+    BenchmarkSpec {
+        name,
+        module_path,
+        manifest_dir: env!("CARGO_MANIFEST_DIR"),
+        source_file: file!(),
+        title: "",
+        run: RunSpec::DEFAULT,
+        cells: &[],
+        body,
+    }
+}
+
+static VLF: BenchmarkSpec = spec("doubling", "suite::vlf::doubling");
+static POPULATION: BenchmarkSpec = spec("population", "suite::population::population");
+static DATA_FILES: BenchmarkSpec = spec("equal_shares", "suite::data_files::equal_shares");
+
+#[test]
+fn the_report_lists_benchmarks_in_the_order_main_receives_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // Published in name order, as `cargo test` or an earlier run would have left them.
+    for bench in [&DATA_FILES, &POPULATION, &VLF] {
+        let mut result = crate::model::sample::vlf();
+        result.benchmark = bench.test_path();
+        crate::output::publish(&result, &bench.file_stem(), dir.path()).unwrap();
+    }
+    let toc = || {
+        let html = std::fs::read_to_string(dir.path().join("report/index.html")).unwrap();
+        let at = |name: &str| html.find(&format!(">{name}</a>")).expect(name);
+        let mut names = [
+            "vlf::doubling",
+            "population::population",
+            "data_files::equal_shares",
+        ];
+        names.sort_by_key(|n| at(n));
+        names
+    };
+    assert_eq!(
+        toc(),
+        [
+            "data_files::equal_shares",
+            "population::population",
+            "vlf::doubling"
+        ],
+        "before a suite declared its order, the file names' order"
+    );
+    let report = |benchmarks: &[&'static BenchmarkSpec]| {
+        let dir = dir.path().to_str().unwrap();
+        let args = Args::try_parse_from(["dbbench", "--dir", dir, "report"]).unwrap();
+        assert!(execute(benchmarks, &[], args).unwrap());
+    };
+    report(&[&VLF, &POPULATION, &DATA_FILES]);
+    assert_eq!(
+        toc(),
+        [
+            "vlf::doubling",
+            "population::population",
+            "data_files::equal_shares"
+        ]
+    );
+    // A later publish (a `cargo test` of one benchmark) and the `dbbench` binary, which knows
+    // no suite, keep it.
+    let mut result = crate::model::sample::vlf();
+    result.benchmark = POPULATION.test_path();
+    crate::output::publish(&result, &POPULATION.file_stem(), dir.path()).unwrap();
+    report(&[]);
+    assert_eq!(
+        toc(),
+        [
+            "vlf::doubling",
+            "population::population",
+            "data_files::equal_shares"
+        ]
+    );
+}
+
+#[test]
+fn run_takes_resume() {
+    let args = Args::try_parse_from(["dbbench", "run", "--resume", "vlf"]).unwrap();
+    match args.command {
+        Some(Command::Run {
+            resume, filters, ..
+        }) => {
+            assert!(resume);
+            assert_eq!(filters, ["vlf"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let args = Args::try_parse_from(["dbbench", "run"]).unwrap();
+    assert!(matches!(
+        args.command,
+        Some(Command::Run { resume: false, .. })
+    ));
+}
