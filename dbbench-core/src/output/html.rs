@@ -364,8 +364,8 @@ fn environment(result: &BenchmarkResult) -> String {
         ),
         format!("scale {}", escape(&result.scale)),
         format!(
-            "{} measured + {} warm-up run(s) per cell, {} order",
-            result.run.repeat,
+            "{} + {} warm-up per cell, {} order",
+            escape(&result.run.rounds_text()),
             result.run.warmup,
             escape(&result.run.order)
         ),
