@@ -121,7 +121,7 @@ fn at_most(measured: f64, rate: f64) -> bool {
     measured <= rate + 3.0 * (rate * (1.0 - rate) / EXPERIMENTS as f64).sqrt()
 }
 
-/// What the precision target's rule concludes about one simulated experiment, and whether it
+/// The ratio the precision target's rule ends one simulated experiment with, and whether it
 /// reached its target.
 fn adaptive(
     d: &mut Draw,
@@ -129,7 +129,7 @@ fn adaptive(
     sd: f64,
     target: &Precision,
     margin: Margin,
-) -> (Verdict, bool) {
+) -> (Ratio, bool) {
     let mut pairs = Vec::new();
     loop {
         pairs.push(d.round(ratio, 0.15, sd, Noise::Normal));
@@ -139,7 +139,7 @@ fn adaptive(
         let elapsed = Duration::from_secs(pairs.len() as u64);
         if let Decision::Stop(reason) = decide(target, pairs.len() as u32, elapsed, &widths) {
             let met = reason == crate::model::results::StopReason::TargetMet;
-            return (r.verdict, met);
+            return (r, met);
         }
     }
 }
@@ -185,8 +185,8 @@ fn stopping_on_width_keeps_false_positives_at_most_5_percent() {
     let t = target(500);
     let (mut decided, mut met) = (0, 0);
     for _ in 0..EXPERIMENTS {
-        let (verdict, reached) = adaptive(&mut d, 1.0, 0.05, &t, Margin::DEFAULT);
-        if matches!(verdict, Verdict::Faster | Verdict::Slower) {
+        let (r, reached) = adaptive(&mut d, 1.0, 0.05, &t, Margin::DEFAULT);
+        if matches!(r.verdict, Verdict::Faster | Verdict::Slower) {
             decided += 1;
         }
         met += usize::from(reached);
@@ -210,7 +210,8 @@ fn no_difference_reads_equivalent_once_the_target_is_reached() {
         let t = target(target_hundredths);
         let (mut met, mut equivalent, mut decided) = (0, 0, 0);
         for _ in 0..EXPERIMENTS {
-            let (verdict, reached) = adaptive(&mut d, 1.0, sd, &t, Margin(margin));
+            let (r, reached) = adaptive(&mut d, 1.0, sd, &t, Margin(margin));
+            let verdict = r.verdict;
             if reached {
                 met += 1;
                 equivalent += usize::from(verdict == Verdict::Equivalent);
@@ -243,19 +244,7 @@ fn a_real_difference_is_found_and_its_interval_covers_it() {
     let t = target(500);
     let (mut faster, mut covered) = (0, 0);
     for _ in 0..EXPERIMENTS {
-        let mut pairs = Vec::new();
-        let r = loop {
-            pairs.push(d.round(0.72, 0.15, 0.05, Noise::Normal));
-            let r = Ratio::two_stage(&pairs, t.min_rounds as usize, Margin::DEFAULT).unwrap();
-            let widths = vec![("c".to_string(), r.relative_half_width())];
-            let elapsed = Duration::from_secs(pairs.len() as u64);
-            if matches!(
-                decide(&t, pairs.len() as u32, elapsed, &widths),
-                Decision::Stop(_)
-            ) {
-                break r;
-            }
-        };
+        let (r, _) = adaptive(&mut d, 0.72, 0.05, &t, Margin::DEFAULT);
         faster += usize::from(r.verdict == Verdict::Faster);
         covered += usize::from(r.ci.unwrap().contains(0.72));
     }
