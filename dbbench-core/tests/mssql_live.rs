@@ -1,9 +1,14 @@
 //! The SQL Server backend against a live server: every seed suite's cells (suites/src/vlf.rs,
 //! population.rs, data_files.rs, mirrored here because dbbench-core cannot depend on the suites)
-//! run end to end at smoke scale (create, bulk-load the credit fixture, measure, collect
-//! evidence, drop), after the preflight says which cells this server and login allow; plus a
-//! refused login; and the sweep that drops a killed run's database at the next start. Runs only when `DBBENCH_MSSQL` holds an ADO connection string; otherwise it
-//! prints one line, `skipped: DBBENCH_MSSQL not set`, and passes.
+//! and cells that declare nothing about their files (the quick start's doubling on the credit
+//! fixture, an index build, a concurrent load of eight connections) run end to end at smoke
+//! scale (create, bulk-load the credit fixture, measure, collect evidence, drop), after the
+//! preflight says which cells this server and login allow; plus a refused login; a timeout that
+//! kills a runaway statement; and the sweep that drops a killed run's database at the next
+//! start. Every test removes what it created, also when it fails (`Leftovers`). Runs only when
+//! `DBBENCH_MSSQL` holds an ADO connection string; otherwise it prints one line, `skipped:
+//! DBBENCH_MSSQL not set`, and passes, unless `DBBENCH_REQUIRE_MSSQL=1` (CI, against Babelfish)
+//! makes a missing server a failure.
 //!
 //! ```text
 //! DBBENCH_MSSQL="server=tcp:localhost,1433;user id=sa;password=…;TrustServerCertificate=true" \
@@ -24,7 +29,7 @@ use dbbench_core::driver::{Load, Op, Work};
 use dbbench_core::results::{CellStatus, FileKind};
 use dbbench_core::{Connection, Error, Scale, Session};
 use std::io::Write;
-use support::{context, grow_mib, mib, mssql_marker, my_start, no_such_pid};
+use support::{cell, context, grow_mib, mib, mssql_marker, my_start, no_such_pid};
 
 /// The VLF suite's body: the article's doubling insert five times, with laps.
 fn doubling(db: &mut Session) -> BodyFuture<'_> {
@@ -148,9 +153,153 @@ support::benchmark! {
     ],
 }
 
-/// Every seed-suite benchmark of this test.
-fn benchmarks() -> [&'static BenchmarkSpec; 3] {
-    [&VLF_DOUBLING, &POPULATION_LOAD, &EQUAL_SHARES]
+/// The custom benchmark's body (examples/src/custom_benchmark.rs): an index on the fixture.
+fn index_build(db: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async move {
+        db.execute("CREATE INDEX charge_member ON dbo.charge (member_no, charge_dt)")
+            .await?;
+        db.record_count("rows_after", 32 * db.scale().credit_rows() as i64);
+        Ok(())
+    })
+}
+
+/// A concurrent load on the fixture: one doubling `INSERT … SELECT`, then eight connections
+/// inserting 4.1 KB rows in transactions of ten through the driver.
+fn concurrent(db: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async move {
+        let sql = dbbench_core::fixture::doubling_insert(db.dialect(), 1);
+        db.execute(&sql).await?;
+        db.execute(
+            "CREATE TABLE dbo.big (c1 bigint IDENTITY NOT NULL, \
+             c2 datetime NOT NULL DEFAULT GETDATE(), c3 char(4100) NOT NULL DEFAULT 'a')",
+        )
+        .await?;
+        let load = Load::new(8, Work::Statements(400)).statements_per_transaction(10);
+        db.load(load)
+            .run(async move |conn: &mut Connection, _op: Op| {
+                conn.execute("INSERT INTO dbo.big DEFAULT VALUES").await
+            })
+            .await?;
+        let count: i64 = db.query_scalar("SELECT count(*) FROM dbo.big").await?;
+        db.record_count("rows_after", count);
+        Ok(())
+    })
+}
+
+// Cells that declare nothing about their files: the server places them, so these run on every
+// product that speaks TDS, Babelfish included.
+support::benchmark! {
+    static QUICK_START = doubling,
+    title: "the quick start's doubling with the server's own file placement",
+    run: RunSpec { fixture: FixtureKind::Credit, ..RunSpec::DEFAULT },
+    cells: [cell("server_placed", StorageSpec::DEFAULT)],
+}
+
+support::benchmark! {
+    static INDEX_BUILD = index_build,
+    title: "the custom benchmark's index build",
+    run: RunSpec { fixture: FixtureKind::Credit, ..RunSpec::DEFAULT },
+    cells: [cell("server_placed", StorageSpec::DEFAULT)],
+}
+
+support::benchmark! {
+    static CONCURRENT = concurrent,
+    title: "INSERT … SELECT and eight connections through the driver",
+    run: RunSpec { fixture: FixtureKind::Credit, ..RunSpec::DEFAULT },
+    cells: [cell("server_placed", StorageSpec::DEFAULT)],
+}
+
+/// Every benchmark of this test: the seed suites' and the product-agnostic ones.
+fn benchmarks() -> [&'static BenchmarkSpec; 6] {
+    [
+        &VLF_DOUBLING,
+        &POPULATION_LOAD,
+        &EQUAL_SHARES,
+        &QUICK_START,
+        &INDEX_BUILD,
+        &CONCURRENT,
+    ]
+}
+
+/// The server of `DBBENCH_MSSQL`, or `None` (the test is skipped) when it is not set, unless
+/// `DBBENCH_REQUIRE_MSSQL=1` says the tests must run.
+fn server() -> Option<String> {
+    let ado = std::env::var(dbbench_core::__internals::mssql::ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    if ado.is_none() {
+        let required = std::env::var(dbbench_core::__internals::mssql::REQUIRE_ENV)
+            .is_ok_and(|v| v.trim() == "1");
+        assert!(
+            !required,
+            "DBBENCH_REQUIRE_MSSQL=1 but DBBENCH_MSSQL is not set: start a server (Babelfish: \
+             ../shared/babelfish/start.sh) and set DBBENCH_MSSQL"
+        );
+        say("skipped: DBBENCH_MSSQL not set");
+    }
+    ado
+}
+
+/// Removes, when dropped (also while a failed assertion unwinds), every database of this test
+/// process (`dbbench_%<pid>%`) and any `dbbench_owner` property on master naming a process this
+/// test staged, through a fresh connection on a thread of its own, so that a failing live test
+/// leaves nothing behind on the server.
+struct Leftovers {
+    settings: ConnectSettings,
+    markers: Vec<String>,
+}
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        let settings = self.settings.clone();
+        let markers = std::mem::take(&mut self.markers);
+        let done = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(remove_leftovers(&settings, &markers))
+        })
+        .join();
+        if let Ok(Err(e)) | Err(e) = done.map_err(|_| "the clean-up panicked".to_string()) {
+            say(&format!("could not clean up after the test: {e}"));
+        }
+    }
+}
+
+async fn remove_leftovers(settings: &ConnectSettings, markers: &[String]) -> Result<(), String> {
+    let mut conn = Connection::Mssql(Box::new(
+        settings
+            .connect(Some("master"))
+            .await
+            .map_err(|e| e.to_string())?,
+    ));
+    let pattern = format!("dbbench[_]%{}%", std::process::id());
+    let names: Vec<String> = conn
+        .query(&format!(
+            "SELECT CAST(name AS nvarchar(128)) AS name FROM sys.databases WHERE name LIKE '{pattern}'"
+        ))
+        .await
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(|r| r.get::<String>(0).unwrap())
+        .collect();
+    for name in names {
+        // The plain drop works on every product; SET SINGLE_USER first where it exists.
+        let _ = conn
+            .batch(&format!("ALTER DATABASE [{name}] SET SINGLE_USER WITH ROLLBACK IMMEDIATE"))
+            .await;
+        conn.batch(&format!("DROP DATABASE [{name}]"))
+            .await
+            .map_err(|e| format!("dropping {name}: {e}"))?;
+        say(&format!("removed {name}, which the test left"));
+    }
+    for marker in markers {
+        conn.batch(&marker::stray_property_cleanup_sql(marker))
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 fn say(line: &str) {
@@ -159,14 +308,14 @@ fn say(line: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lifecycle_on_a_live_server() {
-    let Some(ado) = std::env::var(dbbench_core::__internals::mssql::ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-    else {
-        say("skipped: DBBENCH_MSSQL not set");
+    let Some(ado) = server() else {
         return;
     };
     let settings = ConnectSettings::parse(&ado).expect("DBBENCH_MSSQL parses");
+    let _leftovers = Leftovers {
+        settings: settings.clone(),
+        markers: Vec::new(),
+    };
     let volumes = Volumes::from_env().unwrap();
     // The preflight first, as a DBA would run it: it decides which cells must succeed here.
     let cells: Vec<(&str, &str, StorageSpec)> = benchmarks()
@@ -204,6 +353,7 @@ async fn lifecycle_on_a_live_server() {
 
     let ctx = context("mssql-live", Scale::smoke(), volumes);
     let fixture_rows = Scale::smoke().credit_rows() as i64;
+    let mut ran = Vec::new();
     for bench in benchmarks() {
         let result = run_benchmark(bench, None, &ctx, &mut backend)
             .await
@@ -236,11 +386,14 @@ async fn lifecycle_on_a_live_server() {
             let run = &cell.runs[0];
             if bench.run.fixture == FixtureKind::Credit {
                 assert_eq!(run.counts["fixture_rows"], fixture_rows);
+            }
+            if bench.name == "doubling" {
                 assert_eq!(run.counts["rows_after"], fixture_rows * 32);
                 assert_eq!(run.laps.len(), 5);
             } else {
                 assert!(run.counts["rows_after"] > 0);
             }
+            ran.push(format!("{}::{}", bench.name, cell.name));
             // Every metric is either present or recorded as unavailable with the server's reason.
             for (present, key) in [
                 (!run.files.is_empty(), "files"),
@@ -286,6 +439,12 @@ async fn lifecycle_on_a_live_server() {
         );
     }
 
+    // Every product that speaks TDS runs the cells that declare nothing about their files.
+    for expected in ["doubling::server_placed", "index_build::server_placed", "concurrent::server_placed"] {
+        assert!(ran.iter().any(|r| r == expected), "{expected} did not run: {ran:?}");
+    }
+    say(&format!("ran: {}", ran.join(", ")));
+
     // Every database of this process was dropped.
     let mut conn = settings.connect(Some("master")).await.unwrap();
     let pattern = format!("dbbench_%_{}", std::process::id());
@@ -326,11 +485,16 @@ async fn lifecycle_on_a_live_server() {
     let _ = std::fs::remove_dir_all(&ctx.work_dir);
 }
 
-/// Waits far longer than its timeout: only a killed session ends it early.
+/// Runs far longer than its timeout (a count over a triple cross join of the catalog, which
+/// every product runs: Babelfish has no `WAITFOR`): only a killed session ends it early.
 fn waiting(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
         db.execute("CREATE TABLE dbo.t (a int)").await?;
-        db.batch("WAITFOR DELAY '00:01:00'").await?;
+        db.batch(
+            "SELECT COUNT_BIG(*) FROM sys.all_objects a CROSS JOIN sys.all_objects b \
+             CROSS JOIN sys.all_objects c CROSS JOIN sys.all_objects d",
+        )
+        .await?;
         Ok(())
     })
 }
@@ -356,18 +520,19 @@ static WAITING: BenchmarkSpec = BenchmarkSpec {
     body: waiting,
 };
 
-/// A 1 s timeout ends a one-minute `WAITFOR` on a live server: the session is killed from a
-/// second connection, the cell fails with the timeout, and the database is dropped.
+/// A 1 s timeout ends a runaway statement on a live server: the session is killed from a second
+/// connection (`KILL`, which Babelfish has too), the cell fails with the timeout, and the
+/// database is dropped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timeout_kills_the_session_on_a_live_server() {
-    if std::env::var(dbbench_core::__internals::mssql::ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .is_none()
-    {
-        say("skipped: DBBENCH_MSSQL not set");
+    let Some(ado) = server() else {
         return;
-    }
+    };
+    let settings = ConnectSettings::parse(&ado).expect("DBBENCH_MSSQL parses");
+    let _leftovers = Leftovers {
+        settings: settings.clone(),
+        markers: Vec::new(),
+    };
     let mut backend = Backend::Mssql(Box::new(MssqlBackend::from_env().await.expect("connects")));
     let ctx = context("mssql-live-timeout", Scale::smoke(), Volumes::default());
     let started = std::time::Instant::now();
@@ -383,6 +548,9 @@ async fn a_timeout_kills_the_session_on_a_live_server() {
         other => panic!("the cell was not stopped: {other:?}"),
     }
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let mut conn = Connection::Mssql(Box::new(settings.connect(Some("master")).await.unwrap()));
+    let name = format!("dbbench_mssql_live_waiting_default_r0_{}", std::process::id());
+    assert!(!exists(&mut conn, &name).await, "{name} was dropped");
     let _ = std::fs::remove_dir_all(&ctx.work_dir);
 }
 
@@ -399,30 +567,40 @@ async fn exists(conn: &mut Connection, name: &str) -> bool {
 /// at the next start; one marked as this live process's is left, and so is one without a marker.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_runs_database_is_dropped_on_a_live_server() {
-    let Some(ado) = std::env::var(dbbench_core::__internals::mssql::ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-    else {
-        say("skipped: DBBENCH_MSSQL not set");
+    let Some(ado) = server() else {
         return;
     };
     let settings = ConnectSettings::parse(&ado).expect("DBBENCH_MSSQL parses");
+    let me = std::process::id();
+    let markers = [mssql_marker(no_such_pid(), 1), mssql_marker(me, my_start())];
+    let _leftovers = Leftovers {
+        settings: settings.clone(),
+        markers: markers.to_vec(),
+    };
     let mut conn = Connection::Mssql(Box::new(settings.connect(Some("master")).await.unwrap()));
     // Not `…_<pid>`: the lifecycle test checks that no `dbbench_%_<pid>` database is left.
-    let me = std::process::id();
     let dead = format!("dbbench_sweep_dead_{me}_r0");
     let live = format!("dbbench_sweep_live_{me}_r0");
     let unmarked = format!("dbbench_sweep_unmarked_{me}_r0");
     for (db, marker) in [
-        (&dead, Some(mssql_marker(no_such_pid(), 1))),
-        (&live, Some(mssql_marker(me, my_start()))),
+        (&dead, Some(&markers[0])),
+        (&live, Some(&markers[1])),
         (&unmarked, None),
     ] {
         conn.batch(&format!("CREATE DATABASE [{db}]"))
             .await
             .unwrap();
         if let Some(marker) = marker {
-            conn.batch(&marker::add_property_sql(db, &marker))
+            // As dbbench marks: from inside the database (Babelfish runs a three-part
+            // procedure name in the current database).
+            let mut inside = settings.connect(Some(db)).await.unwrap();
+            inside
+                .raw()
+                .unwrap()
+                .simple_query(marker::add_property_here_sql(marker))
+                .await
+                .unwrap()
+                .into_results()
                 .await
                 .unwrap();
         }
@@ -449,12 +627,6 @@ async fn a_killed_runs_database_is_dropped_on_a_live_server() {
         lines.iter().all(|l| settings.scrub(l) == *l),
         "a line shows the password"
     );
-    for db in [&live, &unmarked] {
-        conn.batch(&format!(
-            "ALTER DATABASE [{db}] SET SINGLE_USER WITH ROLLBACK IMMEDIATE;\nDROP DATABASE [{db}];"
-        ))
-        .await
-        .unwrap();
-    }
+    // `Leftovers` drops `live` and `unmarked` (and would drop `dead` had the sweep failed).
     let _ = std::fs::remove_dir_all(&ctx.work_dir);
 }

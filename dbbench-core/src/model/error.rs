@@ -47,6 +47,18 @@ pub enum Error {
         /// Why, and what to do instead.
         reason: String,
     },
+    /// The server product a backend reached cannot honour an option of the benchmark: the
+    /// SQL Server backend talking to Babelfish for PostgreSQL or Azure SQL Database. The product
+    /// is named, not the backend, because SQL Server itself could.
+    #[error("cannot run on {product}: {reason}")]
+    NotOnProduct {
+        /// The option's name as written in `#[db_bench]`.
+        option: &'static str,
+        /// The product's name (`Babelfish for PostgreSQL`).
+        product: &'static str,
+        /// Why, and what to do instead.
+        reason: String,
+    },
     /// The environment (variables, volumes, connection string) is not usable.
     #[error("configuration error: {0}")]
     Config(String),

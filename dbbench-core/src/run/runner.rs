@@ -524,7 +524,9 @@ fn precheck(
         // An option this backend has no honest equivalent for: the cell cannot run here, as a
         // cell restricted to other backends cannot, and says which option and why (the seed
         // suites' data-file cells on PostgreSQL). Never silently: the reason is in the status.
-        Err(e @ Error::Unsupported { .. }) => CellStatus::Skipped(e.to_string()),
+        Err(e @ (Error::Unsupported { .. } | Error::NotOnProduct { .. })) => {
+            CellStatus::Skipped(e.to_string())
+        }
         Err(e) => CellStatus::Failed(e.to_string()),
     }
 }

@@ -16,6 +16,10 @@ use tokio_util::compat::TokioAsyncWriteCompatExt;
 /// The environment variable holding the ADO connection string.
 pub const ENV: &str = "DBBENCH_MSSQL";
 
+/// Set to `1`, the live SQL Server tests fail instead of skipping when [`ENV`] is unset (CI
+/// runs them against Babelfish, as `DBBENCH_REQUIRE_POSTGRES` does for PostgreSQL).
+pub const REQUIRE_ENV: &str = "DBBENCH_REQUIRE_MSSQL";
+
 /// Shown instead of a password.
 pub const REDACTED: &str = "***";
 
@@ -274,7 +278,11 @@ impl ConnectSettings {
                     &message,
                     &format!("logging in to SQL Server at {}", self.server),
                 )),
-                _ => Ok(MssqlConnection::scripted(server.clone(), self.clone())),
+                _ => Ok(MssqlConnection::scripted_in(
+                    server.clone(),
+                    self.clone(),
+                    database.unwrap_or("master"),
+                )),
             };
         }
         let config = self.config(database)?;

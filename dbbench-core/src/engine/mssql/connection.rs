@@ -30,6 +30,9 @@ enum Link {
 pub struct MssqlConnection {
     link: Link,
     settings: ConnectSettings,
+    /// The database the connection was opened to (`master` for a scripted connection made
+    /// without one): the scripted server answers catalog queries per database.
+    database: String,
     /// The database's stop switch, for connections a body uses.
     pub(crate) cancel: Option<Arc<crate::util::cancel::Cancel>>,
 }
@@ -45,15 +48,22 @@ impl MssqlConnection {
         MssqlConnection {
             link: Link::Tds(Box::new(client)),
             settings,
+            database: String::new(),
             cancel: None,
         }
     }
 
     /// A connection to a scripted server (tests).
     pub fn scripted(server: ScriptedServer, settings: ConnectSettings) -> Self {
+        Self::scripted_in(server, settings, "master")
+    }
+
+    /// A connection to database `database` of a scripted server (tests).
+    pub fn scripted_in(server: ScriptedServer, settings: ConnectSettings, database: &str) -> Self {
         MssqlConnection {
             link: Link::Scripted(server),
             settings,
+            database: database.to_string(),
             cancel: None,
         }
     }
@@ -76,7 +86,7 @@ impl MssqlConnection {
 
     /// The scripted server's answer as this connection's result.
     fn scripted_reply(&self, server: &ScriptedServer, api: Api, sql: &str) -> Result<Reply> {
-        match server.answer(api, sql) {
+        match server.answer_in(api, &self.database, sql) {
             Reply::Error { code, message } => Err(errors::server(
                 &self.settings,
                 code,

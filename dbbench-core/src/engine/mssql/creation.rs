@@ -6,6 +6,7 @@ use super::instance::{self, InstanceChanges};
 use super::provision::{self, PlannedFile, Provision};
 use super::readback::{self, Verdict};
 use super::script::{self, Step};
+use super::identity::Product;
 use super::{ifi, marker, teardown, MssqlBackend, MssqlConnection};
 use crate::engine::{DatabasePlan, OWNED_PREFIX};
 use crate::model::config::StorageSpec;
@@ -49,7 +50,7 @@ pub(super) async fn build(
             }
         }
     }
-    let provision = provision::plan(
+    let mut provision = provision::plan(
         storage,
         &provision::Target {
             name: &plan.name,
@@ -61,12 +62,26 @@ pub(super) async fn build(
     )?;
     let mut probe = InstanceChanges::new(backend.settings.clone());
     let mut outcome = Ok(());
+    let mut here = Inside {
+        db: &plan.name,
+        conn: None,
+    };
     for step in script::steps(&plan.name, &provision, &inputs) {
-        outcome = run_step(admin, &step, &provision, build, &mut probe).await;
+        let mut ctx = StepContext {
+            admin: &mut *admin,
+            here: &mut here,
+            provision: &mut provision,
+            build: &mut *build,
+            probe: &mut probe,
+            product: &backend.facts.product,
+        };
+        outcome = run_step(&mut ctx, &step).await;
         if outcome.is_err() {
             break;
         }
     }
+    // No connection stays in the new database: a drop after a failure must not wait for it.
+    drop(here);
     // The zero-fill logging flags never outlive CREATE DATABASE, even after a failure.
     let ended = probe.restore(admin).await;
     outcome?;
@@ -77,6 +92,33 @@ pub(super) async fn build(
         .ok_or_else(|| Error::msg("DB_ID returned no row"))?
         .get(0)?;
     Ok((provision, database_id))
+}
+
+/// The connection to the new database, opened when a step first needs it: the marker and the
+/// files are written and read from inside the database, never with three-part names (see
+/// [`marker`]).
+struct Inside<'a> {
+    db: &'a str,
+    conn: Option<MssqlConnection>,
+}
+
+impl Inside<'_> {
+    async fn conn(&mut self, admin: &MssqlConnection) -> Result<&mut MssqlConnection> {
+        if self.conn.is_none() {
+            self.conn = Some(admin.settings().connect(Some(self.db)).await?);
+        }
+        Ok(self.conn.as_mut().expect("connected above"))
+    }
+}
+
+/// What a step works with.
+struct StepContext<'a, 'b> {
+    admin: &'a mut MssqlConnection,
+    here: &'a mut Inside<'b>,
+    provision: &'a mut Provision,
+    build: &'a mut Build,
+    probe: &'a mut InstanceChanges,
+    product: &'a Product,
 }
 
 /// How to reach the cell's IFI state, read fresh (a restart hook may have changed it).
@@ -100,32 +142,45 @@ async fn ifi_action(
 }
 
 /// Executes one step of the creation script.
-async fn run_step(
-    admin: &mut MssqlConnection,
-    step: &Step,
-    provision: &Provision,
-    build: &mut Build,
-    probe: &mut InstanceChanges,
-) -> Result<()> {
+async fn run_step(ctx: &mut StepContext<'_, '_>, step: &Step) -> Result<()> {
     let ifi_error = |reason: String| Error::Unsupported {
         option: "ifi",
         backend: "mssql",
         reason,
     };
+    let (admin, build) = (&mut *ctx.admin, &mut *ctx.build);
     match step {
         Step::Instance(change) => build.changes.apply(admin, change).await,
-        Step::Probe(change) => probe.apply(admin, change).await,
-        Step::EndProbe => probe.restore(admin).await,
+        Step::Probe(change) => ctx.probe.apply(admin, change).await,
+        Step::EndProbe => ctx.probe.restore(admin).await,
         Step::Run(sql) => admin.batch(sql).await,
         Step::Create(sql) => {
             admin.batch(sql).await?;
             build.created = true;
             Ok(())
         }
-        Step::Mark(owner) => mark_or_refuse(admin, owner, build).await,
-        Step::ReadBack(sql) => {
-            let rows = admin.query(sql, &[]).await;
-            match rows.and_then(|r| readback::compare(&r, &provision.files)) {
+        Step::Mark(owner) => mark_or_refuse(ctx, owner).await,
+        Step::Locate => {
+            let here = ctx.here.conn(admin).await?;
+            let rows = here.query(readback::FILES_SQL, &[]).await;
+            match rows.map_err(|e| e.to_string()).and_then(|r| readback::located(&r)) {
+                Ok(files) => {
+                    ctx.provision.files = files;
+                    build.counts.insert("files_verified".into(), 1);
+                }
+                Err(why) => {
+                    build.unavailable.insert(
+                        "files_verified".into(),
+                        format!("the server placed the files (the cell declares none); {why}"),
+                    );
+                }
+            }
+            Ok(())
+        }
+        Step::ReadBack => {
+            let here = ctx.here.conn(admin).await?;
+            let rows = here.query(readback::FILES_SQL, &[]).await;
+            match rows.and_then(|r| readback::compare(&r, &ctx.provision.files)) {
                 Ok(Verdict::Matches) => {
                     build.counts.insert("files_verified".into(), 1);
                     Ok(())
@@ -166,7 +221,7 @@ async fn run_step(
         Step::VerifyZeroing(sql) => {
             let flag = build.ifi_flag.unwrap_or_default();
             let checked = match admin.query(sql, &[]).await {
-                Ok(rows) => ifi::unzeroed_files(&rows, &data_paths(&provision.files)),
+                Ok(rows) => ifi::unzeroed_files(&rows, &data_paths(&ctx.provision.files)),
                 Err(e) => Err(e),
             };
             match checked {
@@ -197,36 +252,57 @@ async fn run_step(
     }
 }
 
-/// Marks the new database; when no mark can be verified inside it, drops the database this
-/// connection has just created (its name is dbbench's) and refuses the cell.
-async fn mark_or_refuse(
-    admin: &mut MssqlConnection,
-    owner: &script::Owner,
-    build: &mut Build,
-) -> Result<()> {
-    let refusal = match marker::mark(
-        admin,
-        &owner.db,
-        &owner.marker,
-        &owner.host,
-        owner.pid,
-        owner.started,
-    )
-    .await
-    {
+/// Marks the new database through a connection to it; when no mark can be verified inside it,
+/// drops the database this process has just created (its name is dbbench's) and refuses the cell.
+async fn mark_or_refuse(ctx: &mut StepContext<'_, '_>, owner: &script::Owner) -> Result<()> {
+    let marked = match ctx.here.conn(ctx.admin).await {
+        Ok(here) => marker::mark(here, ctx.admin, owner).await,
+        Err(e) => Err(Error::Unsupported {
+            option: "database",
+            backend: "mssql",
+            reason: format!(
+                "dbbench could not connect to the new database {} to mark it as its own ({e}); \
+                 it runs nothing it cannot later prove is its own",
+                owner.db
+            ),
+        }),
+    };
+    let refusal = match marked {
         Ok(held) => {
             if let marker::Held::Table(_) = held {
-                build.counts.insert("ownership_marker_table".into(), 1);
+                ctx.build.counts.insert("ownership_marker_table".into(), 1);
             }
             return Ok(());
         }
         Err(e) => e,
     };
-    if build.created && owner.db.starts_with(OWNED_PREFIX) {
-        build.created = false;
-        if let Err(d) = teardown::drop_owned(admin, &owner.db, false).await {
-            return Err(Error::msg(format!("{refusal}\n(dropping it failed: {d})")));
-        }
+    // The connection inside must be gone before the drop.
+    ctx.here.conn = None;
+    if ctx.build.created && owner.db.starts_with(OWNED_PREFIX) {
+        ctx.build.created = false;
+        let how = teardown::Dropping::own(ctx.product, false);
+        // Exactly one of the two is said: dropped, or dropping failed.
+        return Err(
+            match teardown::drop_owned(ctx.admin, &owner.db, false, how).await {
+                Ok(()) => match refusal {
+                    Error::Unsupported {
+                        option,
+                        backend,
+                        reason,
+                    } => Error::Unsupported {
+                        option,
+                        backend,
+                        reason: format!("{reason} (it dropped the database it had just created)"),
+                    },
+                    other => other,
+                },
+                Err(d) => Error::msg(format!(
+                    "{refusal}\n(dropping the database {} it had just created failed: {d}; drop \
+                     it by hand)",
+                    owner.db
+                )),
+            },
+        );
     }
     Err(refusal)
 }

@@ -17,7 +17,11 @@ use std::sync::Mutex;
 /// owner is gone, is dropped; a database of that name whose owner may still run (a process of
 /// the same PID on another client host, or a live one here) is refused, and so is any database
 /// without dbbench's marker.
-pub(super) async fn claim(admin: &mut MssqlConnection, name: &str) -> Result<()> {
+pub(super) async fn claim(
+    admin: &mut MssqlConnection,
+    name: &str,
+    product: &super::identity::Product,
+) -> Result<()> {
     use crate::util::owner::{Liveness, Owner};
     let rows = admin.query(&provision::exists_sql(name), &[]).await?;
     let exists = rows
@@ -43,7 +47,8 @@ pub(super) async fn claim(admin: &mut MssqlConnection, name: &str) -> Result<()>
                 )));
             }
         }
-        super::teardown::drop_owned(admin, name, true).await?;
+        let how = super::teardown::Dropping::leftover(product);
+        super::teardown::drop_owned(admin, name, true, how).await?;
     }
     Ok(())
 }
@@ -63,6 +68,7 @@ pub struct MssqlDatabase {
     pub(super) counts: BTreeMap<String, i64>,
     pub(super) unavailable: BTreeMap<String, String>,
     pub(super) cancel: std::sync::Arc<crate::util::cancel::Cancel>,
+    pub(super) product: super::identity::Product,
 }
 
 impl std::fmt::Debug for MssqlDatabase {
@@ -117,6 +123,7 @@ impl MssqlDatabase {
             database_id: self.database_id,
             volumes: &self.volumes,
             settings: &self.settings,
+            product: &self.product,
         }
     }
 
@@ -189,10 +196,14 @@ impl MssqlDatabase {
     /// Drops the database (after checking its marker) and undoes the instance changes; both are
     /// attempted whatever the other's outcome.
     pub async fn drop_database(mut self) -> Result<()> {
-        // A window the body never closed still samples counters: stop it before the drop.
-        drop(self.window.lock().unwrap_or_else(|p| p.into_inner()).take());
+        // A window the body never closed still samples counters: stop it before the drop. Its
+        // growth session, if it started one, is the drop's to remove.
+        let open = self.window.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let session = open.as_ref().is_some_and(Window::has_growth_session);
+        drop(open);
         let mut admin = self.settings.connect(Some("master")).await?;
-        let dropped = super::teardown::drop_owned(&mut admin, &self.name, true).await;
+        let how = super::teardown::Dropping::own(&self.product, session);
+        let dropped = super::teardown::drop_owned(&mut admin, &self.name, true, how).await;
         let restored = self.changes.restore(&mut admin).await;
         match (dropped, restored) {
             (Ok(()), Ok(())) => Ok(()),
@@ -217,8 +228,9 @@ mod tests {
                 "DB_ID(",
                 Reply::rows(&["database_id"], vec![vec![Value::Int(7)]]),
             )
-            .on(
-                &format!("[{name}].sys."),
+            .on_in(
+                name,
+                "sys.extended_properties",
                 Reply::rows(
                     &["marker"],
                     vec![vec![Value::Text(marker_text(&owner.host, 1, owner))]],
@@ -231,7 +243,7 @@ mod tests {
         let ado = "server=tcp:sql2022,1433;user id=bench;password=Cl4im!Secret";
         let settings = ConnectSettings::scripted(ado, server).unwrap();
         let mut conn = MssqlConnection::scripted(server.clone(), settings);
-        claim(&mut conn, name).await
+        claim(&mut conn, name, &crate::engine::mssql::identity::Product::SqlServer).await
     }
 
     #[tokio::test]

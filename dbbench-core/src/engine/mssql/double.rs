@@ -32,6 +32,22 @@ pub struct Call {
     pub api: Api,
     /// The statement text.
     pub sql: String,
+    /// The database of the connection that sent it.
+    pub database: String,
+}
+
+/// Whose recorded behaviour the catalog answers with, where products differ. Every product
+/// difference the catalog models was recorded from a real server: SQL Server 2022 (CU15, Linux)
+/// and Babelfish for PostgreSQL 4.2.0 (PostgreSQL 16.3, built from `shared/babelfish/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Recorded {
+    /// Microsoft SQL Server 2022.
+    #[default]
+    SqlServer2022,
+    /// Babelfish for PostgreSQL 4.2.0: `EXEC [db].sys.sp_addextendedproperty` from master puts
+    /// the property on master; a missing table is error 33557097 `relation "<db>_dbo.<table>"
+    /// does not exist`; `ALTER DATABASE … SET SINGLE_USER` is "not currently supported".
+    Babelfish42,
 }
 
 /// How the scripted server answers a statement.
@@ -76,6 +92,8 @@ pub fn rows(columns: &[&str], values: Vec<Vec<Value>>) -> Vec<Row> {
 
 struct Rule {
     needle: String,
+    /// Only statements from connections to this database match (`None`: any).
+    database: Option<String>,
     reply: Reply,
     /// `Some(n)`: answers only n more times.
     remaining: Option<usize>,
@@ -96,8 +114,8 @@ struct Inner {
 struct Catalog {
     next_id: i64,
     databases: std::collections::BTreeMap<String, Database>,
-    /// Like Babelfish: `EXEC [db].sys.sp_addextendedproperty` lands outside the database.
-    properties_land_on_master: bool,
+    /// Whose answers.
+    product: Recorded,
 }
 
 #[derive(Default)]
@@ -147,7 +165,13 @@ fn literal_after(sql: &str, marker: &str) -> Option<String> {
 }
 
 impl Catalog {
-    fn answer(&mut self, sql: &str) -> Option<Reply> {
+    /// The database a catalog statement is about: the bracketed name after `marker` (a
+    /// three-part name), else the connection's own.
+    fn target(sql: &str, marker: &str, current: &str) -> String {
+        bracketed_after(sql, marker).unwrap_or_else(|| current.to_string())
+    }
+
+    fn answer(&mut self, sql: &str, current: &str) -> Option<Reply> {
         let marker_rows = |m: Option<String>| {
             Reply::rows(
                 &["marker"],
@@ -174,31 +198,37 @@ impl Catalog {
             return Some(Reply::rows(&["database_id"], vec![vec![id]]));
         }
         if sql.contains("sys.sp_addextendedproperty") {
-            let db = bracketed_after(sql, "EXEC ")?;
+            let three_part = bracketed_after(sql, "EXEC ");
             let value = literal_after(sql, "@value =")?;
-            if !self.properties_land_on_master {
+            // Recorded on Babelfish 4.2: a three-part call from master runs in master.
+            let db = match (three_part, self.product) {
+                (Some(_), Recorded::Babelfish42) => return Some(Reply::Sets(Vec::new())),
+                (Some(db), Recorded::SqlServer2022) => db,
+                (None, _) => current.to_string(),
+            };
+            if db != "master" {
                 self.databases.get_mut(&db)?.property = Some(value);
             }
             return Some(Reply::Sets(Vec::new()));
         }
         if sql.contains("sys.extended_properties") && !sql.contains("master.sys") {
-            let db = bracketed_after(sql, "FROM ")?;
+            let db = Catalog::target(sql, "FROM ", current);
             return Some(marker_rows(
                 self.databases.get(&db).and_then(|d| d.property.clone()),
             ));
         }
-        if sql.contains("CREATE TABLE [") && sql.contains("__dbbench_owner") {
-            let db = bracketed_after(sql, "CREATE TABLE ")?;
+        if sql.contains("CREATE TABLE") && sql.contains("__dbbench_owner") {
+            let db = Catalog::target(sql, "CREATE TABLE ", current);
             let value = literal_after(sql, "VALUES (")?;
             self.databases.get_mut(&db)?.table = Some(value);
             return Some(Reply::Sets(Vec::new()));
         }
         if sql.contains("__dbbench_owner") && sql.starts_with("SELECT") {
-            let db = bracketed_after(sql, "FROM ")?;
+            let db = Catalog::target(sql, "FROM ", current);
             return Some(
                 match self.databases.get(&db).and_then(|d| d.table.clone()) {
                     Some(m) => marker_rows(Some(m)),
-                    None => Reply::error(208, "Invalid object name 'dbo.__dbbench_owner'."),
+                    None => self.missing_table(&db),
                 },
             );
         }
@@ -221,10 +251,29 @@ impl Catalog {
             return Some(Reply::Sets(Vec::new()));
         }
         if let Some(name) = bracketed_after(sql, "DROP DATABASE ") {
+            if self.product == Recorded::Babelfish42 && sql.contains("SET SINGLE_USER") {
+                return Some(Reply::error(
+                    33557097,
+                    "'ALTER DATABASE SET SINGLE_USER' is not currently supported in Babelfish",
+                ));
+            }
             self.databases.remove(&name);
             return Some(Reply::Sets(Vec::new()));
         }
         None
+    }
+
+    /// A query of the marker table in `db`, which has none.
+    fn missing_table(&self, db: &str) -> Reply {
+        match self.product {
+            Recorded::SqlServer2022 => {
+                Reply::error(208, "Invalid object name 'dbo.__dbbench_owner'.")
+            }
+            Recorded::Babelfish42 => Reply::error(
+                33557097,
+                &format!("relation \"{db}_dbo.__dbbench_owner\" does not exist"),
+            ),
+        }
     }
 }
 
@@ -253,17 +302,41 @@ impl ScriptedServer {
     /// Answers every statement containing `needle` with `reply`. Later rules win, so a test can
     /// override a default answer.
     pub fn on(&self, needle: &str, reply: Reply) -> &ScriptedServer {
-        self.push(needle, reply, None)
+        self.push(None, needle, reply, None)
+    }
+
+    /// As [`on`](Self::on), for statements sent through a connection to `database` only (a
+    /// login to it is answered by a rule on the needle `database` with [`Api::Login`]'s text).
+    pub fn on_in(&self, database: &str, needle: &str, reply: Reply) -> &ScriptedServer {
+        self.push(Some(database), needle, reply, None)
     }
 
     /// Answers only the next `times` statements containing `needle` with `reply`.
     pub fn times(&self, needle: &str, times: usize, reply: Reply) -> &ScriptedServer {
-        self.push(needle, reply, Some(times))
+        self.push(None, needle, reply, Some(times))
     }
 
-    fn push(&self, needle: &str, reply: Reply, remaining: Option<usize>) -> &ScriptedServer {
+    /// As [`times`](Self::times), through a connection to `database` only.
+    pub fn times_in(
+        &self,
+        database: &str,
+        needle: &str,
+        times: usize,
+        reply: Reply,
+    ) -> &ScriptedServer {
+        self.push(Some(database), needle, reply, Some(times))
+    }
+
+    fn push(
+        &self,
+        database: Option<&str>,
+        needle: &str,
+        reply: Reply,
+        remaining: Option<usize>,
+    ) -> &ScriptedServer {
         self.lock().rules.push(Rule {
             needle: needle.to_string(),
+            database: database.map(str::to_string),
             reply,
             remaining,
         });
@@ -271,12 +344,11 @@ impl ScriptedServer {
     }
 
     /// Keeps a model of the server's databases (created, dropped, marked) to answer `DB_ID` and
-    /// ownership-marker queries; rules still win over it. With `properties_land_on_master`,
-    /// extended properties added with a three-part name never reach the database, as on
-    /// Babelfish.
-    pub fn with_catalog(self, properties_land_on_master: bool) -> ScriptedServer {
+    /// ownership-marker queries per database, as `product` was recorded to answer them; rules
+    /// still win over it.
+    pub fn with_catalog(self, product: Recorded) -> ScriptedServer {
         self.lock().catalog = Some(Catalog {
-            properties_land_on_master,
+            product,
             ..Catalog::default()
         });
         self
@@ -304,19 +376,29 @@ impl ScriptedServer {
             .collect()
     }
 
-    /// Records `sql` as sent through `api` and returns the newest matching rule's reply (an empty
-    /// result when none matches).
+    /// Records `sql` as sent through `api` from a connection to master and returns the newest
+    /// matching rule's reply (an empty result when none matches).
     pub(crate) fn answer(&self, api: Api, sql: &str) -> Reply {
+        self.answer_in(api, "master", sql)
+    }
+
+    /// As [`answer`](Self::answer), from a connection to `database`.
+    pub(crate) fn answer_in(&self, api: Api, database: &str, sql: &str) -> Reply {
         let mut inner = self.lock();
         inner.calls.push(Call {
             api,
             sql: sql.to_string(),
+            database: database.to_string(),
         });
         let found = inner
             .rules
             .iter_mut()
             .rev()
-            .find(|r| sql.contains(&r.needle) && r.remaining != Some(0));
+            .find(|r| {
+                sql.contains(&r.needle)
+                    && r.remaining != Some(0)
+                    && r.database.as_deref().is_none_or(|d| d == database)
+            });
         let reply = match found {
             Some(rule) => {
                 if let Some(n) = rule.remaining.as_mut() {
@@ -333,7 +415,7 @@ impl ScriptedServer {
                 None | Some(Reply::Sets(_)) | Some(Reply::Affected(_)),
                 Api::Batch | Api::Rpc,
                 Some(c),
-            ) => c.answer(sql),
+            ) => c.answer(sql, database),
             _ => None,
         };
         reply.or(modelled).unwrap_or(Reply::Sets(Vec::new()))
@@ -346,7 +428,7 @@ mod tests {
 
     #[test]
     fn the_catalog_models_databases_and_markers() {
-        let server = ScriptedServer::new().with_catalog(false);
+        let server = ScriptedServer::new().with_catalog(Recorded::SqlServer2022);
         let id = |server: &ScriptedServer| match server.answer(
             Api::Batch,
             "SELECT CAST(DB_ID(N'dbbench_a') AS int) AS database_id;",
@@ -362,6 +444,11 @@ mod tests {
         assert_eq!(id(&server), Some(7));
         server.answer(Api::Batch, "EXEC [dbbench_a].sys.sp_addextendedproperty @name = N'dbbench_owner', @value = N'it''s me';");
         match server.answer(Api::Batch, "SELECT CAST(value AS nvarchar(4000)) AS marker FROM [dbbench_a].sys.extended_properties WHERE class = 0;") {
+            Reply::Sets(s) => assert_eq!(s[0][0].get::<String>(0).unwrap(), "it's me"),
+            other => panic!("{other:?}"),
+        }
+        // The same, from a connection to the database itself.
+        match server.answer_in(Api::Batch, "dbbench_a", "SELECT CAST(value AS nvarchar(4000)) AS marker FROM sys.extended_properties WHERE class = 0;") {
             Reply::Sets(s) => assert_eq!(s[0][0].get::<String>(0).unwrap(), "it's me"),
             other => panic!("{other:?}"),
         }

@@ -38,8 +38,16 @@ pub const LOCK_TIMEOUT: u32 = 1222;
 /// context" (error 916): the login has no user in that database.
 pub const NO_ACCESS: u32 = 916;
 
+/// "Cannot open database … requested by the login" (error 4060): the login has no user in
+/// that database, or the database is not online.
+pub const CANNOT_OPEN: u32 = 4060;
+
 /// "Invalid object name …" (error 208).
 pub const INVALID_OBJECT: u32 = 208;
+
+/// Babelfish for PostgreSQL's one error number: every error it raises while running T-SQL reaches
+/// the client as 33557097 (recorded from Babelfish 4.2), so only its message says what it means.
+pub const BABELFISH_ERROR: u32 = 33557097;
 
 /// What dropping a database takes, for errors 3701 and 5011 (DROP DATABASE docs).
 const DROP_NEEDS: &str = "dropping a database needs CONTROL on it, ALTER ANY DATABASE, or \
@@ -56,12 +64,19 @@ pub fn is_transient(code: u32) -> bool {
 /// The category of server error `code`, using `message` where one number covers several causes.
 pub fn category(code: u32, message: &str) -> Category {
     match code {
-        18452 | 18456 | 18470 | 18486 | 18487 | 18488 | 4060 => Category::Login,
-        229 | 230 | 262 | 297 | 300 | 916 | 2571 | 8189 | 15247 | 15151 | 1088 | 3110 => {
+        18452 | 18456 | 18470 | 18486 | 18487 | 18488 => Category::Login,
+        229 | 230 | 262 | 297 | 300 | 916 | CANNOT_OPEN | 2571 | 8189 | 15247 | 15151 | 1088 | 3110 => {
             Category::Permission
         }
         40508 | 40510 | 40511 | 40512 | 40514 | 40517 | 40527 | 40529 | 1844 | 195 | 2526 | 534
         | 5058 | 15009 | 25706 => Category::Unsupported,
+        // Babelfish: "'DROP EVENT SESSION' is not currently supported in Babelfish", "'XML VALUE'
+        // is not currently supported…", "permission denied for schema …" (PostgreSQL's words).
+        BABELFISH_ERROR if message.contains("not currently supported") => Category::Unsupported,
+        BABELFISH_ERROR if message.contains("permission denied") => Category::Permission,
+        BABELFISH_ERROR if message.contains("could not extend file") || message.contains("No space left") => {
+            Category::DiskFull
+        }
         LOCK_TIMEOUT => Category::LockTimeout,
         40501 | 40613 => Category::Transient,
         25623 => Category::InvalidName,
@@ -113,7 +128,7 @@ pub fn advice(code: u32, message: &str) -> String {
              the login may connect to the database named in the connection string"
                 .to_string()
         }
-        Category::Permission if code == NO_ACCESS => "the login has no user in that database \
+        Category::Permission if code == NO_ACCESS || code == CANNOT_OPEN => "the login has no user in that database \
              (another login created it, or its guest user is disabled): read it as its owner or \
              as a sysadmin"
             .to_string(),
@@ -204,6 +219,18 @@ pub fn server(settings: &ConnectSettings, code: u32, message: &str, action: &str
     Error::Server {
         code,
         message: settings.scrub(&text),
+    }
+}
+
+/// Whether `error` says an object does not exist: error 208 ("Invalid object name") on SQL
+/// Server, PostgreSQL's "relation … does not exist" under Babelfish's one number.
+pub fn is_missing_object(error: &Error) -> bool {
+    match error {
+        Error::Server { code, .. } if *code == INVALID_OBJECT => true,
+        Error::Server { code, message } if *code == BABELFISH_ERROR => {
+            message.contains("does not exist")
+        }
+        _ => false,
     }
 }
 

@@ -70,6 +70,11 @@ impl Floors {
         }
     }
 
+    /// Whether `model`'s size was read from the server (else 8 MB is assumed).
+    pub fn model_read(&self) -> bool {
+        self.source.starts_with("model database")
+    }
+
     /// The precondition line recorded in the results.
     pub fn describe(&self) -> String {
         format!(

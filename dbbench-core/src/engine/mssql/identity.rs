@@ -55,6 +55,28 @@ impl Product {
         !matches!(self, Product::AzureSqlDatabase | Product::Babelfish)
     }
 
+    /// Whether `ALTER DATABASE … SET SINGLE_USER` exists: Azure SQL Database's user-access
+    /// options are `RESTRICTED_USER` and `MULTI_USER` only, and Babelfish has no `ALTER DATABASE …
+    /// SET`. Where it does not, teardown sends the plain `DROP DATABASE` alone.
+    pub fn has_single_user(&self) -> bool {
+        !matches!(self, Product::AzureSqlDatabase | Product::Babelfish)
+    }
+
+    /// Whether global trace flags (`DBCC TRACEON … -1`, `DBCC TRACESTATUS`) exist: not on Azure
+    /// SQL Database or Babelfish; Managed Instance allows a fixed list without 1806/1805.
+    pub fn has_trace_flags(&self) -> bool {
+        matches!(self, Product::SqlServer | Product::AzureSqlEdge)
+    }
+
+    /// The word for the server in messages: "SQL Server" for Microsoft's own products, the
+    /// product's name otherwise (a Babelfish error is not a SQL Server error).
+    pub fn short_name(&self) -> &'static str {
+        match self {
+            Product::SqlServer => "SQL Server",
+            other => other.name(),
+        }
+    }
+
     /// Every option of `spec` this product cannot honour, with one sentence each. Options the
     /// spec leaves unset are never refused.
     pub fn refusals(&self, spec: &StorageSpec) -> Vec<(&'static str, String)> {
@@ -79,64 +101,83 @@ impl Product {
             .collect()
     }
 
+    /// `refusals` in one sentence per reason, each naming its options:
+    /// "`data_size`, `growth`: it ignores file specifications …; `ifi`: it has no trace flags …".
+    pub fn grouped(refusals: &[(&'static str, String)]) -> Vec<(Vec<&'static str>, String)> {
+        let mut groups: Vec<(Vec<&'static str>, String)> = Vec::new();
+        for (option, reason) in refusals {
+            match groups.iter_mut().find(|(_, r)| r == reason) {
+                Some((options, _)) => options.push(option),
+                None => groups.push((vec![option], reason.clone())),
+            }
+        }
+        groups
+    }
+
+    /// [`grouped`](Self::grouped) as one text.
+    pub fn describe_refusals(refusals: &[(&'static str, String)]) -> String {
+        Product::grouped(refusals)
+            .iter()
+            .map(|(options, reason)| {
+                let named: Vec<String> = options.iter().map(|o| format!("`{o}`")).collect();
+                format!("{}: {reason}", named.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// Why this product cannot honour `option`, or `None` when it can.
     fn reason(&self, option: &str) -> Option<String> {
-        let name = self.name();
         let sentence = match (self, option) {
             (Product::SqlServer, _) => return None,
             (Product::Babelfish, "maxdop") => {
-                "Babelfish for PostgreSQL has no ALTER DATABASE SCOPED CONFIGURATION; parallelism \
-                 is PostgreSQL's max_parallel_workers_per_gather"
+                "it has no ALTER DATABASE SCOPED CONFIGURATION; parallelism is PostgreSQL's \
+                 max_parallel_workers_per_gather"
             }
             (Product::Babelfish, "ifi" | "tempdb_files" | "tempdb_size" | "tempdb_growth") => {
-                "Babelfish for PostgreSQL has no trace flags, no sys.dm_server_services and no \
-                 tempdb files to change"
+                "it has no trace flags, no sys.dm_server_services and no tempdb files to change"
             }
             (Product::Babelfish, "recovery") => {
-                "Babelfish for PostgreSQL has no ALTER DATABASE … SET RECOVERY and no BACKUP"
+                "it has no ALTER DATABASE … SET RECOVERY and no BACKUP"
             }
             (Product::Babelfish, _) => {
-                "Babelfish for PostgreSQL ignores file specifications in CREATE DATABASE (its \
-                 storage_options escape hatch) and has no ALTER DATABASE … MODIFY FILE: the files \
-                 are PostgreSQL's, so the declared layout would never exist"
+                "it ignores file specifications in CREATE DATABASE (its storage_options escape \
+                 hatch) and has no ALTER DATABASE … MODIFY FILE: the files are PostgreSQL's, so \
+                 the declared layout would never exist"
             }
             (Product::AzureSqlDatabase, "maxdop") => return None,
             (Product::AzureSqlDatabase, "recovery") => {
-                "Azure SQL Database always uses FULL recovery and backs itself up"
+                "it always uses FULL recovery and backs itself up"
             }
             (
                 Product::AzureSqlDatabase,
                 "ifi" | "tempdb_files" | "tempdb_size" | "tempdb_growth",
             ) => {
-                "Azure SQL Database has no global trace flags and no instance-level tempdb \
-                 configuration"
+                "it has no global trace flags and no instance-level tempdb configuration"
             }
             (Product::AzureSqlDatabase, _) => {
-                "Azure SQL Database accepts no file specifications in CREATE DATABASE and sizes \
-                 its files itself"
+                "it accepts no file specifications in CREATE DATABASE and sizes its files itself"
             }
             (Product::AzureSqlManagedInstance, "maxdop") => return None,
             (Product::AzureSqlManagedInstance, "recovery") => {
-                "Azure SQL Managed Instance always uses FULL recovery"
+                "it always uses FULL recovery"
             }
             (Product::AzureSqlManagedInstance, "ifi") => {
-                "Azure SQL Managed Instance does not allow trace flag 1806/1805 or report IFI"
+                "it does not allow trace flag 1806/1805 or report IFI"
             }
             (
                 Product::AzureSqlManagedInstance,
                 "tempdb_files" | "tempdb_size" | "tempdb_growth",
-            ) => "Azure SQL Managed Instance manages tempdb's files itself",
+            ) => "it manages tempdb's files itself",
             (Product::AzureSqlManagedInstance, _) => {
-                "Azure SQL Managed Instance places and names database files itself (no FILENAME \
-                 in CREATE DATABASE)"
+                "it places and names database files itself (no FILENAME in CREATE DATABASE)"
             }
             (Product::AzureSqlEdge, "ifi") => {
-                "Azure SQL Edge does not report IFI in sys.dm_server_services, so neither state \
-                 can be verified"
+                "it does not report IFI in sys.dm_server_services, so neither state can be verified"
             }
             (Product::AzureSqlEdge, _) => return None,
         };
-        Some(format!("{sentence} (this server is {name})"))
+        Some(sentence.to_string())
     }
 }
 
@@ -183,7 +224,7 @@ mod tests {
         assert_eq!(options, vec!["data_size", "recovery", "maxdop"]);
         assert!(babelfish
             .iter()
-            .all(|(_, r)| r.ends_with("(this server is Babelfish for PostgreSQL)")));
+            .all(|(_, r)| r.starts_with("it ")));
         let azure: Vec<&str> = Product::AzureSqlDatabase
             .refusals(&spec)
             .iter()
@@ -197,6 +238,17 @@ mod tests {
         assert!(Product::Babelfish
             .refusals(&StorageSpec::DEFAULT)
             .is_empty());
+        let every = Product::Babelfish.refusals(&StorageSpec {
+            growth: Some(crate::model::config::Growth::Percent(10)),
+            ..spec
+        });
+        let text = Product::describe_refusals(&every);
+        assert!(
+            text.starts_with("`data_size`, `growth`: it ignores file specifications")
+                && text.contains("; `recovery`: it has no ALTER DATABASE")
+                && text.matches("ignores file specifications").count() == 1,
+            "{text}"
+        );
         assert!(!Product::AzureSqlDatabase.has_server_event_sessions());
         assert!(Product::AzureSqlManagedInstance.has_server_event_sessions());
     }

@@ -1,13 +1,15 @@
 //! The ownership marker: how dbbench proves, before any `DROP DATABASE`, that a database is one it
-//! created. The marker is the extended property `dbbench_owner` on the database itself, added with
-//! `EXEC [db].sys.sp_addextendedproperty` (a three-part procedure name runs in that database).
-//! A server that speaks TDS may run that procedure in the current database instead (Babelfish put
-//! it on master, so teardown later refused to drop the database and the next run found a stale
-//! property on master); so the marker is always read back from inside the new database. When the
-//! property cannot be held there, dbbench falls back to a marker table it creates inside the
-//! database (`dbo.__dbbench_owner`, with host, pid and start time) and reads that back. When
-//! neither can be verified the database is dropped (this connection has just created it, under a
-//! `dbbench_` name) and the cell is refused before any work.
+//! created. The marker is the extended property `dbbench_owner` on the database itself, added
+//! with `sys.sp_addextendedproperty` through a connection to the new database, and read back the
+//! same way. Everything goes through a connection to that database, never through three-part
+//! names from master: a server that speaks TDS may run a three-part procedure in the current
+//! database instead (Babelfish put the property on master, so teardown later refused to drop the
+//! database and the next run found a stale property on master), and cross-database DDL is
+//! refused on Babelfish and Azure SQL Database alike. When the property cannot be held there,
+//! dbbench falls back to a marker table it creates inside the database (`dbo.__dbbench_owner`,
+//! with host, pid and start time) and reads that back. When neither can be verified the database
+//! is dropped (this process has just created it, under a `dbbench_` name) and the cell is
+//! refused before any work.
 //!
 //! The marker text names its owner twice: in words for the DBA who finds the database
 //! (`on <host> (pid <pid>, started <unix seconds>)`), and as util::owner's fields
@@ -17,7 +19,7 @@
 //! the seconds in the words are when the backend connected, not the process's start, so they
 //! cannot tell a reused PID apart.
 
-use super::errors::{self, INVALID_OBJECT, NO_ACCESS};
+use super::errors::{self, NO_ACCESS};
 use super::tsql::{ident, literal};
 use super::MssqlConnection;
 use crate::model::error::{Error, Result};
@@ -80,7 +82,8 @@ pub fn owner_of(marker: &str) -> Option<Owner> {
     })
 }
 
-/// Adds the property to database `db`.
+/// Adds the property to database `db` with a three-part procedure name, from another database
+/// (tests that stage a leftover on SQL Server use it; dbbench itself marks from inside).
 pub fn add_property_sql(db: &str, marker: &str) -> String {
     format!(
         "EXEC {}.sys.sp_addextendedproperty @name = {}, @value = {};",
@@ -90,18 +93,26 @@ pub fn add_property_sql(db: &str, marker: &str) -> String {
     )
 }
 
-/// Reads the property from inside database `db` (no row when it has none).
-pub fn read_property_sql(db: &str) -> String {
+/// Adds the property to the current database (a connection to the new database).
+pub fn add_property_here_sql(marker: &str) -> String {
     format!(
-        "SELECT CAST(value AS nvarchar(4000)) AS marker FROM {}.sys.extended_properties \
+        "EXEC sys.sp_addextendedproperty @name = {}, @value = {};",
+        literal(OWNER_PROPERTY),
+        literal(marker)
+    )
+}
+
+/// Reads the property of the current database (no row when it has none).
+pub fn read_property_sql() -> String {
+    format!(
+        "SELECT CAST(value AS nvarchar(4000)) AS marker FROM sys.extended_properties \
          WHERE class = 0 AND name = {};",
-        ident(db),
         literal(OWNER_PROPERTY)
     )
 }
 
-/// Removes a property this process put on master by mistake (a server that ran the three-part
-/// procedure in the current database): only the exact marker of this process is removed.
+/// Removes a property this process put on master by mistake (a server that ran the procedure
+/// in master): only the exact marker of this process is removed.
 pub fn stray_property_cleanup_sql(marker: &str) -> String {
     format!(
         "IF EXISTS (SELECT 1 FROM master.sys.extended_properties WHERE class = 0 AND name = {0} \
@@ -111,9 +122,9 @@ pub fn stray_property_cleanup_sql(marker: &str) -> String {
     )
 }
 
-/// Creates the marker table inside `db` (three-part names, so it cannot land elsewhere).
-pub fn add_table_sql(db: &str, marker: &str, host: &str, pid: u32, started: u64) -> String {
-    let table = format!("{}.dbo.{}", ident(db), ident(MARKER_TABLE));
+/// Creates the marker table in the current database (a connection to the new database).
+pub fn add_table_sql(marker: &str, host: &str, pid: u32, started: u64) -> String {
+    let table = format!("dbo.{}", ident(MARKER_TABLE));
     format!(
         "CREATE TABLE {table} (marker nvarchar(4000) NOT NULL, host nvarchar(256) NOT NULL, \
          pid int NOT NULL, started_unix_s bigint NOT NULL);\n\
@@ -123,11 +134,10 @@ pub fn add_table_sql(db: &str, marker: &str, host: &str, pid: u32, started: u64)
     )
 }
 
-/// Reads the marker table of `db` (error 208 when it does not exist).
-pub fn read_table_sql(db: &str) -> String {
+/// Reads the marker table of the current database (an error when it does not exist).
+pub fn read_table_sql() -> String {
     format!(
-        "SELECT CAST(marker AS nvarchar(4000)) AS marker FROM {}.dbo.{};",
-        ident(db),
+        "SELECT CAST(marker AS nvarchar(4000)) AS marker FROM dbo.{};",
         ident(MARKER_TABLE)
     )
 }
@@ -158,17 +168,25 @@ fn first_marker(rows: &[crate::model::value::Row]) -> Option<String> {
         .filter(|m| !m.is_empty())
 }
 
+/// A connection to database `db` for reading or writing its marker, from the settings of `conn`.
+async fn inside(conn: &MssqlConnection, db: &str) -> Result<MssqlConnection> {
+    conn.settings().connect(Some(db)).await
+}
+
 /// The marker of existing database `db`, looked up inside it: the property, else the table.
 /// `Err` carries what each lookup said, for the refusal.
 pub async fn find(conn: &mut MssqlConnection, db: &str) -> std::result::Result<Held, String> {
-    let property = match conn.query(&read_property_sql(db), &[]).await {
+    let mut here = inside(conn, db)
+        .await
+        .map_err(|e| format!("connecting to {db}: {e}"))?;
+    let property = match here.query(&read_property_sql(), &[]).await {
         Ok(rows) => match first_marker(&rows) {
             Some(m) => return Ok(Held::Property(m)),
             None => "no dbbench_owner property inside the database".to_string(),
         },
         Err(e) => e.to_string(),
     };
-    let table = match conn.query(&read_table_sql(db), &[]).await {
+    let table = match here.query(&read_table_sql(), &[]).await {
         Ok(rows) => match first_marker(&rows) {
             Some(m) => return Ok(Held::Table(m)),
             None => format!("dbo.{MARKER_TABLE} is empty"),
@@ -179,11 +197,12 @@ pub async fn find(conn: &mut MssqlConnection, db: &str) -> std::result::Result<H
 }
 
 /// The marker of existing database `db` for the sweep of stale databases, which must tell "no
-/// marker" (`Ok(None)`: the property is absent and the table does not exist, error 208) from
-/// "cannot look" (`Err`): error 916, the login has no user in that database, answers every
-/// query inside it, so the table is not tried.
+/// marker" (`Ok(None)`: the property is absent and the table does not exist) from "cannot look"
+/// (`Err`): a login without a user in that database cannot connect to it (916, 4060), so nothing
+/// inside is tried.
 pub async fn read(conn: &mut MssqlConnection, db: &str) -> Result<Option<Held>> {
-    let property = match conn.query(&read_property_sql(db), &[]).await {
+    let mut here = inside(conn, db).await?;
+    let property = match here.query(&read_property_sql(), &[]).await {
         Ok(rows) => match first_marker(&rows) {
             Some(m) => return Ok(Some(Held::Property(m))),
             None => None,
@@ -192,31 +211,31 @@ pub async fn read(conn: &mut MssqlConnection, db: &str) -> Result<Option<Held>> 
         // A server without the view may still hold the table.
         Err(e) => Some(e),
     };
-    match conn.query(&read_table_sql(db), &[]).await {
+    match here.query(&read_table_sql(), &[]).await {
         Ok(rows) => {
             if let Some(m) = first_marker(&rows) {
                 return Ok(Some(Held::Table(m)));
             }
         }
-        Err(e) if errors::code_of(&e) != Some(INVALID_OBJECT) => return Err(property.unwrap_or(e)),
+        Err(e) if !errors::is_missing_object(&e) => return Err(property.unwrap_or(e)),
         Err(_) => {}
     }
     property.map_or(Ok(None), Err)
 }
 
-/// Marks the database `db` that this connection has just created, and proves the mark is inside
-/// it. Returns where it is held; `Err` when no marker could be verified (the caller drops the
+/// Marks the database `db` that this process has just created, through `here` (a connection to
+/// it), and proves the mark is inside it; `master` removes a property that landed there instead.
+/// Returns where it is held; `Err` when no marker could be verified (the caller drops the
 /// database it just created and refuses the cell).
 pub async fn mark(
-    conn: &mut MssqlConnection,
-    db: &str,
-    marker: &str,
-    host: &str,
-    pid: u32,
-    started: u64,
+    here: &mut MssqlConnection,
+    master: &mut MssqlConnection,
+    owner: &super::script::Owner,
 ) -> Result<Held> {
-    let added = conn.batch(&add_property_sql(db, marker)).await;
-    let property = match conn.query(&read_property_sql(db), &[]).await {
+    let marker = owner.marker.as_str();
+    let added = here.batch(&add_property_here_sql(marker)).await;
+    let accepted = added.is_ok();
+    let property = match here.query(&read_property_sql(), &[]).await {
         Ok(rows) if first_marker(&rows).as_deref() == Some(marker) => {
             return Ok(Held::Property(marker.to_string()))
         }
@@ -229,11 +248,13 @@ pub async fn mark(
         Err(e) => e.to_string(),
     };
     // The property may have landed on master: remove it there, or the next run would find it.
-    let _ = conn.batch(&stray_property_cleanup_sql(marker)).await;
-    let created = conn
-        .batch(&add_table_sql(db, marker, host, pid, started))
+    if accepted {
+        let _ = master.batch(&stray_property_cleanup_sql(marker)).await;
+    }
+    let created = here
+        .batch(&add_table_sql(marker, &owner.host, owner.pid, owner.started))
         .await;
-    let table = match conn.query(&read_table_sql(db), &[]).await {
+    let table = match here.query(&read_table_sql(), &[]).await {
         Ok(rows) if first_marker(&rows).as_deref() == Some(marker) => {
             return Ok(Held::Table(marker.to_string()))
         }
@@ -247,10 +268,10 @@ pub async fn mark(
         option: "database",
         backend: "mssql",
         reason: format!(
-            "this server cannot hold dbbench's ownership marker inside the new database \
+            "this server cannot hold dbbench's ownership marker inside the new database {} \
              (property: {property}; table: {table}), so dbbench could not later prove the \
-             database is its own before dropping it: it dropped the database it had just created \
-             and runs nothing on this server"
+             database is its own before dropping it; it runs nothing on this server",
+            owner.db
         ),
     })
 }
@@ -311,11 +332,11 @@ mod tests {
     #[test]
     fn marker_statements() {
         insta::assert_snapshot!([
-            add_property_sql("dbbench_a", "m"),
-            read_property_sql("dbbench_a"),
+            add_property_here_sql("m"),
+            read_property_sql(),
             stray_property_cleanup_sql("m"),
-            add_table_sql("dbbench_a", "m", "bench-host", 4242, 1_780_000_000),
-            read_table_sql("dbbench_a"),
+            add_table_sql("m", "bench-host", 4242, 1_780_000_000),
+            read_table_sql(),
         ]
         .join("\n"));
     }

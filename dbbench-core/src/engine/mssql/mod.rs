@@ -42,7 +42,7 @@ pub mod tsql;
 #[cfg(test)]
 mod suite_specs;
 
-pub use connect::{redact_connection_string, ConnectSettings, ENV};
+pub use connect::{redact_connection_string, ConnectSettings, ENV, REQUIRE_ENV};
 pub use connection::{MssqlConnection, TdsClient};
 pub use database::MssqlDatabase;
 pub use hooks::Hooks;
@@ -62,7 +62,7 @@ use database::claim;
 use instance::InstanceChanges;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
-use teardown::drop_owned;
+use teardown::{drop_owned, Dropping};
 
 /// The SQL Server backend: connection settings and what is known about the server.
 #[derive(Debug)]
@@ -128,7 +128,7 @@ impl MssqlBackend {
     /// Nothing here fails the run: a server that cannot be reached says so in a line.
     pub async fn sweep_stale(&mut self) -> Vec<String> {
         let mut lines = match self.settings.connect(Some("master")).await {
-            Ok(mut conn) => stale::sweep(&mut conn, &self.owner).await,
+            Ok(mut conn) => stale::sweep(&mut conn, &self.owner, &self.facts.product).await,
             Err(e) => vec![format!(
                 "mssql: could not connect to look for stale databases: {e}"
             )],
@@ -191,24 +191,23 @@ impl MssqlBackend {
         }
     }
 
-    /// Refuses options this server cannot honour before anything is created.
+    /// Refuses options this server cannot honour before anything is created: those its product
+    /// lacks (named by product, one sentence per option), cells that need file directories the
+    /// server does not report, tempdb without permission, MAXDOP on SQL Server before 2016.
     pub fn check(&self, storage: &StorageSpec) -> Result<()> {
         provision::validate(storage)?;
-        let refusals = self.facts.product.refusals(storage);
+        let product = &self.facts.product;
+        let refusals = product.refusals(storage);
         if let Some((option, _)) = refusals.first() {
-            return Err(Error::Unsupported {
+            return Err(Error::NotOnProduct {
                 option,
-                backend: "mssql",
-                reason: refusals
-                    .iter()
-                    .map(|(o, r)| format!("`{o}`: {r}."))
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                product: product.name(),
+                reason: format!("{}.", identity::Product::describe_refusals(&refusals)),
             });
         }
         if let Err(why) = &self.facts.dirs {
             let placed = !storage.data_on.is_empty() && storage.log_on.is_some();
-            if !placed {
+            if !placed && !provision::server_places(storage) {
                 return Err(Error::Config(why.clone()));
             }
         }
@@ -223,10 +222,10 @@ impl MssqlBackend {
                 ),
             });
         }
-        if storage.maxdop.is_some() && self.facts.major != 0 && self.facts.major < 13 {
-            return Err(Error::Unsupported {
+        if storage.maxdop.is_some() && self.facts.maxdop_too_old() {
+            return Err(Error::NotOnProduct {
                 option: "maxdop",
-                backend: "mssql",
+                product: product.name(),
                 reason: format!(
                     "MAXDOP per database (ALTER DATABASE SCOPED CONFIGURATION) needs SQL Server \
                      2016 or later; this server is {}",
@@ -258,7 +257,7 @@ impl MssqlBackend {
                 ));
             }
         }
-        claim(&mut admin, &plan.name).await?;
+        claim(&mut admin, &plan.name, &self.facts.product).await?;
         let mut build = Build {
             changes: InstanceChanges::new(self.settings.clone()).owed_in(&plan.work_dir),
             created: false,
@@ -281,11 +280,13 @@ impl MssqlBackend {
                 counts: build.counts,
                 unavailable: build.unavailable,
                 cancel: crate::util::cancel::Cancel::new(),
+                product: self.facts.product.clone(),
             }),
             Err(e) => {
                 let mut problems = Vec::new();
                 if build.created {
-                    if let Err(d) = drop_owned(&mut admin, &plan.name, false).await {
+                    let how = Dropping::own(&self.facts.product, false);
+                    if let Err(d) = drop_owned(&mut admin, &plan.name, false, how).await {
                         problems.push(format!("dropping the half-made database: {d}"));
                     }
                 }

@@ -93,7 +93,48 @@ pub struct Answers {
     pub floors: Floors,
     /// `DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1`.
     pub allow_instance_changes: bool,
+    /// What `DBCC TRACESTATUS` answered: `Err` with the server's words where it failed.
+    pub trace_status: std::result::Result<(), String>,
+    /// Each evidence source read once (a `SELECT` that creates nothing), with its outcome.
+    pub probes: Vec<Probe>,
 }
+
+/// One evidence source tried against the server: the metric, the view it comes from, and
+/// whether the server answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    /// The metric (`waits`).
+    pub metric: &'static str,
+    /// Where it comes from (`sys.dm_os_wait_stats`).
+    pub source: &'static str,
+    /// `Err` with the server's words when the query failed.
+    pub outcome: std::result::Result<(), String>,
+}
+
+/// The evidence sources the preflight reads, each with its query (all `SELECT`s or DBCC
+/// reads in master; none creates anything).
+pub const PROBES: [(&str, &str, &str); 4] = [
+    (
+        "waits",
+        "sys.dm_os_wait_stats",
+        "SELECT TOP (1) CAST(wait_type AS nvarchar(60)) AS wait_type FROM sys.dm_os_wait_stats;",
+    ),
+    (
+        "file I/O",
+        "sys.dm_io_virtual_file_stats",
+        "SELECT TOP (1) CAST(file_id AS int) AS file_id FROM sys.dm_io_virtual_file_stats(DB_ID(), NULL);",
+    ),
+    (
+        "performance counters",
+        "sys.dm_os_performance_counters",
+        "SELECT TOP (1) CAST(counter_name AS nvarchar(128)) AS counter_name FROM sys.dm_os_performance_counters;",
+    ),
+    (
+        "files",
+        "sys.database_files",
+        "SELECT TOP (1) CAST(name AS nvarchar(128)) AS name FROM sys.database_files;",
+    ),
+];
 
 /// One line of the report: `Some(true)` ok, `Some(false)` no, `None` unknown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,6 +163,8 @@ pub struct CellVerdict {
 /// The preflight's findings.
 #[derive(Debug, Clone)]
 pub struct Preflight {
+    /// The product's name (`Babelfish for PostgreSQL`).
+    pub product: String,
     /// `host,port`.
     pub server: String,
     /// Server and login checks.
@@ -147,16 +190,18 @@ fn yes(p: Option<bool>) -> &'static str {
 }
 
 impl Preflight {
-    /// Plain text, one line per check and per cell.
+    /// Plain text, one line per check and per cell; a reason shared by several cells is written
+    /// once, under `reasons`, and the cells name its number.
     pub fn render(&self) -> String {
         let mut out = format!(
-            "dbbench preflight: SQL Server at {} (nothing was created)\n",
-            self.server
+            "dbbench preflight: {} at {} (nothing was created)\n",
+            self.product, self.server
         );
         for c in &self.checks {
             out.push_str(&format!("{} {}: {}\n", mark(c.ok), c.what, c.detail));
         }
         out.push_str(&format!("cells ({}):\n", self.cells.len()));
+        let mut legend: Vec<String> = Vec::new();
         for v in &self.cells {
             let head = format!(
                 "{} {} {}",
@@ -167,81 +212,209 @@ impl Preflight {
             if v.blockers.is_empty() {
                 out.push_str(&format!("{head}: can run"));
             } else {
-                out.push_str(&format!("{head}: cannot run: {}", v.blockers.join("; ")));
+                let named: Vec<String> = v
+                    .blockers
+                    .iter()
+                    .map(|b| {
+                        // "`a`, `b`: reason" names its options before the shared reason.
+                        let (options, reason) = match b.split_once("`: ") {
+                            Some((o, r)) if b.starts_with('`') => (format!("{o}` "), r),
+                            _ => (String::new(), b.as_str()),
+                        };
+                        let n = match legend.iter().position(|l| l == reason) {
+                            Some(i) => i + 1,
+                            None => {
+                                legend.push(reason.to_string());
+                                legend.len()
+                            }
+                        };
+                        format!("{options}[{n}]")
+                    })
+                    .collect();
+                out.push_str(&format!("{head}: cannot run: {}", named.join("; ")));
             }
             if !v.notes.is_empty() {
                 out.push_str(&format!(" (note: {})", v.notes.join("; ")));
             }
             out.push('\n');
         }
+        if !legend.is_empty() {
+            out.push_str("reasons:\n");
+            for (i, reason) in legend.iter().enumerate() {
+                out.push_str(&format!("[{}] {reason}\n", i + 1));
+            }
+        }
         out
     }
 }
 
-/// The checks and per-cell decisions for `answers`.
+/// The checks and per-cell decisions for `answers`. Every `[ok]` stands on an answer of this
+/// server: a permission the server reported, a view that answered a query, a statement the
+/// product has.
 pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Preflight {
     let p = &answers.permissions;
+    let product = &answers.product;
     let can_create = p
         .create_any_database
         .or(p.alter_any_database)
         .or(p.sysadmin);
-    let trace_flags = p.sysadmin;
-    let xe = if answers.product.has_server_event_sessions() {
+    let trace_flags = match (&answers.trace_status, product.has_trace_flags()) {
+        (Ok(()), true) => p.sysadmin,
+        _ => Some(false),
+    };
+    let trace_detail = match (&answers.trace_status, product.has_trace_flags()) {
+        (_, false) => format!("{} has no global trace flags", product.name()),
+        (Err(e), true) => format!("DBCC TRACESTATUS failed here: {e}"),
+        (Ok(()), true) => format!(
+            "DBCC TRACESTATUS answered; sysadmin {}; ALTER SETTINGS {} (not enough for DBCC \
+             TRACEON)",
+            yes(p.sysadmin),
+            yes(p.alter_settings)
+        ),
+    };
+    let xe = if product.has_server_event_sessions() {
         p.alter_any_event_session.or(p.sysadmin)
     } else {
         Some(false)
     };
-    let tempdb =
-        Some(answers.allow_instance_changes && p.alter_any_database.or(p.sysadmin) == Some(true));
+    let tempdb = Some(
+        answers.allow_instance_changes
+            && product.refusals(&TEMPDB).is_empty()
+            && p.alter_any_database.or(p.sysadmin) == Some(true),
+    );
     let ifi_readable = !matches!(answers.ifi, IfiState::Unknown(_));
-    let checks = vec![
-        Check { what: "server".into(), ok: Some(answers.product == Product::SqlServer), detail: format!(
-            "{} on {}{}",
-            answers.version,
-            format!("{:?}", answers.platform).to_lowercase(),
-            if answers.product == Product::SqlServer {
-                String::new()
+    let mut checks = vec![
+        Check {
+            what: "server".into(),
+            ok: Some(*product == Product::SqlServer),
+            detail: format!(
+                "{} on {}{}",
+                answers.version,
+                format!("{:?}", answers.platform).to_lowercase(),
+                if *product == Product::SqlServer {
+                    String::new()
+                } else {
+                    "; not Microsoft SQL Server: options it cannot honour are refused per cell"
+                        .into()
+                }
+            ),
+        },
+        Check {
+            what: "IFI state readable (sys.dm_server_services)".into(),
+            ok: Some(ifi_readable),
+            detail: answers.ifi.describe(),
+        },
+        Check {
+            what: "trace flags (DBCC TRACEON … -1, needs sysadmin)".into(),
+            ok: trace_flags,
+            detail: trace_detail,
+        },
+        Check {
+            what: "server-scoped Extended Events (ALTER ANY EVENT SESSION)".into(),
+            ok: xe,
+            detail: if product.has_server_event_sessions() {
+                yes(p.alter_any_event_session.or(p.sysadmin)).into()
             } else {
-                "; not Microsoft SQL Server: options it cannot honour are refused per cell".into()
-            }
-        ) },
-        Check { what: "IFI state readable".into(), ok: Some(ifi_readable), detail: answers.ifi.describe() },
-        Check { what: "trace flags (DBCC TRACEON … -1, needs sysadmin)".into(), ok: trace_flags, detail: format!("sysadmin {}; ALTER SETTINGS {} (not enough for DBCC TRACEON)", yes(p.sysadmin), yes(p.alter_settings)) },
-        Check { what: "server-scoped Extended Events (ALTER ANY EVENT SESSION)".into(), ok: xe, detail: if answers.product.has_server_event_sessions() { yes(p.alter_any_event_session.or(p.sysadmin)).into() } else { format!("{} has no server-scoped event sessions; growth events will be unavailable", answers.product.name()) } },
-        Check { what: "VIEW SERVER STATE".into(), ok: p.view_server_state.or(p.sysadmin), detail: format!("{}; waits, counters, file I/O and IFI state need it", yes(p.view_server_state.or(p.sysadmin))) },
-        Check { what: "VIEW DATABASE STATE".into(), ok: if p.view_database_state == Some(true) || can_create == Some(true) {
+                format!(
+                    "{} has no server-scoped event sessions; growth events will be unavailable",
+                    product.name()
+                )
+            },
+        },
+    ];
+    for probe in &answers.probes {
+        checks.push(Check {
+            what: format!("{} ({})", probe.metric, probe.source),
+            ok: Some(probe.outcome.is_ok()),
+            detail: match &probe.outcome {
+                Ok(()) => "answered".into(),
+                Err(e) => format!("will be recorded as unavailable: {e}"),
+            },
+        });
+    }
+    checks.extend([
+        Check {
+            what: "VIEW SERVER STATE (HAS_PERMS_BY_NAME)".into(),
+            ok: p.view_server_state.or(p.sysadmin),
+            detail: format!(
+                "{}; the views it opens are tried above",
+                yes(p.view_server_state.or(p.sysadmin))
+            ),
+        },
+        Check {
+            what: "VIEW DATABASE STATE".into(),
+            ok: if p.view_database_state == Some(true) || can_create == Some(true) {
                 Some(true)
             } else {
                 p.view_database_state
-            }, detail: "sys.dm_db_log_info (VLF counts) needs it; the login owns the databases it creates, which includes it".into() },
-        Check { what: "create databases (CREATE ANY DATABASE / ALTER ANY DATABASE)".into(), ok: can_create, detail: format!("CREATE ANY DATABASE {}, ALTER ANY DATABASE {}", yes(p.create_any_database), yes(p.alter_any_database)) },
-        Check { what: "default paths".into(), ok: Some(answers.dirs.is_ok()), detail: match &answers.dirs { Ok(d) => format!("data {}, log {}", d.data, d.log), Err(why) => why.clone() } },
-        Check { what: "tempdb changes".into(), ok: tempdb, detail: format!("{}=1 {}; ALTER ANY DATABASE {}", super::instance::ALLOW_ENV, if answers.allow_instance_changes { "set" } else { "not set" }, yes(p.alter_any_database.or(p.sysadmin))) },
-        Check { what: "size floors".into(), ok: Some(true), detail: answers.floors.describe() },
-    ];
+            },
+            detail: "VLF counts need it; the login owns the databases it creates, which \
+                     includes it"
+                .into(),
+        },
+        Check {
+            what: "create databases (CREATE ANY DATABASE / ALTER ANY DATABASE)".into(),
+            ok: can_create,
+            detail: format!(
+                "CREATE ANY DATABASE {}, ALTER ANY DATABASE {}",
+                yes(p.create_any_database),
+                yes(p.alter_any_database)
+            ),
+        },
+        Check {
+            what: "default paths".into(),
+            ok: Some(answers.dirs.is_ok()),
+            detail: match &answers.dirs {
+                Ok(d) => format!("data {}, log {}", d.data, d.log),
+                Err(why) => format!(
+                    "{why}; cells that declare nothing about their files still run (the server \
+                     places them)"
+                ),
+            },
+        },
+        Check {
+            what: "tempdb changes".into(),
+            ok: tempdb,
+            detail: match product.refusals(&TEMPDB).first() {
+                Some((_, why)) => format!("{}: {why}", product.name()),
+                None => format!(
+                    "{}=1 {}; ALTER ANY DATABASE {}",
+                    super::instance::ALLOW_ENV,
+                    if answers.allow_instance_changes {
+                        "set"
+                    } else {
+                        "not set"
+                    },
+                    yes(p.alter_any_database.or(p.sysadmin))
+                ),
+            },
+        },
+        Check {
+            what: "size floors".into(),
+            ok: Some(answers.floors.model_read()),
+            detail: answers.floors.describe(),
+        },
+    ]);
     let cells = cells
         .iter()
         .map(|(bench, cell, spec)| {
-            decide(
-                answers,
-                bench,
-                cell,
-                spec,
-                can_create,
-                trace_flags,
-                tempdb,
-                xe,
-            )
+            decide(answers, bench, cell, spec, can_create, trace_flags, tempdb)
         })
         .collect();
     Preflight {
+        product: product.name().to_string(),
         server: answers.server.clone(),
         checks,
         cells,
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A spec that only touches tempdb, to ask a product whether it has tempdb files to change.
+const TEMPDB: StorageSpec = StorageSpec {
+    tempdb_files: Some(1),
+    ..StorageSpec::DEFAULT
+};
+
 fn decide(
     answers: &Answers,
     bench: &str,
@@ -250,13 +423,15 @@ fn decide(
     can_create: Option<bool>,
     trace_flags: Option<bool>,
     tempdb: Option<bool>,
-    xe: Option<bool>,
 ) -> CellVerdict {
-    let mut blockers: Vec<String> = answers
-        .product
-        .refusals(spec)
+    let refusals = answers.product.refusals(spec);
+    // What the product cannot do decides alone: anything else would repeat it in other words.
+    let mut blockers: Vec<String> = Product::grouped(&refusals)
         .into_iter()
-        .map(|(o, r)| format!("`{o}`: {r}"))
+        .map(|(options, reason)| {
+            let named: Vec<String> = options.iter().map(|o| format!("`{o}`")).collect();
+            format!("{}: {reason}", named.join(", "))
+        })
         .collect();
     if let Err(e) = provision::validate(spec) {
         blockers.push(e.to_string());
@@ -264,46 +439,58 @@ fn decide(
     if can_create == Some(false) {
         blockers.push("the login may not create databases (grant CREATE ANY DATABASE)".into());
     }
-    if answers.dirs.is_err() && (spec.data_on.is_empty() || spec.log_on.is_none()) {
-        blockers.push("no default data/log directory is known; set DBBENCH_VOLUMES".into());
-    }
-    if spec.maxdop.is_some() && answers.major != 0 && answers.major < 13 {
-        blockers.push("`maxdop` per database needs SQL Server 2016 or later".into());
-    }
-    match (spec.ifi, &answers.ifi) {
-        (Some(true), IfiState::Disabled) => blockers.push("`ifi = true`: the service account lacks \"Perform volume maintenance tasks\"".into()),
-        (Some(true), IfiState::Unknown(why)) => blockers.push(format!("`ifi = true`: the IFI state is unreadable ({why})")),
-        (Some(false), IfiState::Enabled | IfiState::Unknown(_)) if trace_flags != Some(true) => blockers.push(format!(
-            "`ifi = false`: IFI is on (or unknown) and turning it off needs trace flag {} (sysadmin)",
-            super::ifi::no_ifi_flag(answers.platform)
-        )),
-        _ => {}
-    }
-    let touches_tempdb =
-        spec.tempdb_files.is_some() || spec.tempdb_size.is_some() || spec.tempdb_growth.is_some();
-    if touches_tempdb && tempdb != Some(true) {
-        blockers.push(format!(
-            "tempdb options need {}=1 and ALTER ANY DATABASE",
-            super::instance::ALLOW_ENV
-        ));
-    }
-    let mut notes = answers.floors.raised(spec);
-    if answers
-        .permissions
-        .view_server_state
-        .or(answers.permissions.sysadmin)
-        != Some(true)
-    {
-        notes.push("waits, counters and file I/O will be unavailable (VIEW SERVER STATE)".into());
-    }
-    if xe != Some(true) {
-        notes.push("growth events will be unavailable (server-scoped Extended Events)".into());
+    if refusals.is_empty() {
+        let placed = !spec.data_on.is_empty() && spec.log_on.is_some();
+        if answers.dirs.is_err() && !placed && !provision::server_places(spec) {
+            blockers.push(
+                "its files need directories, and the server reports no default data/log \
+                 directory: set DBBENCH_VOLUMES"
+                    .into(),
+            );
+        }
+        if spec.maxdop.is_some()
+            && answers.product == Product::SqlServer
+            && answers.major != 0
+            && answers.major < 13
+        {
+            blockers.push("`maxdop`: per database it needs SQL Server 2016 or later".into());
+        }
+        match (spec.ifi, &answers.ifi) {
+            (Some(true), IfiState::Disabled) => blockers.push(
+                "`ifi`: `ifi = true`, but the service account lacks \"Perform volume \
+                 maintenance tasks\""
+                    .into(),
+            ),
+            (Some(true), IfiState::Unknown(why)) => blockers.push(format!(
+                "`ifi`: `ifi = true`, but the IFI state is unreadable ({why})"
+            )),
+            (Some(false), IfiState::Enabled | IfiState::Unknown(_))
+                if trace_flags != Some(true) =>
+            {
+                blockers.push(format!(
+                    "`ifi`: `ifi = false` with IFI on (or unknown) needs trace flag {} \
+                     (sysadmin)",
+                    super::ifi::no_ifi_flag(answers.platform)
+                ))
+            }
+            _ => {}
+        }
+        let touches_tempdb = spec.tempdb_files.is_some()
+            || spec.tempdb_size.is_some()
+            || spec.tempdb_growth.is_some();
+        if touches_tempdb && tempdb != Some(true) {
+            blockers.push(format!(
+                "tempdb options need {}=1 and ALTER ANY DATABASE",
+                super::instance::ALLOW_ENV
+            ));
+        }
     }
     CellVerdict {
         benchmark: bench.to_string(),
         cell: cell.to_string(),
         blockers,
-        notes,
+        // Server-wide facts (metrics that will be unavailable) are said once, in the checks.
+        notes: answers.floors.raised(spec),
     }
 }
 
@@ -319,6 +506,29 @@ pub async fn run(
         Ok(rows) => Permissions::from_rows(&rows),
         Err(_) => Permissions::default(),
     };
+    let mut probes = Vec::new();
+    for (metric, source, sql) in PROBES {
+        // A view that exists but lists nothing (Babelfish's sys.database_files) gives no
+        // evidence either.
+        let outcome = match conn.query(sql, &[]).await {
+            Ok(rows) if rows.is_empty() => Err("the server answered with no rows".to_string()),
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        };
+        probes.push(Probe {
+            metric,
+            source,
+            outcome,
+        });
+    }
+    probes.push(Probe {
+        metric: "VLF counts",
+        source: "sys.dm_db_log_info, DBCC LOGINFO before 2016 SP2",
+        outcome: super::evidence::vlf::read(&mut conn)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+    });
     let answers = Answers {
         server: settings.server().to_string(),
         product: facts.product.clone(),
@@ -330,6 +540,8 @@ pub async fn run(
         dirs: facts.dirs.clone(),
         floors: facts.floors.clone(),
         allow_instance_changes,
+        trace_status: facts.tf_no_ifi.as_ref().map(|_| ()).map_err(Clone::clone),
+        probes,
     };
     Ok(evaluate(&answers, cells))
 }

@@ -85,8 +85,11 @@ pub struct PlannedFile {
 /// Every statement that creates and configures one database, in execution order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Provision {
-    /// The files, data files first.
+    /// The files, data files first; empty until read back when the server placed them.
     pub files: Vec<PlannedFile>,
+    /// The cell declares nothing about its files: `CREATE DATABASE` names none and the server
+    /// places them ([`server_places`]).
+    pub server_placed: bool,
     /// `CREATE DATABASE` (the ownership marker follows it: [`marker`](super::marker)).
     pub create: Vec<String>,
     /// Log pre-growth, recovery model and MAXDOP, run right after creation.
@@ -131,6 +134,23 @@ pub fn validate(spec: &StorageSpec) -> Result<()> {
     Ok(())
 }
 
+/// Whether `spec` declares nothing about the database's files (one data file, no size, growth,
+/// pre-growth or placement). Then `CREATE DATABASE [db];` lets the server place and size them as
+/// it always does (its default directories, `model`'s sizes) and dbbench reads back where they
+/// went: no directory has to be known, and a server that places files itself (Babelfish, Azure
+/// SQL) runs such cells too. SQL Server's file specification requires `FILENAME`, so any declared
+/// size or growth needs the directories.
+pub fn server_places(spec: &StorageSpec) -> bool {
+    spec.data_files == 1
+        && spec.data_size.is_none()
+        && spec.growth.is_none()
+        && spec.log_size.is_none()
+        && spec.log_growth.is_none()
+        && spec.log_pregrow.is_none()
+        && spec.data_on.is_empty()
+        && spec.log_on.is_none()
+}
+
 /// The statements that create `target.name` in the configuration `spec`.
 pub fn plan(spec: &StorageSpec, target: &Target<'_>) -> Result<Provision> {
     validate(spec)?;
@@ -138,6 +158,18 @@ pub fn plan(spec: &StorageSpec, target: &Target<'_>) -> Result<Provision> {
     let floored = target.floors.apply(spec);
     let spec = &floored;
     let db = ident(target.name);
+    if server_places(spec) {
+        let (configure, before_window, chain_check) = configure(spec, target);
+        return Ok(Provision {
+            // Known once the server has created them (`readback::located`).
+            files: Vec::new(),
+            server_placed: true,
+            create: vec![format!("CREATE DATABASE {db};")],
+            configure,
+            before_window,
+            chain_check,
+        });
+    }
     let mut files = place_files(spec, target)?;
     let per_file = spec
         .data_size
@@ -177,7 +209,7 @@ pub fn plan(spec: &StorageSpec, target: &Target<'_>) -> Result<Provision> {
         data.join(",\n"),
         spec_of(log_file, log_steps.first().copied(), spec.log_growth)
     );
-    let mut configure: Vec<String> = log_steps
+    let mut pregrow: Vec<String> = log_steps
         .iter()
         .skip(1)
         .map(|size| {
@@ -188,6 +220,26 @@ pub fn plan(spec: &StorageSpec, target: &Target<'_>) -> Result<Provision> {
             )
         })
         .collect();
+    let (configure, before_window, chain_check) = configure(spec, target);
+    pregrow.extend(configure);
+    Ok(Provision {
+        files,
+        server_placed: false,
+        create: vec![create_db],
+        configure: pregrow,
+        before_window,
+        chain_check,
+    })
+}
+
+/// The recovery model and MAXDOP statements, the backup that starts the log chain before the
+/// window, and the check that it started.
+fn configure(
+    spec: &StorageSpec,
+    target: &Target<'_>,
+) -> (Vec<String>, Vec<String>, Option<String>) {
+    let db = ident(target.name);
+    let mut configure = Vec::new();
     let mut before_window = Vec::new();
     let mut chain_check = None;
     if let Some(recovery) = spec.recovery {
@@ -213,13 +265,7 @@ pub fn plan(spec: &StorageSpec, target: &Target<'_>) -> Result<Provision> {
         let inner = format!("ALTER DATABASE SCOPED CONFIGURATION SET MAXDOP = {maxdop};");
         configure.push(format!("EXEC {db}.sys.sp_executesql {};", literal(&inner)));
     }
-    Ok(Provision {
-        files,
-        create: vec![create_db],
-        configure,
-        before_window,
-        chain_check,
-    })
+    (configure, before_window, chain_check)
 }
 
 /// The start of the log chain of `name`: `last_log_backup_lsn` is NULL until a full backup in
@@ -477,10 +523,17 @@ mod tests {
             defaults: Err("set DBBENCH_VOLUMES=\"data=…,log=…\""),
             ..target.clone()
         };
-        let err = plan(&StorageSpec::DEFAULT, &no_dirs)
-            .unwrap_err()
-            .to_string();
+        let sized = StorageSpec {
+            data_size: Some(Size::new(64 * MB, "64MB")),
+            ..StorageSpec::DEFAULT
+        };
+        let err = plan(&sized, &no_dirs).unwrap_err().to_string();
         assert!(err.contains("set DBBENCH_VOLUMES"), "{err}");
+        // A cell that declares nothing about its files needs no directory: the server places
+        // them, and the files are read back afterwards.
+        let placed = plan(&StorageSpec::DEFAULT, &no_dirs).unwrap();
+        assert!(placed.server_placed && placed.files.is_empty());
+        assert_eq!(placed.create, vec!["CREATE DATABASE [dbbench_x];"]);
         let pregrow = StorageSpec {
             log_pregrow: Some(Size::new(MB, "1MB")),
             ..StorageSpec::DEFAULT
@@ -496,7 +549,7 @@ mod tests {
         insta::assert_snapshot!(format!(
             "{}\n{}\n{}",
             exists_sql("dbbench_a"),
-            super::super::marker::read_property_sql("dbbench_a"),
+            super::super::marker::read_property_sql(),
             super::super::teardown::single_user_and_drop_sql("dbbench_a")
         ));
     }

@@ -5,22 +5,62 @@
 //! all is recorded as unavailable with the reason, never silently.
 
 use super::provision::PlannedFile;
-use super::tsql::ident;
 use crate::model::config::Growth;
 use crate::model::error::Result;
 use crate::model::evidence::FileKind;
 use crate::model::units::PAGE;
 use crate::model::value::Row;
 
-/// The files of database `db` as the server created them.
-pub fn files_sql(db: &str) -> String {
-    format!(
-        "SELECT CAST(name AS nvarchar(128)) AS name, CAST(type AS int) AS type, \
-         CAST(size AS bigint) AS size_pages, CAST(growth AS bigint) AS growth, \
-         CAST(is_percent_growth AS int) AS is_percent_growth \
-         FROM {}.sys.database_files ORDER BY file_id;",
-        ident(db)
-    )
+/// The files of the current database as the server created them, read through a connection to
+/// the new database (not with a three-part name: Azure SQL Database and Babelfish answer
+/// catalog views of the current database only).
+pub const FILES_SQL: &str = "SELECT CAST(name AS nvarchar(128)) AS name, CAST(type AS int) AS type, \
+     CAST(physical_name AS nvarchar(4000)) AS physical_name, \
+     CAST(size AS bigint) AS size_pages, CAST(growth AS bigint) AS growth, \
+     CAST(is_percent_growth AS int) AS is_percent_growth \
+     FROM sys.database_files ORDER BY file_id;";
+
+/// The files the server placed itself (the cell declared none, [`provision::server_places`]):
+/// their logical names and paths from the rows of [`FILES_SQL`], nothing declared to compare.
+/// `Err` says why none could be read (no rows: the server does not list its files).
+///
+/// [`provision::server_places`]: super::provision::server_places
+pub fn located(rows: &[Row]) -> std::result::Result<Vec<PlannedFile>, String> {
+    let mut files = Vec::new();
+    for row in rows {
+        let kind = match row.get_named::<i64>("type").map_err(|e| e.to_string())? {
+            0 => FileKind::Data,
+            1 => FileKind::Log,
+            // FILESTREAM and full-text catalogs are no concern of a storage benchmark's plan.
+            _ => continue,
+        };
+        let text = |name: &str| -> std::result::Result<String, String> {
+            Ok(row
+                .get_named::<Option<String>>(name)
+                .map_err(|e| e.to_string())?
+                .unwrap_or_default()
+                .trim()
+                .to_string())
+        };
+        files.push(PlannedFile {
+            logical: text("name")?,
+            physical: text("physical_name")?,
+            kind,
+            volume: None,
+            size: None,
+            growth: None,
+        });
+    }
+    let has = |kind| files.iter().any(|f| f.kind == kind);
+    if !has(FileKind::Data) || !has(FileKind::Log) {
+        return Err(format!(
+            "sys.database_files of the new database listed {} data and {} log files, so where \
+             the server placed them is unknown",
+            files.iter().filter(|f| f.kind == FileKind::Data).count(),
+            files.iter().filter(|f| f.kind == FileKind::Log).count()
+        ));
+    }
+    Ok(files)
 }
 
 /// Sizes may differ from the request by the server's rounding (whole pages, 64 KB growth
@@ -183,6 +223,32 @@ mod tests {
 
     #[test]
     fn readback_query() {
-        insta::assert_snapshot!(files_sql("dbbench_a"));
+        insta::assert_snapshot!(FILES_SQL);
+    }
+
+    #[test]
+    fn server_placed_files_are_located_or_unavailable() {
+        let rows = crate::engine::mssql::double::rows(
+            &["name", "type", "physical_name"],
+            vec![
+                vec![
+                    Value::Text("dbbench_a".into()),
+                    Value::Int(0),
+                    Value::Text("/var/opt/mssql/data/dbbench_a.mdf".into()),
+                ],
+                vec![
+                    Value::Text("dbbench_a_log".into()),
+                    Value::Int(1),
+                    Value::Text("/var/opt/mssql/data/dbbench_a_log.ldf".into()),
+                ],
+            ],
+        );
+        let files = located(&rows).unwrap();
+        assert_eq!(files.len(), 2);
+        assert_eq!(files[1].logical, "dbbench_a_log");
+        assert_eq!(files[0].physical, "/var/opt/mssql/data/dbbench_a.mdf");
+        // Babelfish lists no files of its databases.
+        let why = located(&[]).unwrap_err();
+        assert!(why.contains("0 data and 0 log files"), "{why}");
     }
 }

@@ -22,10 +22,15 @@ pub enum Step {
     VerifyZeroing(String),
     /// Undoes the probe changes.
     EndProbe,
-    /// Marks the new database as dbbench's and reads the mark back from inside it.
+    /// Marks the new database as dbbench's and reads the mark back from inside it (through a
+    /// connection to it).
     Mark(Owner),
-    /// Reads the created files back and compares them with the plan.
-    ReadBack(String),
+    /// Reads back where the server placed the files of a cell that declared none (through a
+    /// connection to the new database).
+    Locate,
+    /// Reads the created files back (through a connection to the new database) and compares
+    /// them with the plan.
+    ReadBack,
     /// Any other statement.
     Run(String),
 }
@@ -81,6 +86,10 @@ pub fn steps(name: &str, provision: &Provision, inputs: &Inputs) -> Vec<Step> {
     if let Some(first) = create.next() {
         out.push(Step::Create(first.clone()));
     }
+    // Where the server put the files is needed before anything reads them (the zeroing check).
+    if provision.server_placed {
+        out.push(Step::Locate);
+    }
     if verify {
         out.push(Step::VerifyZeroing(ifi::zeroing_log_sql(name)));
         out.push(Step::EndProbe);
@@ -89,7 +98,9 @@ pub fn steps(name: &str, provision: &Provision, inputs: &Inputs) -> Vec<Step> {
     // refused before the body could run.
     out.push(Step::Mark(inputs.owner.clone()));
     out.extend(create.chain(&provision.configure).cloned().map(Step::Run));
-    out.push(Step::ReadBack(readback::files_sql(name)));
+    if !provision.server_placed {
+        out.push(Step::ReadBack);
+    }
     out
 }
 
@@ -112,15 +123,21 @@ pub fn render(steps: &[Step], probe_undo: &[Change]) -> String {
                 "-- every data file must have a 'Zeroing' line\n{sql}\n"
             )),
             Step::Mark(o) => out.push_str(&format!(
-                "{}\n-- must return the marker:\n{}\n-- else (the property is not inside the database):\n{}\n{}\n-- must return the marker, else the database is dropped and the cell refused:\n{}\n",
-                marker::add_property_sql(&o.db, &o.marker),
-                marker::read_property_sql(&o.db),
+                "-- in a connection to {db}:\n{}\n-- must return the marker:\n{}\n-- else (the property is not inside the database; in master):\n{}\n-- in a connection to {db}:\n{}\n-- must return the marker, else the database is dropped and the cell refused:\n{}\n",
+                marker::add_property_here_sql(&o.marker),
+                marker::read_property_sql(),
                 marker::stray_property_cleanup_sql(&o.marker),
-                marker::add_table_sql(&o.db, &o.marker, &o.host, o.pid, o.started),
-                marker::read_table_sql(&o.db),
+                marker::add_table_sql(&o.marker, &o.host, o.pid, o.started),
+                marker::read_table_sql(),
+                db = super::tsql::ident(&o.db),
             )),
-            Step::ReadBack(sql) => out.push_str(&format!(
-                "-- every file must match the plan (size, growth); no rows = unavailable\n{sql}\n"
+            Step::Locate => out.push_str(&format!(
+                "-- where the server placed the files (in a connection to the new database); no rows = unavailable\n{}\n",
+                readback::FILES_SQL
+            )),
+            Step::ReadBack => out.push_str(&format!(
+                "-- every file must match the plan (size, growth), in a connection to the new database; no rows = unavailable\n{}\n",
+                readback::FILES_SQL
             )),
             Step::EndProbe => {
                 for change in probe_undo {
@@ -227,6 +244,7 @@ pub(crate) mod tests {
     fn no_ifi_request_means_no_instance_step() {
         let provision = Provision {
             files: Vec::new(),
+            server_placed: false,
             create: vec!["CREATE DATABASE [x];".into()],
             configure: vec!["ALTER x;".into()],
             before_window: Vec::new(),
@@ -236,14 +254,27 @@ pub(crate) mod tests {
             owner: test_owner("x"),
             ..Inputs::default()
         };
-        let steps = steps("x", &provision, &inputs);
         assert_eq!(
-            steps,
+            steps("x", &provision, &inputs),
             vec![
                 Step::Create("CREATE DATABASE [x];".into()),
                 Step::Mark(test_owner("x")),
                 Step::Run("ALTER x;".into()),
-                Step::ReadBack(readback::files_sql("x")),
+                Step::ReadBack,
+            ]
+        );
+        // A cell that declares no files: the server places them and dbbench reads where.
+        let placed = Provision {
+            server_placed: true,
+            ..provision
+        };
+        assert_eq!(
+            steps("x", &placed, &inputs),
+            vec![
+                Step::Create("CREATE DATABASE [x];".into()),
+                Step::Locate,
+                Step::Mark(test_owner("x")),
+                Step::Run("ALTER x;".into()),
             ]
         );
     }

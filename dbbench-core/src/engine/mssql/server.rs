@@ -140,6 +140,13 @@ pub fn default_dirs(
 }
 
 impl ServerFacts {
+    /// Whether this is Microsoft SQL Server older than 2016, which has no per-database MAXDOP.
+    /// Other products report versions of their own (Babelfish says 12.0) and decide MAXDOP by
+    /// product ([`Product::refusals`]).
+    pub fn maxdop_too_old(&self) -> bool {
+        self.product == Product::SqlServer && self.major != 0 && self.major < 13
+    }
+
     /// Reads the facts through `conn` (connected to master). Only the properties query must
     /// succeed; every other fact records why it is unknown.
     pub async fn read(conn: &mut MssqlConnection, volumes: &Volumes) -> Result<ServerFacts> {

@@ -12,8 +12,9 @@
 //! failure (error 916 on a database another login created, a drop the login may not do) is said
 //! in that database's line and the run goes on: a leftover costs disk, not correctness.
 
+use super::identity::Product;
 use super::marker;
-use super::teardown::{self, StaleDrop};
+use super::teardown::{self, Dropping, StaleDrop};
 use super::tsql::literal;
 use super::MssqlConnection;
 use crate::engine::OWNED_PREFIX;
@@ -35,8 +36,8 @@ pub fn candidates_sql() -> String {
 /// Looks at every candidate database through `conn` (connected to master) and drops those whose
 /// owner is gone; returns one line per database, for the console. `this` is this process: where
 /// it has no start time, this system cannot tell a live owner from a gone one, and nothing is
-/// looked at.
-pub async fn sweep(conn: &mut MssqlConnection, this: &Owner) -> Vec<String> {
+/// looked at. `product` decides which statements the drop sends ([`Dropping::leftover`]).
+pub async fn sweep(conn: &mut MssqlConnection, this: &Owner, product: &Product) -> Vec<String> {
     if this.start.is_none() || this.host.is_empty() {
         return vec![
             "mssql: not looking for stale dbbench databases: this system shows no host name or \
@@ -57,7 +58,7 @@ pub async fn sweep(conn: &mut MssqlConnection, this: &Owner) -> Vec<String> {
         let line = match candidate(row) {
             // A case-insensitive collation also matches `DBBENCH_…`, which dbbench never creates.
             Ok((name, _)) if !name.starts_with(OWNED_PREFIX) => continue,
-            Ok((name, state)) => judge(conn, &name, &state).await,
+            Ok((name, state)) => judge(conn, &name, &state, product).await,
             Err(e) => format!("mssql: could not read a row of sys.databases: {e}"),
         };
         lines.push(conn.settings().scrub(&format!("mssql: {line}")));
@@ -74,7 +75,7 @@ fn candidate(row: &Row) -> Result<(String, String)> {
 }
 
 /// What becomes of candidate `name` in `state`, in words.
-async fn judge(conn: &mut MssqlConnection, name: &str, state: &str) -> String {
+async fn judge(conn: &mut MssqlConnection, name: &str, state: &str, product: &Product) -> String {
     if state != "ONLINE" {
         return format!(
             "left database {name}: it is {state}, not ONLINE, so its marker cannot be read"
@@ -113,7 +114,7 @@ async fn judge(conn: &mut MssqlConnection, name: &str, state: &str) -> String {
         Liveness::Gone => {}
     }
     let who = owner.describe();
-    match teardown::drop_if_marked(conn, name, held.text()).await {
+    match teardown::drop_if_marked(conn, name, held.text(), Dropping::leftover(product)).await {
         StaleDrop::Refused(why) => format!("left database {name}: {why}"),
         StaleDrop::Ran(Ok(())) => format!("removed database {name} left by {who}, which is gone"),
         // A step after the drop (the growth session's clean-up) may fail with the database gone.

@@ -272,8 +272,8 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
         growth_events::delete_files_sql(&pattern),
     ));
     out.push_str(&format!(
-        "-- teardown\n{}\n{}\n{}\n{}\n",
-        marker::read_property_sql(db),
+        "-- teardown\n-- in a connection to the database:\n{}\n-- in master:\n{}\n{}\n{}\n",
+        marker::read_property_sql(),
         teardown::single_user_and_drop_sql(db),
         super::provision::exists_sql(db),
         teardown::plain_drop_sql(db),

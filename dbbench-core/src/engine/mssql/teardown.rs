@@ -1,13 +1,15 @@
-//! Dropping a database dbbench owns. Each step stands on its own: the growth session is stopped
-//! and its file removed, then `SET SINGLE_USER WITH ROLLBACK IMMEDIATE` and `DROP DATABASE` go in
-//! ONE batch (in two batches another connection could take the single user slot in between and
-//! leave the database single-user), a plain `DROP DATABASE` follows if the database is still
-//! there (a server without `ALTER DATABASE … SET SINGLE_USER`, a missing permission), and the drop
-//! is verified with `DB_ID`. A failed step never stops the next; every error is reported together,
+//! Dropping a database dbbench owns. Only what was set up is torn down, in statements the product
+//! has ([`Dropping`]). Each step stands on its own: a growth session the repetition left running
+//! is stopped and its file removed, then `SET SINGLE_USER WITH ROLLBACK IMMEDIATE` and `DROP
+//! DATABASE` go in ONE batch (in two batches another connection could take the single user slot
+//! in between and leave the database single-user) where the product has `SET SINGLE_USER`, a
+//! plain `DROP DATABASE` follows if the database is still there (a missing permission) or is the
+//! only statement (Azure SQL Database, Babelfish), and the drop is verified with `DB_ID`. A failed step never stops the next; every error is reported together,
 //! the drop's first. The marker is checked before any of it; a stale database's marker must
 //! still be exactly the one the sweep judged ([`drop_if_marked`]).
 
 use super::evidence::growth_events;
+use super::identity::Product;
 use super::marker;
 use super::provision::exists_sql;
 use super::tsql::ident;
@@ -29,6 +31,36 @@ pub fn plain_drop_sql(name: &str) -> String {
     )
 }
 
+/// What a drop sends besides `DROP DATABASE`: decided by the product and by what the repetition
+/// set up, so that no statement goes to a server that lacks it or to clean what never existed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dropping {
+    /// `SET SINGLE_USER WITH ROLLBACK IMMEDIATE` in the drop's batch.
+    pub single_user: bool,
+    /// Look for the database's growth session (`dbbench_growth_<db>`) and remove it.
+    pub growth_session: bool,
+}
+
+impl Dropping {
+    /// A database of unknown history on `product` (a leftover of a killed run, which may have
+    /// left its growth session where the product has them).
+    pub fn leftover(product: &Product) -> Dropping {
+        Dropping {
+            single_user: product.has_single_user(),
+            growth_session: product.has_server_event_sessions(),
+        }
+    }
+
+    /// A database this process made on `product`, whose growth session is running only when
+    /// `growth_session` says so (a window opened and never closed).
+    pub fn own(product: &Product, growth_session: bool) -> Dropping {
+        Dropping {
+            single_user: product.has_single_user(),
+            growth_session,
+        }
+    }
+}
+
 /// Whether database `name` still exists.
 pub(super) async fn exists(conn: &mut MssqlConnection, name: &str) -> Result<bool> {
     let rows = conn.query(&exists_sql(name), &[]).await?;
@@ -46,6 +78,7 @@ pub async fn drop_owned(
     conn: &mut MssqlConnection,
     name: &str,
     require_marker: bool,
+    how: Dropping,
 ) -> Result<()> {
     if require_marker {
         if let Err(why) = marker::find(conn, name).await {
@@ -55,7 +88,7 @@ pub async fn drop_owned(
             )));
         }
     }
-    remove(conn, name).await
+    remove(conn, name, how).await
 }
 
 /// What became of a stale database handed to [`drop_if_marked`].
@@ -69,9 +102,14 @@ pub enum StaleDrop {
 
 /// Drops stale database `name` only if its marker, read again right before the drop, is still
 /// exactly `marker`, the one the sweep read and judged (its owner gone).
-pub async fn drop_if_marked(conn: &mut MssqlConnection, name: &str, marker: &str) -> StaleDrop {
+pub async fn drop_if_marked(
+    conn: &mut MssqlConnection,
+    name: &str,
+    marker: &str,
+    how: Dropping,
+) -> StaleDrop {
     match marker::find(conn, name).await {
-        Ok(held) if held.text() == marker => StaleDrop::Ran(remove(conn, name).await),
+        Ok(held) if held.text() == marker => StaleDrop::Ran(remove(conn, name, how).await),
         Ok(held) => StaleDrop::Refused(format!(
             "its ownership marker changed to `{}` since it was read",
             held.text()
@@ -83,24 +121,32 @@ pub async fn drop_if_marked(conn: &mut MssqlConnection, name: &str, marker: &str
 }
 
 /// The drop itself, each step standing alone (see the module's documentation).
-async fn remove(conn: &mut MssqlConnection, name: &str) -> Result<()> {
+async fn remove(conn: &mut MssqlConnection, name: &str, how: Dropping) -> Result<()> {
     let mut drop_errors = Vec::new();
-    let mut other_errors = growth_events::stop_and_clean(conn, &growth_events::session_name(name))
-        .await
-        .into_iter()
-        .map(|e| format!("stopping the growth session: {e}"))
-        .collect::<Vec<_>>();
-    let batch = conn.batch(&single_user_and_drop_sql(name)).await;
+    let mut other_errors = Vec::new();
+    if how.growth_session {
+        other_errors.extend(
+            growth_events::stop_and_clean(conn, &growth_events::session_name(name))
+                .await
+                .into_iter()
+                .map(|e| format!("stopping the growth session: {e}")),
+        );
+    }
+    let batch = if how.single_user {
+        conn.batch(&single_user_and_drop_sql(name)).await
+    } else {
+        conn.batch(&plain_drop_sql(name)).await
+    };
     match exists(conn, name).await {
         // Dropped and verified: a failed SET SINGLE_USER in the batch did not matter.
         Ok(false) => {
-            if let Err(e) = batch {
+            if let (true, Err(e)) = (how.single_user, batch) {
                 crate::util::console::say(&format!(
                     "dbbench › mssql: {name} was dropped; SET SINGLE_USER had failed: {e}"
                 ));
             }
         }
-        Ok(true) => {
+        Ok(true) if how.single_user => {
             let plain = conn.batch(&plain_drop_sql(name)).await;
             match exists(conn, name).await {
                 // The plain drop did it: the batch's failure (SET SINGLE_USER unsupported or
@@ -120,6 +166,15 @@ async fn remove(conn: &mut MssqlConnection, name: &str) -> Result<()> {
                 }
                 Err(e) => drop_errors.push(format!("verifying the drop: {e}")),
             }
+        }
+        Ok(true) => {
+            if let Err(e) = batch {
+                drop_errors.push(format!("DROP DATABASE: {e}"));
+            }
+            drop_errors.push(format!(
+                "database {name} still exists after DROP DATABASE (DB_ID is not NULL); drop it \
+                 by hand"
+            ));
         }
         Err(e) => other_errors.push(format!("verifying the drop: {e}")),
     }

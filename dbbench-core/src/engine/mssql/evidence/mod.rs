@@ -32,6 +32,8 @@ pub struct WindowContext<'a> {
     pub volumes: &'a BTreeMap<String, String>,
     /// For the counter sampler's own connection.
     pub settings: &'a ConnectSettings,
+    /// The product: a growth session is only created where it has server-scoped sessions.
+    pub product: &'a super::identity::Product,
 }
 
 /// The snapshots taken when the window opened.
@@ -123,7 +125,15 @@ impl Window {
     /// waits (waits last, closest to the body's start).
     pub async fn open(conn: &mut MssqlConnection, ctx: &WindowContext<'_>) -> Window {
         let mut notes = BTreeMap::new();
-        let xe = start_growth_session(conn, ctx, &mut notes).await;
+        let xe = if ctx.product.has_server_event_sessions() {
+            start_growth_session(conn, ctx, &mut notes).await
+        } else {
+            // Nothing is sent that the product lacks, so teardown has nothing to clean either.
+            Err(format!(
+                "{} has no server-scoped Extended Events sessions",
+                ctx.product.name()
+            ))
+        };
         let sampler = match ctx.settings.connect(Some(ctx.db)).await {
             Ok(sampler_conn) => Ok(counters::Sampler::start(sampler_conn, ctx.db)),
             Err(e) => Err(format!("cannot open the sampling connection: {e}")),
@@ -137,6 +147,12 @@ impl Window {
             sampler,
             notes,
         }
+    }
+
+    /// Whether this window started a growth session, which [`close`](Self::close) stops and
+    /// removes (a window dropped without closing leaves it to the teardown).
+    pub fn has_growth_session(&self) -> bool {
+        self.xe.is_ok()
     }
 
     /// Takes the closing snapshots and writes the window's evidence into `run`.
@@ -212,6 +228,13 @@ impl Window {
             }
         };
         match (&self.files, &files_after) {
+            // Babelfish lists no files of its databases (its files are PostgreSQL's).
+            (Ok(before), Ok(after)) if before.is_empty() && after.is_empty() => missing(
+                "files",
+                "sys.database_files lists no files of this database, so per-file sizes and I/O \
+                 are unknown"
+                    .into(),
+            ),
             (Ok(before), Ok(after)) => {
                 evidence.files = file_stats::file_stats(&file_stats::WindowFiles {
                     before,

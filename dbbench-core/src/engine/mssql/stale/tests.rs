@@ -44,9 +44,14 @@ fn marker_row(text: &str) -> Reply {
     Reply::rows(&["marker"], vec![vec![Value::Text(text.to_string())]])
 }
 
-/// What the server received, in order.
-fn sent(server: &ScriptedServer) -> Vec<(Api, String)> {
-    server.calls().into_iter().map(|c| (c.api, c.sql)).collect()
+/// What the server received, in order, through which connection (logins are the database's
+/// name through `Api::Login`).
+fn sent(server: &ScriptedServer) -> Vec<(Api, String, String)> {
+    server
+        .calls()
+        .into_iter()
+        .map(|c| (c.api, c.database, c.sql))
+        .collect()
 }
 
 /// The statements that drop `db`: the growth session's clean-up, the single-user drop, the check.
@@ -100,64 +105,71 @@ async fn drops_only_what_this_host_left_and_whose_owner_is_gone() {
                 ("DBBENCH_UPPER", "ONLINE"),
             ]),
         )
-        .on("[dbbench_dead_r0_1].sys.", marker_row(&dead))
+        .on_in("dbbench_dead_r0_1", "sys.extended_properties", marker_row(&dead))
         // The reused PID's marker is in the table (a server that kept no property there).
-        .on("[dbbench_reused_r0_2].dbo.", marker_row(&reused))
-        .on("[dbbench_old_r0_3].sys.", marker_row(&old_dead))
-        .on(
-            "[dbbench_live_r0_4].sys.",
+        .on_in("dbbench_reused_r0_2", "__dbbench_owner", marker_row(&reused))
+        .on_in("dbbench_old_r0_3", "sys.extended_properties", marker_row(&old_dead))
+        .on_in("dbbench_live_r0_4", "sys.extended_properties",
             marker_row(&marker_text(&host, 1, &me)),
         )
-        .on("[dbbench_oldlive_r0_5].sys.", marker_row(&old_live))
-        .on(
-            "[dbbench_elsewhere_r0_6].sys.",
+        .on_in("dbbench_oldlive_r0_5", "sys.extended_properties", marker_row(&old_live))
+        .on_in("dbbench_elsewhere_r0_6", "sys.extended_properties",
             marker_row(&marker_text("elsewhere", 1, &other_host)),
         )
-        .on(
-            "[dbbench_unmarked_r0_7].dbo.",
+        .on_in("dbbench_unmarked_r0_7", "__dbbench_owner",
             Reply::error(
                 208,
                 "Invalid object name 'dbbench_unmarked_r0_7.dbo.__dbbench_owner'.",
             ),
         )
+        // A login without a user in the database cannot open it (SQL Server's 4060).
         .on(
-            "[dbbench_denied_r0_8].sys.",
+            "dbbench_denied_r0_8",
             Reply::error(
-                916,
-                "The server principal \"bench\" is not able to access the database \
-                 \"dbbench_denied_r0_8\" under the current security context.",
+                4060,
+                "Cannot open database \"dbbench_denied_r0_8\" requested by the login. The login \
+                 failed.",
             ),
         )
-        .on(
-            "[dbbench_odd_r0_10].sys.",
+        .on_in("dbbench_odd_r0_10", "sys.extended_properties",
             marker_row("created by dbbench by hand"),
         );
-    let lines = sweep(&mut connection(&server), &me).await;
+    let lines = sweep(&mut connection(&server), &me, &Product::SqlServer).await;
 
-    let property = read_property_sql;
-    let table = read_table_sql;
-    let mut expected = vec![candidates_sql()];
+    // Each read is a login to the database and the reads inside it; the drop is from master.
+    let master = |sql: String| (Api::Batch, "master".to_string(), sql);
+    let login = |db: &str| (Api::Login, "master".to_string(), db.to_string());
+    let property = |db: &str| vec![login(db), (Api::Batch, db.to_string(), read_property_sql())];
+    let both = |db: &str| {
+        let mut calls = property(db);
+        calls.push((Api::Batch, db.to_string(), read_table_sql()));
+        calls
+    };
+    let drop = |db: &str| drop_statements(db).into_iter().map(master).collect::<Vec<_>>();
+    let mut expected = vec![master(candidates_sql())];
     // Read, judged gone, read again right before the drop, dropped.
-    expected.extend([property("dbbench_dead_r0_1"), property("dbbench_dead_r0_1")]);
-    expected.extend(drop_statements("dbbench_dead_r0_1"));
-    let reused_db = "dbbench_reused_r0_2";
-    expected.extend([property(reused_db), table(reused_db)]);
-    expected.extend([property(reused_db), table(reused_db)]);
-    expected.extend(drop_statements(reused_db));
-    expected.extend([property("dbbench_old_r0_3"), property("dbbench_old_r0_3")]);
-    expected.extend(drop_statements("dbbench_old_r0_3"));
+    for db in ["dbbench_dead_r0_1", "dbbench_reused_r0_2", "dbbench_old_r0_3"] {
+        let read = if db == "dbbench_reused_r0_2" {
+            both(db)
+        } else {
+            property(db)
+        };
+        expected.extend(read.clone());
+        expected.extend(read);
+        expected.extend(drop(db));
+    }
     // Read and left alone.
-    expected.extend([
-        property("dbbench_live_r0_4"),
-        property("dbbench_oldlive_r0_5"),
-        property("dbbench_elsewhere_r0_6"),
-        property("dbbench_unmarked_r0_7"),
-        table("dbbench_unmarked_r0_7"),
-        // 916 answers every query inside the database: the table is not tried.
-        property("dbbench_denied_r0_8"),
-        property("dbbench_odd_r0_10"),
-    ]);
-    let expected: Vec<(Api, String)> = expected.into_iter().map(|s| (Api::Batch, s)).collect();
+    for db in [
+        "dbbench_live_r0_4",
+        "dbbench_oldlive_r0_5",
+        "dbbench_elsewhere_r0_6",
+    ] {
+        expected.extend(property(db));
+    }
+    expected.extend(both("dbbench_unmarked_r0_7"));
+    // The login to the database fails: nothing inside is tried.
+    expected.push(login("dbbench_denied_r0_8"));
+    expected.extend(property("dbbench_odd_r0_10"));
     assert_eq!(sent(&server), expected);
 
     let line = |db: &str| {
@@ -193,7 +205,7 @@ async fn drops_only_what_this_host_left_and_whose_owner_is_gone() {
     let denied = line("dbbench_denied_r0_8");
     assert!(
         denied.contains(
-            "left database dbbench_denied_r0_8: its marker could not be read: SQL Server error 916"
+            "left database dbbench_denied_r0_8: its marker could not be read: SQL Server error 4060"
         ) && denied.contains("no user in that database"),
         "{denied}"
     );
@@ -222,9 +234,8 @@ async fn a_drop_the_login_may_not_do_is_reported_and_the_sweep_goes_on() {
             "FROM sys.databases",
             listing(&[("dbbench_a_r0_1", "ONLINE"), ("dbbench_b_r0_1", "ONLINE")]),
         )
-        .on("[dbbench_a_r0_1].sys.", marker_row(&dead(no_such_pid())))
-        .on(
-            "[dbbench_b_r0_1].sys.",
+        .on_in("dbbench_a_r0_1", "sys.extended_properties", marker_row(&dead(no_such_pid())))
+        .on_in("dbbench_b_r0_1", "sys.extended_properties",
             marker_row(&dead(no_such_pid() + 1)),
         )
         // Another login created `a`: this one may neither alter nor drop it, and it stays.
@@ -248,7 +259,7 @@ async fn a_drop_the_login_may_not_do_is_reported_and_the_sweep_goes_on() {
             &exists_sql("dbbench_a_r0_1"),
             Reply::rows(&["database_id"], vec![vec![Value::Int(9)]]),
         );
-    let lines = sweep(&mut connection(&server), &me).await;
+    let lines = sweep(&mut connection(&server), &me, &Product::SqlServer).await;
     assert_eq!(lines.len(), 2, "{lines:#?}");
     assert!(
         lines[0].starts_with("mssql: could not remove database dbbench_a_r0_1 left by pid")
@@ -284,13 +295,12 @@ async fn a_marker_that_changed_before_the_drop_is_left() {
             "FROM sys.databases",
             listing(&[("dbbench_a_r0_1", "ONLINE")]),
         )
-        .on(
-            "[dbbench_a_r0_1].sys.",
+        .on_in("dbbench_a_r0_1", "sys.extended_properties",
             marker_row(&marker_text(&me.host, 1, &me)),
         )
         // The first read sees the dead owner; by the re-read a live run has claimed the name.
-        .times("[dbbench_a_r0_1].sys.", 1, marker_row(&dead));
-    let lines = sweep(&mut connection(&server), &me).await;
+        .times_in("dbbench_a_r0_1", "sys.extended_properties", 1, marker_row(&dead));
+    let lines = sweep(&mut connection(&server), &me, &Product::SqlServer).await;
     assert!(
         lines[0].starts_with(
             "mssql: left database dbbench_a_r0_1: its ownership marker changed to `created by"
@@ -308,7 +318,7 @@ async fn without_a_start_time_or_a_listing_nothing_is_touched() {
         start: None,
         ..Owner::this()
     };
-    let lines = sweep(&mut connection(&server), &blind).await;
+    let lines = sweep(&mut connection(&server), &blind, &Product::SqlServer).await;
     assert!(
         lines[0].contains("cannot tell whether their owners still run"),
         "{lines:?}"
@@ -319,7 +329,7 @@ async fn without_a_start_time_or_a_listing_nothing_is_touched() {
         "FROM sys.databases",
         Reply::error(208, "Invalid object name 'sys.databases'."),
     );
-    let lines = sweep(&mut connection(&server), &Owner::this()).await;
+    let lines = sweep(&mut connection(&server), &Owner::this(), &Product::SqlServer).await;
     assert_eq!(lines.len(), 1);
     assert!(
         lines[0].starts_with(
