@@ -9,7 +9,7 @@ use dbbench_core::__internals::mssql::double::{Api, Reply, ScriptedServer};
 use dbbench_core::__internals::mssql::floors::Floors;
 use dbbench_core::__internals::mssql::identity::Product;
 use dbbench_core::__internals::mssql::ifi::IfiState;
-use dbbench_core::__internals::mssql::preflight::{self, Answers, Permissions};
+use dbbench_core::__internals::mssql::preflight::{self, Answers, Permissions, Probe};
 use dbbench_core::__internals::mssql::provision::{Platform, ServerDirs};
 use dbbench_core::__internals::mssql::ConnectSettings;
 use dbbench_core::{Scale, Value};
@@ -177,6 +177,15 @@ fn sysadmin_2022() -> Answers {
         }),
         floors: floors(),
         allow_instance_changes: true,
+        trace_status: Ok(()),
+        probes: preflight::PROBES
+            .iter()
+            .map(|(metric, source, _)| Probe {
+                metric,
+                source,
+                outcome: Ok(()),
+            })
+            .collect(),
     }
 }
 
@@ -210,6 +219,21 @@ fn a_least_privileged_login_is_told_what_each_cell_lacks() {
         },
         ifi: IfiState::Unknown("VIEW SERVER STATE permission was denied on object 'server'".into()),
         allow_instance_changes: false,
+        // Without VIEW SERVER STATE the server-wide views answer error 300.
+        probes: preflight::PROBES
+            .iter()
+            .map(|(metric, source, _)| Probe {
+                metric,
+                source,
+                outcome: if *metric == "files" {
+                    Ok(())
+                } else {
+                    Err("SQL Server error 300: VIEW SERVER STATE permission was denied on \
+                         object 'server', database 'master'."
+                        .into())
+                },
+            })
+            .collect(),
         ..sysadmin_2022()
     };
     let report = preflight::evaluate(&answers, &seed_cells());
@@ -226,37 +250,106 @@ fn a_least_privileged_login_is_told_what_each_cell_lacks() {
         .blockers
         .iter()
         .any(|b| b.contains("DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1")));
+    // Server-wide facts are said once, in the checks, not on every cell.
+    assert!(report
+        .checks
+        .iter()
+        .any(|c| c.what.starts_with("VIEW SERVER STATE") && c.ok == Some(false)));
     assert!(verdict("data_files_16")
         .notes
         .iter()
-        .any(|n| n.contains("VIEW SERVER STATE")));
+        .all(|n| !n.contains("VIEW SERVER STATE")));
     insta::assert_snapshot!(report.render());
 }
 
-#[test]
-fn babelfish_cells_are_refused_with_one_sentence_per_option() {
-    let answers = Answers {
-        product: Product::Babelfish,
-        version: "Babelfish for PostgreSQL 12.0.2000.8".into(),
-        ifi: IfiState::Unknown("Invalid object name 'sys.dm_server_services'.".into()),
-        permissions: Permissions::default(),
-        dirs: Err(
-            "the server reports no default data or log directory: set DBBENCH_VOLUMES".into(),
-        ),
-        ..sysadmin_2022()
+/// Babelfish for PostgreSQL 4.2.0's answers, recorded from the server `shared/babelfish/` builds.
+fn babelfish_42() -> Answers {
+    let missing = |what: &str| {
+        Err(format!(
+            "SQL Server error 33557097: running `SELECT …`: relation \"{what}\" does not exist \
+             (severity 16, state 1)"
+        ))
     };
-    let report = preflight::evaluate(&answers, &seed_cells());
-    assert!(report.cells.iter().all(|c| !c.blockers.is_empty()));
+    Answers {
+        product: Product::Babelfish,
+        version: "Babelfish for PostgreSQL 12.0.2000.8 (SP2.0) Standard Edition".into(),
+        major: 12,
+        ifi: IfiState::Unknown(
+            "SQL Server error 33557097: relation \"sys.dm_server_services\" does not exist".into(),
+        ),
+        // HAS_PERMS_BY_NAME answers for every permission, ALTER ANY EVENT SESSION 0.
+        permissions: Permissions {
+            sysadmin: Some(true),
+            alter_settings: Some(true),
+            alter_any_event_session: Some(false),
+            view_server_state: Some(true),
+            view_database_state: Some(true),
+            alter_any_database: Some(true),
+            create_any_database: Some(true),
+        },
+        dirs: Err(
+            "the server reports no default data or log directory (SERVERPROPERTY(\
+             'InstanceDefaultDataPath') is NULL; sys.master_files has no row for master)"
+                .into(),
+        ),
+        floors: Floors::from_model(Ok(&[])),
+        trace_status: Err(
+            "SQL Server error 33557097: running `DBCC TRACESTATUS(1805, -1)`: DBCC TRACESTATUS \
+             is not currently supported in Babelfish (severity 16, state 1)"
+                .into(),
+        ),
+        probes: vec![
+            Probe {
+                metric: "waits",
+                source: "sys.dm_os_wait_stats",
+                outcome: missing("sys.dm_os_wait_stats"),
+            },
+            Probe {
+                metric: "files",
+                source: "sys.database_files",
+                outcome: Err("the server answered with no rows".into()),
+            },
+        ],
+        ..sysadmin_2022()
+    }
+}
+
+#[test]
+fn babelfish_cells_are_refused_with_one_sentence_per_reason() {
+    let mut cells = seed_cells();
+    // A cell that declares nothing about its files: the server places them, so it runs.
+    cells.push(("quick_start", "server_placed", StorageSpec::DEFAULT));
+    let report = preflight::evaluate(&babelfish_42(), &cells);
+    let text = report.render();
+    assert!(
+        report
+            .cells
+            .iter()
+            .all(|c| c.blockers.is_empty() == (c.cell == "server_placed")),
+        "{text}"
+    );
     let test_5 = report.cells.iter().find(|c| c.cell == "test_5").unwrap();
     assert!(
         test_5
             .blockers
             .iter()
-            .any(|b| b.starts_with("`maxdop`: Babelfish")),
+            .any(|b| b.starts_with("`maxdop`: it has no ALTER DATABASE SCOPED CONFIGURATION")),
         "{:?}",
         test_5.blockers
     );
-    insta::assert_snapshot!(report.render());
+    // What the product lacks decides alone: no version rule of SQL Server, no directories.
+    assert!(
+        !text.contains("SQL Server 2016 or later") && !text.contains("set DBBENCH_VOLUMES;"),
+        "{text}"
+    );
+    // Every [ok] stands on an answer: no trace flags, no DMVs, no files listed here.
+    for line in ["[no] trace flags", "[no] waits", "[no] files", "[no] size floors"] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    assert!(text.starts_with("dbbench preflight: Babelfish for PostgreSQL at sql2022,1433"));
+    // Each reason is written once, however many cells it blocks.
+    assert_eq!(text.matches("ignores file specifications").count(), 1, "{text}");
+    insta::assert_snapshot!(text);
 }
 
 #[tokio::test]
@@ -311,7 +404,9 @@ async fn run_asks_the_server_and_creates_nothing() {
         .unwrap();
     let text = report.render();
     assert!(
-        text.starts_with("dbbench preflight: SQL Server at sql2022,1433 (nothing was created)"),
+        text.starts_with(
+            "dbbench preflight: Microsoft SQL Server at sql2022,1433 (nothing was created)"
+        ),
         "{text}"
     );
     assert!(text.contains("[no] trace flags"), "{text}");
@@ -320,12 +415,16 @@ async fn run_asks_the_server_and_creates_nothing() {
         "{text}"
     );
     assert!(!text.contains("Pre!flight9"));
-    // Only reads: SELECTs and DBCC TRACESTATUS, nothing that creates or changes.
+    // Only reads: SELECTs, DBCC TRACESTATUS and DBCC LOGINFO, nothing that creates or changes.
     let writes: Vec<_> = server
         .calls()
         .into_iter()
         .filter(|c| c.api != Api::Login)
-        .filter(|c| !c.sql.starts_with("SELECT") && !c.sql.starts_with("DBCC TRACESTATUS"))
+        .filter(|c| {
+            !c.sql.starts_with("SELECT")
+                && !c.sql.starts_with("DBCC TRACESTATUS")
+                && !c.sql.starts_with("DBCC LOGINFO")
+        })
         .collect();
     assert!(
         writes.is_empty(),
