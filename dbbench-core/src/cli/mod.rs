@@ -249,7 +249,7 @@ fn snapshot_command(
         snapshot::snapshot_name(
             &result.benchmark.replace("::", "."),
             &result.scale,
-            &result.backend.kind,
+            &result.backend.snapshot_tag(),
         )
     });
     // insta resolves a relative snapshot path against the crate, not the shell.

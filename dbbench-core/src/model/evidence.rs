@@ -64,6 +64,22 @@ pub struct BackendInfo {
     pub preconditions: BTreeMap<String, String>,
 }
 
+impl BackendInfo {
+    /// The precondition naming the product a backend reached when it is not the one the
+    /// backend is for (`babelfish` behind the SQL Server backend).
+    pub const COMPATIBLE_PRODUCT: &'static str = "compatible_product";
+
+    /// The backend's tag in snapshot names: its keyword, followed by the compatible product it
+    /// reached (`mssql_babelfish`), so that a recording from a server that only speaks another's
+    /// protocol is never compared with, or taken for, the real server's.
+    pub fn snapshot_tag(&self) -> String {
+        match self.preconditions.get(Self::COMPATIBLE_PRODUCT) {
+            Some(product) if !product.is_empty() => format!("{}_{product}", self.kind),
+            _ => self.kind.clone(),
+        }
+    }
+}
+
 /// One autogrowth of a file in the measured window (SQL Server's "Data/Log File Auto Grow").
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct AutogrowthEvent {

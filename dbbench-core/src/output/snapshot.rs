@@ -333,7 +333,7 @@ pub fn with_source<T>(source_file: &str, f: impl FnOnce() -> T) -> T {
 pub fn snapshot_file(result: &BenchmarkResult, stem: &str, manifest_dir: &str) -> PathBuf {
     Path::new(manifest_dir).join("snapshots").join(format!(
         "{}.snap",
-        snapshot_name(stem, &result.scale, &result.backend.kind)
+        snapshot_name(stem, &result.scale, &result.backend.snapshot_tag())
     ))
 }
 
@@ -350,7 +350,7 @@ pub fn assert_snapshot(
     assert_snapshot_in(
         result,
         &Path::new(manifest_dir).join("snapshots"),
-        &snapshot_name(stem, &result.scale, &result.backend.kind),
+        &snapshot_name(stem, &result.scale, &result.backend.snapshot_tag()),
         work_dir,
     )
 }
@@ -429,7 +429,7 @@ pub fn check(
         assert_into(
             result,
             &Path::new(manifest_dir).join("snapshots"),
-            &snapshot_name(stem, &result.scale, &result.backend.kind),
+            &snapshot_name(stem, &result.scale, &result.backend.snapshot_tag()),
             work_dir,
             tolerance,
             &notes,

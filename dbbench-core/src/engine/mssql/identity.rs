@@ -68,6 +68,19 @@ impl Product {
         matches!(self, Product::SqlServer | Product::AzureSqlEdge)
     }
 
+    /// How snapshot names tell this product's recordings from SQL Server's
+    /// ([`BackendInfo::snapshot_tag`](crate::model::evidence::BackendInfo::snapshot_tag)):
+    /// `None` for Microsoft SQL Server itself.
+    pub fn compatible_tag(&self) -> Option<&'static str> {
+        match self {
+            Product::SqlServer => None,
+            Product::AzureSqlDatabase => Some("azure_sql_database"),
+            Product::AzureSqlManagedInstance => Some("azure_sql_managed_instance"),
+            Product::AzureSqlEdge => Some("azure_sql_edge"),
+            Product::Babelfish => Some("babelfish"),
+        }
+    }
+
     /// The word for the server in messages: "SQL Server" for Microsoft's own products, the
     /// product's name otherwise (a Babelfish error is not a SQL Server error).
     pub fn short_name(&self) -> &'static str {

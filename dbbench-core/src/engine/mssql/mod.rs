@@ -184,6 +184,9 @@ impl MssqlBackend {
             on_off(self.allow_instance_changes),
         );
         put("wait_filter", evidence::waits::LIST_VERSION.into());
+        if let Some(tag) = self.facts.product.compatible_tag() {
+            put(BackendInfo::COMPATIBLE_PRODUCT, tag.into());
+        }
         BackendInfo {
             kind: "mssql".into(),
             version: self.facts.version.clone(),
