@@ -287,7 +287,9 @@ async fn remove_leftovers(settings: &ConnectSettings, markers: &[String]) -> Res
     for name in names {
         // The plain drop works on every product; SET SINGLE_USER first where it exists.
         let _ = conn
-            .batch(&format!("ALTER DATABASE [{name}] SET SINGLE_USER WITH ROLLBACK IMMEDIATE"))
+            .batch(&format!(
+                "ALTER DATABASE [{name}] SET SINGLE_USER WITH ROLLBACK IMMEDIATE"
+            ))
             .await;
         conn.batch(&format!("DROP DATABASE [{name}]"))
             .await
@@ -440,8 +442,15 @@ async fn lifecycle_on_a_live_server() {
     }
 
     // Every product that speaks TDS runs the cells that declare nothing about their files.
-    for expected in ["doubling::server_placed", "index_build::server_placed", "concurrent::server_placed"] {
-        assert!(ran.iter().any(|r| r == expected), "{expected} did not run: {ran:?}");
+    for expected in [
+        "doubling::server_placed",
+        "index_build::server_placed",
+        "concurrent::server_placed",
+    ] {
+        assert!(
+            ran.iter().any(|r| r == expected),
+            "{expected} did not run: {ran:?}"
+        );
     }
     say(&format!("ran: {}", ran.join(", ")));
 
@@ -549,7 +558,10 @@ async fn a_timeout_kills_the_session_on_a_live_server() {
     }
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
     let mut conn = Connection::Mssql(Box::new(settings.connect(Some("master")).await.unwrap()));
-    let name = format!("dbbench_mssql_live_waiting_default_r0_{}", std::process::id());
+    let name = format!(
+        "dbbench_mssql_live_waiting_default_r0_{}",
+        std::process::id()
+    );
     assert!(!exists(&mut conn, &name).await, "{name} was dropped");
     let _ = std::fs::remove_dir_all(&ctx.work_dir);
 }

@@ -228,9 +228,11 @@ fn a_least_privileged_login_is_told_what_each_cell_lacks() {
                 outcome: if *metric == "files" {
                     Ok(())
                 } else {
-                    Err("SQL Server error 300: VIEW SERVER STATE permission was denied on \
+                    Err(
+                        "SQL Server error 300: VIEW SERVER STATE permission was denied on \
                          object 'server', database 'master'."
-                        .into())
+                            .into(),
+                    )
                 },
             })
             .collect(),
@@ -343,12 +345,21 @@ fn babelfish_cells_are_refused_with_one_sentence_per_reason() {
         "{text}"
     );
     // Every [ok] stands on an answer: no trace flags, no DMVs, no files listed here.
-    for line in ["[no] trace flags", "[no] waits", "[no] files", "[no] size floors"] {
+    for line in [
+        "[no] trace flags",
+        "[no] waits",
+        "[no] files",
+        "[no] size floors",
+    ] {
         assert!(text.contains(line), "{line}: {text}");
     }
     assert!(text.starts_with("dbbench preflight: Babelfish for PostgreSQL at sql2022,1433"));
     // Each reason is written once, however many cells it blocks.
-    assert_eq!(text.matches("ignores file specifications").count(), 1, "{text}");
+    assert_eq!(
+        text.matches("ignores file specifications").count(),
+        1,
+        "{text}"
+    );
     insta::assert_snapshot!(text);
 }
 

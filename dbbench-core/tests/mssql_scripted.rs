@@ -329,11 +329,17 @@ fn babelfish_42() -> ScriptedServer {
         .on("sys.database_files", Reply::Sets(vec![Vec::new()]))
         .on(
             "sys.dm_server_services",
-            Reply::error(33557097, "relation \"sys.dm_server_services\" does not exist"),
+            Reply::error(
+                33557097,
+                "relation \"sys.dm_server_services\" does not exist",
+            ),
         )
         .on(
             "DBCC TRACESTATUS",
-            Reply::error(33557097, "DBCC TRACESTATUS is not currently supported in Babelfish"),
+            Reply::error(
+                33557097,
+                "DBCC TRACESTATUS is not currently supported in Babelfish",
+            ),
         )
         .on(
             "sys.dm_os_wait_stats",
@@ -355,7 +361,10 @@ fn babelfish_42() -> ScriptedServer {
         )
         .on(
             "sys.dm_db_log_info",
-            Reply::error(33557097, "function sys.dm_db_log_info(smallint) does not exist"),
+            Reply::error(
+                33557097,
+                "function sys.dm_db_log_info(smallint) does not exist",
+            ),
         )
         .on(
             "DBCC LOGINFO",
@@ -367,7 +376,10 @@ fn babelfish_42() -> ScriptedServer {
         )
         .on(
             "EVENT SESSION",
-            Reply::error(33557097, "'CREATE EVENT SESSION' is not currently supported in Babelfish"),
+            Reply::error(
+                33557097,
+                "'CREATE EVENT SESSION' is not currently supported in Babelfish",
+            ),
         )
         .on("INSERT INTO dbo.big", Reply::Affected(1))
         .on(
@@ -410,8 +422,18 @@ async fn babelfish_runs_what_it_can_and_refuses_the_rest_by_name() {
     let run = &cell.runs[0];
     // The marker is held inside the database (set through a connection to it).
     assert!(!run.counts.contains_key("ownership_marker_table"));
-    for metric in ["files_verified", "growth_events", "waits", "vlf", "counters"] {
-        assert!(run.unavailable.contains_key(metric), "{metric}: {:?}", run.unavailable);
+    for metric in [
+        "files_verified",
+        "growth_events",
+        "waits",
+        "vlf",
+        "counters",
+    ] {
+        assert!(
+            run.unavailable.contains_key(metric),
+            "{metric}: {:?}",
+            run.unavailable
+        );
     }
     assert!(run.unavailable["growth_events"].contains("no server-scoped Extended Events"));
     let calls = server.calls();
@@ -421,7 +443,12 @@ async fn babelfish_runs_what_it_can_and_refuses_the_rest_by_name() {
         .iter()
         .any(|c| c.sql.starts_with("CREATE DATABASE [") && c.sql.ends_with("];")));
     // Nothing is sent that the product lacks, and nothing is torn down that was not set up.
-    for absent in ["EVENT SESSION", "SET SINGLE_USER", "XML", "].sys.sp_addextendedproperty"] {
+    for absent in [
+        "EVENT SESSION",
+        "SET SINGLE_USER",
+        "XML",
+        "].sys.sp_addextendedproperty",
+    ] {
         assert_eq!(sent(absent), 0, "{absent} was sent");
     }
     let mark = calls
@@ -438,7 +465,10 @@ async fn a_marker_that_cannot_be_held_inside_refuses_the_cell_and_drops_it() {
     let server = sql_server_2022();
     server.on(
         "EXEC sys.sp_addextendedproperty",
-        Reply::error(15135, "Object is invalid. Extended properties are not permitted on 'x'."),
+        Reply::error(
+            15135,
+            "Object is invalid. Extended properties are not permitted on 'x'.",
+        ),
     );
     let result = run_default(&server, "mssql-scripted-marker-table").await;
     assert_eq!(
@@ -455,7 +485,10 @@ async fn a_marker_that_cannot_be_held_inside_refuses_the_cell_and_drops_it() {
     server
         .on(
             "EXEC sys.sp_addextendedproperty",
-            Reply::error(15135, "Object is invalid. Extended properties are not permitted."),
+            Reply::error(
+                15135,
+                "Object is invalid. Extended properties are not permitted.",
+            ),
         )
         .on(
             "__dbbench_owner",
@@ -601,7 +634,14 @@ async fn files_that_differ_from_the_plan_fail_the_cell() {
     server.on(
         "AS physical_name, CAST(size",
         Reply::rows(
-            &["name", "type", "physical_name", "size_pages", "growth", "is_percent_growth"],
+            &[
+                "name",
+                "type",
+                "physical_name",
+                "size_pages",
+                "growth",
+                "is_percent_growth",
+            ],
             vec![
                 vec![
                     Value::Text("data_1".into()),

@@ -2,11 +2,11 @@
 //! tempdb, running every [`Step`] in order (the ownership mark verified inside the new database,
 //! the files read back against the plan) and keeping what the cleanup of a failed creation needs.
 
+use super::identity::Product;
 use super::instance::{self, InstanceChanges};
 use super::provision::{self, PlannedFile, Provision};
 use super::readback::{self, Verdict};
 use super::script::{self, Step};
-use super::identity::Product;
 use super::{ifi, marker, teardown, MssqlBackend, MssqlConnection};
 use crate::engine::{DatabasePlan, OWNED_PREFIX};
 use crate::model::config::StorageSpec;
@@ -163,7 +163,10 @@ async fn run_step(ctx: &mut StepContext<'_, '_>, step: &Step) -> Result<()> {
         Step::Locate => {
             let here = ctx.here.conn(admin).await?;
             let rows = here.query(readback::FILES_SQL, &[]).await;
-            match rows.map_err(|e| e.to_string()).and_then(|r| readback::located(&r)) {
+            match rows
+                .map_err(|e| e.to_string())
+                .and_then(|r| readback::located(&r))
+            {
                 Ok(files) => {
                     ctx.provision.files = files;
                     build.counts.insert("files_verified".into(), 1);

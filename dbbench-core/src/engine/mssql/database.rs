@@ -243,7 +243,12 @@ mod tests {
         let ado = "server=tcp:sql2022,1433;user id=bench;password=Cl4im!Secret";
         let settings = ConnectSettings::scripted(ado, server).unwrap();
         let mut conn = MssqlConnection::scripted(server.clone(), settings);
-        claim(&mut conn, name, &crate::engine::mssql::identity::Product::SqlServer).await
+        claim(
+            &mut conn,
+            name,
+            &crate::engine::mssql::identity::Product::SqlServer,
+        )
+        .await
     }
 
     #[tokio::test]

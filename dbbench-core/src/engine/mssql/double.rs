@@ -390,15 +390,11 @@ impl ScriptedServer {
             sql: sql.to_string(),
             database: database.to_string(),
         });
-        let found = inner
-            .rules
-            .iter_mut()
-            .rev()
-            .find(|r| {
-                sql.contains(&r.needle)
-                    && r.remaining != Some(0)
-                    && r.database.as_deref().is_none_or(|d| d == database)
-            });
+        let found = inner.rules.iter_mut().rev().find(|r| {
+            sql.contains(&r.needle)
+                && r.remaining != Some(0)
+                && r.database.as_deref().is_none_or(|d| d == database)
+        });
         let reply = match found {
             Some(rule) => {
                 if let Some(n) = rule.remaining.as_mut() {

@@ -65,16 +65,17 @@ pub fn is_transient(code: u32) -> bool {
 pub fn category(code: u32, message: &str) -> Category {
     match code {
         18452 | 18456 | 18470 | 18486 | 18487 | 18488 => Category::Login,
-        229 | 230 | 262 | 297 | 300 | 916 | CANNOT_OPEN | 2571 | 8189 | 15247 | 15151 | 1088 | 3110 => {
-            Category::Permission
-        }
+        229 | 230 | 262 | 297 | 300 | 916 | CANNOT_OPEN | 2571 | 8189 | 15247 | 15151 | 1088
+        | 3110 => Category::Permission,
         40508 | 40510 | 40511 | 40512 | 40514 | 40517 | 40527 | 40529 | 1844 | 195 | 2526 | 534
         | 5058 | 15009 | 25706 => Category::Unsupported,
         // Babelfish: "'DROP EVENT SESSION' is not currently supported in Babelfish", "'XML VALUE'
         // is not currently supported…", "permission denied for schema …" (PostgreSQL's words).
         BABELFISH_ERROR if message.contains("not currently supported") => Category::Unsupported,
         BABELFISH_ERROR if message.contains("permission denied") => Category::Permission,
-        BABELFISH_ERROR if message.contains("could not extend file") || message.contains("No space left") => {
+        BABELFISH_ERROR
+            if message.contains("could not extend file") || message.contains("No space left") =>
+        {
             Category::DiskFull
         }
         LOCK_TIMEOUT => Category::LockTimeout,
@@ -128,10 +129,12 @@ pub fn advice(code: u32, message: &str) -> String {
              the login may connect to the database named in the connection string"
                 .to_string()
         }
-        Category::Permission if code == NO_ACCESS || code == CANNOT_OPEN => "the login has no user in that database \
+        Category::Permission if code == NO_ACCESS || code == CANNOT_OPEN => {
+            "the login has no user in that database \
              (another login created it, or its guest user is disabled): read it as its owner or \
              as a sysadmin"
-            .to_string(),
+                .to_string()
+        }
         Category::Permission => format!(
             "the login lacks {}: grant it, or run dbbench with a login in the sysadmin role \
              (docs/sql-server.md lists what each option needs)",

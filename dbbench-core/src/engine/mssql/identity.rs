@@ -165,16 +165,12 @@ impl Product {
             (
                 Product::AzureSqlDatabase,
                 "ifi" | "tempdb_files" | "tempdb_size" | "tempdb_growth",
-            ) => {
-                "it has no global trace flags and no instance-level tempdb configuration"
-            }
+            ) => "it has no global trace flags and no instance-level tempdb configuration",
             (Product::AzureSqlDatabase, _) => {
                 "it accepts no file specifications in CREATE DATABASE and sizes its files itself"
             }
             (Product::AzureSqlManagedInstance, "maxdop") => return None,
-            (Product::AzureSqlManagedInstance, "recovery") => {
-                "it always uses FULL recovery"
-            }
+            (Product::AzureSqlManagedInstance, "recovery") => "it always uses FULL recovery",
             (Product::AzureSqlManagedInstance, "ifi") => {
                 "it does not allow trace flag 1806/1805 or report IFI"
             }
@@ -235,9 +231,7 @@ mod tests {
         let babelfish = Product::Babelfish.refusals(&spec);
         let options: Vec<&str> = babelfish.iter().map(|(o, _)| *o).collect();
         assert_eq!(options, vec!["data_size", "recovery", "maxdop"]);
-        assert!(babelfish
-            .iter()
-            .all(|(_, r)| r.starts_with("it ")));
+        assert!(babelfish.iter().all(|(_, r)| r.starts_with("it ")));
         let azure: Vec<&str> = Product::AzureSqlDatabase
             .refusals(&spec)
             .iter()

@@ -252,7 +252,12 @@ pub async fn mark(
         let _ = master.batch(&stray_property_cleanup_sql(marker)).await;
     }
     let created = here
-        .batch(&add_table_sql(marker, &owner.host, owner.pid, owner.started))
+        .batch(&add_table_sql(
+            marker,
+            &owner.host,
+            owner.pid,
+            owner.started,
+        ))
         .await;
     let table = match here.query(&read_table_sql(), &[]).await {
         Ok(rows) if first_marker(&rows).as_deref() == Some(marker) => {

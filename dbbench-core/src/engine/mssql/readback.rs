@@ -14,7 +14,8 @@ use crate::model::value::Row;
 /// The files of the current database as the server created them, read through a connection to
 /// the new database (not with a three-part name: Azure SQL Database and Babelfish answer
 /// catalog views of the current database only).
-pub const FILES_SQL: &str = "SELECT CAST(name AS nvarchar(128)) AS name, CAST(type AS int) AS type, \
+pub const FILES_SQL: &str =
+    "SELECT CAST(name AS nvarchar(128)) AS name, CAST(type AS int) AS type, \
      CAST(physical_name AS nvarchar(4000)) AS physical_name, \
      CAST(size AS bigint) AS size_pages, CAST(growth AS bigint) AS growth, \
      CAST(is_percent_growth AS int) AS is_percent_growth \

@@ -120,6 +120,25 @@ pub async fn drop_if_marked(
     }
 }
 
+/// The plain drop. Where there is no `SET SINGLE_USER … ROLLBACK IMMEDIATE` to end other sessions,
+/// a connection of the repetition that the server is still closing makes the drop fail
+/// (Babelfish: "Cannot drop database … because it is currently in use in another session"): the
+/// drop is tried again for up to 2 s.
+async fn plain_drop(conn: &mut MssqlConnection, name: &str) -> Result<()> {
+    let mut tries = 0;
+    loop {
+        match conn.batch(&plain_drop_sql(name)).await {
+            Err(Error::Server { message, .. })
+                if message.contains("currently in use") && tries < 10 =>
+            {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// The drop itself, each step standing alone (see the module's documentation).
 async fn remove(conn: &mut MssqlConnection, name: &str, how: Dropping) -> Result<()> {
     let mut drop_errors = Vec::new();
@@ -135,7 +154,7 @@ async fn remove(conn: &mut MssqlConnection, name: &str, how: Dropping) -> Result
     let batch = if how.single_user {
         conn.batch(&single_user_and_drop_sql(name)).await
     } else {
-        conn.batch(&plain_drop_sql(name)).await
+        plain_drop(conn, name).await
     };
     match exists(conn, name).await {
         // Dropped and verified: a failed SET SINGLE_USER in the batch did not matter.

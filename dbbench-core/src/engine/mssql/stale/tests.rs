@@ -105,18 +105,40 @@ async fn drops_only_what_this_host_left_and_whose_owner_is_gone() {
                 ("DBBENCH_UPPER", "ONLINE"),
             ]),
         )
-        .on_in("dbbench_dead_r0_1", "sys.extended_properties", marker_row(&dead))
+        .on_in(
+            "dbbench_dead_r0_1",
+            "sys.extended_properties",
+            marker_row(&dead),
+        )
         // The reused PID's marker is in the table (a server that kept no property there).
-        .on_in("dbbench_reused_r0_2", "__dbbench_owner", marker_row(&reused))
-        .on_in("dbbench_old_r0_3", "sys.extended_properties", marker_row(&old_dead))
-        .on_in("dbbench_live_r0_4", "sys.extended_properties",
+        .on_in(
+            "dbbench_reused_r0_2",
+            "__dbbench_owner",
+            marker_row(&reused),
+        )
+        .on_in(
+            "dbbench_old_r0_3",
+            "sys.extended_properties",
+            marker_row(&old_dead),
+        )
+        .on_in(
+            "dbbench_live_r0_4",
+            "sys.extended_properties",
             marker_row(&marker_text(&host, 1, &me)),
         )
-        .on_in("dbbench_oldlive_r0_5", "sys.extended_properties", marker_row(&old_live))
-        .on_in("dbbench_elsewhere_r0_6", "sys.extended_properties",
+        .on_in(
+            "dbbench_oldlive_r0_5",
+            "sys.extended_properties",
+            marker_row(&old_live),
+        )
+        .on_in(
+            "dbbench_elsewhere_r0_6",
+            "sys.extended_properties",
             marker_row(&marker_text("elsewhere", 1, &other_host)),
         )
-        .on_in("dbbench_unmarked_r0_7", "__dbbench_owner",
+        .on_in(
+            "dbbench_unmarked_r0_7",
+            "__dbbench_owner",
             Reply::error(
                 208,
                 "Invalid object name 'dbbench_unmarked_r0_7.dbo.__dbbench_owner'.",
@@ -131,7 +153,9 @@ async fn drops_only_what_this_host_left_and_whose_owner_is_gone() {
                  failed.",
             ),
         )
-        .on_in("dbbench_odd_r0_10", "sys.extended_properties",
+        .on_in(
+            "dbbench_odd_r0_10",
+            "sys.extended_properties",
             marker_row("created by dbbench by hand"),
         );
     let lines = sweep(&mut connection(&server), &me, &Product::SqlServer).await;
@@ -145,10 +169,19 @@ async fn drops_only_what_this_host_left_and_whose_owner_is_gone() {
         calls.push((Api::Batch, db.to_string(), read_table_sql()));
         calls
     };
-    let drop = |db: &str| drop_statements(db).into_iter().map(master).collect::<Vec<_>>();
+    let drop = |db: &str| {
+        drop_statements(db)
+            .into_iter()
+            .map(master)
+            .collect::<Vec<_>>()
+    };
     let mut expected = vec![master(candidates_sql())];
     // Read, judged gone, read again right before the drop, dropped.
-    for db in ["dbbench_dead_r0_1", "dbbench_reused_r0_2", "dbbench_old_r0_3"] {
+    for db in [
+        "dbbench_dead_r0_1",
+        "dbbench_reused_r0_2",
+        "dbbench_old_r0_3",
+    ] {
         let read = if db == "dbbench_reused_r0_2" {
             both(db)
         } else {
@@ -234,8 +267,14 @@ async fn a_drop_the_login_may_not_do_is_reported_and_the_sweep_goes_on() {
             "FROM sys.databases",
             listing(&[("dbbench_a_r0_1", "ONLINE"), ("dbbench_b_r0_1", "ONLINE")]),
         )
-        .on_in("dbbench_a_r0_1", "sys.extended_properties", marker_row(&dead(no_such_pid())))
-        .on_in("dbbench_b_r0_1", "sys.extended_properties",
+        .on_in(
+            "dbbench_a_r0_1",
+            "sys.extended_properties",
+            marker_row(&dead(no_such_pid())),
+        )
+        .on_in(
+            "dbbench_b_r0_1",
+            "sys.extended_properties",
             marker_row(&dead(no_such_pid() + 1)),
         )
         // Another login created `a`: this one may neither alter nor drop it, and it stays.
@@ -295,11 +334,18 @@ async fn a_marker_that_changed_before_the_drop_is_left() {
             "FROM sys.databases",
             listing(&[("dbbench_a_r0_1", "ONLINE")]),
         )
-        .on_in("dbbench_a_r0_1", "sys.extended_properties",
+        .on_in(
+            "dbbench_a_r0_1",
+            "sys.extended_properties",
             marker_row(&marker_text(&me.host, 1, &me)),
         )
         // The first read sees the dead owner; by the re-read a live run has claimed the name.
-        .times_in("dbbench_a_r0_1", "sys.extended_properties", 1, marker_row(&dead));
+        .times_in(
+            "dbbench_a_r0_1",
+            "sys.extended_properties",
+            1,
+            marker_row(&dead),
+        );
     let lines = sweep(&mut connection(&server), &me, &Product::SqlServer).await;
     assert!(
         lines[0].starts_with(
@@ -329,7 +375,12 @@ async fn without_a_start_time_or_a_listing_nothing_is_touched() {
         "FROM sys.databases",
         Reply::error(208, "Invalid object name 'sys.databases'."),
     );
-    let lines = sweep(&mut connection(&server), &Owner::this(), &Product::SqlServer).await;
+    let lines = sweep(
+        &mut connection(&server),
+        &Owner::this(),
+        &Product::SqlServer,
+    )
+    .await;
     assert_eq!(lines.len(), 1);
     assert!(
         lines[0].starts_with(
