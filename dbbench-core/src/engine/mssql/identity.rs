@@ -197,11 +197,13 @@ mod tests {
 
     #[test]
     fn detects_products_from_recorded_identity() {
-        // @@VERSION as Babelfish 4.3 returns it (recorded in the issue's run).
+        // @@VERSION, EngineEdition and SERVERPROPERTY('Babelfish') as Babelfish 4.2.0 answers them
+        // (recorded from the server shared/babelfish builds).
         let babelfish = "Babelfish for PostgreSQL with SQL Server Compatibility - 12.0.2000.8\n\
-                         Oct 22 2024 17:48:41\nCopyright (c) Amazon Web Services\n\
-                         PostgreSQL 16.4 on x86_64-pc-linux-gnu (Babelfish 4.3.0)";
-        assert_eq!(Product::detect(babelfish, 3, None), Product::Babelfish);
+                         Dec  2 2026 03:58:21\nCopyright (c) Amazon Web Services\n\
+                         PostgreSQL 16.3 on x86_64-pc-linux-gnu (Babelfish 4.2.0)";
+        assert_eq!(Product::detect(babelfish, 2, Some("1")), Product::Babelfish);
+        assert_eq!(Product::detect(babelfish, 2, None), Product::Babelfish);
         assert_eq!(
             Product::detect("Microsoft SQL Server 2022", 3, Some("1")),
             Product::Babelfish
