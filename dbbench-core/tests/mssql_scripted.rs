@@ -26,24 +26,27 @@ use support::{cell, context, grow_mib, mib, mssql_marker, my_start, no_such_pid}
 
 const ADO: &str = "server=tcp:sql2022,1433;user id=bench;password=Sc3ipted!Pass";
 
+/// The columns of the properties query (engine/mssql/server.rs).
+const IDENTITY_COLUMNS: [&str; 11] = [
+    "product_version",
+    "product_level",
+    "product_update_level",
+    "edition",
+    "engine_edition",
+    "babelfish",
+    "default_data_path",
+    "default_log_path",
+    "machine_name",
+    "is_sysadmin",
+    "version_text",
+];
+
 /// `SERVERPROPERTY` and `@@VERSION` as a server answers them.
 fn identity(version_text: &str, engine_edition: i64, data_path: Option<&str>) -> Reply {
     let text = |v: &str| Value::Text(v.to_string());
     let path = data_path.map_or(Value::Null, text);
     Reply::rows(
-        &[
-            "product_version",
-            "product_level",
-            "product_update_level",
-            "edition",
-            "engine_edition",
-            "babelfish",
-            "default_data_path",
-            "default_log_path",
-            "machine_name",
-            "is_sysadmin",
-            "version_text",
-        ],
+        &IDENTITY_COLUMNS,
         vec![vec![
             text("16.0.4135.4"),
             text("RTM"),
@@ -289,19 +292,7 @@ fn babelfish_42() -> ScriptedServer {
         .on(
             "SERVERPROPERTY('ProductVersion')",
             Reply::rows(
-                &[
-                    "product_version",
-                    "product_level",
-                    "product_update_level",
-                    "edition",
-                    "engine_edition",
-                    "babelfish",
-                    "default_data_path",
-                    "default_log_path",
-                    "machine_name",
-                    "is_sysadmin",
-                    "version_text",
-                ],
+                &IDENTITY_COLUMNS,
                 vec![vec![
                     text("12.0.2000.8"),
                     text("SP2.0"),
