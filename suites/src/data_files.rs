@@ -49,6 +49,9 @@ const FULL_INSERT_BYTES: u64 = 100 << 30;
     max_repeat = 10,
     budget = "80s"
 )]
+#[not_on(
+    postgres = "PostgreSQL keeps every table in files of its own and has no filegroup of several data files to spread a table over, so the number of data files is not a setting there"
+)]
 pub async fn equal_shares(db: &mut Session) -> Result<()> {
     let workers = workers_at(db.scale(), 16);
     let rows = rows_for(db.scale().count(FULL_INSERT_BYTES));
@@ -65,6 +68,7 @@ pub fn article() -> dbbench_core::cli::Reference {
         "Paul Randal, Benchmarking: do multiple data files make a difference? (SQLskills 2010)",
         "data_files_1",
     )
+    .measured_on("SQL Server")
     .case(ReferenceCase::cell("data_files_1"))
     .case(
         ReferenceCase::cell("data_files_8")

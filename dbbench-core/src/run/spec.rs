@@ -1,6 +1,6 @@
 //! The static description of a benchmark that the `#[db_bench]` macro emits.
 
-use crate::model::config::{RunSpec, StorageSpec};
+use crate::model::config::{BackendKind, RunSpec, StorageSpec};
 use crate::run::session::Session;
 use std::future::Future;
 use std::pin::Pin;
@@ -67,5 +67,66 @@ impl BenchmarkSpec {
             .baseline
             .and_then(|b| self.cells.iter().position(|c| c.name == b))
             .unwrap_or(0)
+    }
+
+    /// Why the benchmark's question does not apply on `kind` (`#[not_on]`), if it does not.
+    pub fn not_applicable_on(&self, kind: BackendKind) -> Option<&'static str> {
+        self.run
+            .not_on
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, why)| *why)
+    }
+
+    /// Whether `cell` runs on `kind`: the benchmark applies there, and neither its `backends` nor
+    /// the cell's case's leave `kind` out (a case narrows the benchmark's backends, never widens
+    /// them).
+    pub fn runs_on(&self, cell: &CellSpec, kind: BackendKind) -> bool {
+        let allowed = |list: &[BackendKind]| list.is_empty() || list.contains(&kind);
+        self.not_applicable_on(kind).is_none()
+            && allowed(self.run.backends)
+            && allowed(cell.backends)
+    }
+
+    /// The cells that run on `kind`, in declaration order.
+    pub fn cells_on(&self, kind: BackendKind) -> Vec<&CellSpec> {
+        self.cells
+            .iter()
+            .filter(|c| self.runs_on(c, kind))
+            .collect()
+    }
+
+    /// The baseline on `kind`: the declared one where it runs there, else the first cell that
+    /// does (a suite with cases per backend compares each backend's cells with its own first
+    /// case); `None` when no cell runs on `kind`.
+    pub fn baseline_on(&self, kind: BackendKind) -> Option<&'static str> {
+        let cells = self.cells_on(kind);
+        let declared = self.cells[self.baseline_index()].name;
+        cells
+            .iter()
+            .find(|c| c.name == declared)
+            .or(cells.first())
+            .map(|c| c.name)
+    }
+
+    /// The cells left out on `kind` because their case names other backends, as
+    /// `test_6 (mssql)`, for the line under the table.
+    pub fn elsewhere_on(&self, kind: BackendKind) -> Vec<String> {
+        if self.not_applicable_on(kind).is_some() {
+            return Vec::new();
+        }
+        self.cells
+            .iter()
+            .filter(|c| !self.runs_on(c, kind))
+            .map(|c| {
+                let list = if c.backends.is_empty() {
+                    self.run.backends
+                } else {
+                    c.backends
+                };
+                let names: Vec<&str> = list.iter().map(|b| b.keyword()).collect();
+                format!("{} ({})", c.name, names.join(", "))
+            })
+            .collect()
     }
 }

@@ -79,6 +79,37 @@ fn managed_only(mode: Mode, option: &'static str, what: &str) -> Result<()> {
     }
 }
 
+/// `storage` raised to PostgreSQL's minimums, as SQL Server's file sizes are raised to its own: a
+/// fixed `log_growth` (the WAL segment size) below 1 MB becomes 1 MB, the smallest segment
+/// `initdb` makes, and a `log_size` below two segments becomes two. Scaling makes such sizes (the
+/// VLF article's 1 MB growth is 64 KB at the default scale); the raised sizes are the ones the
+/// results record as effective. A segment size that is not a power of two is left for [`map`] to
+/// refuse.
+pub fn floor(storage: &StorageSpec) -> StorageSpec {
+    let mut out = *storage;
+    if let Some(Growth::Fixed(size)) = out.log_growth {
+        if size.bytes < MIB {
+            out.log_growth = Some(Growth::Fixed(crate::model::config::Size {
+                bytes: MIB,
+                ..size
+            }));
+        }
+    }
+    let segment = match out.log_growth {
+        Some(Growth::Fixed(size)) => size.bytes,
+        _ => DEFAULT_SEGMENT,
+    };
+    if let Some(size) = out.log_size {
+        if size.bytes < 2 * segment {
+            out.log_size = Some(crate::model::config::Size {
+                bytes: 2 * segment,
+                ..size
+            });
+        }
+    }
+    out
+}
+
 /// Fails with [`Error::Unsupported`] for the first option PostgreSQL cannot honour.
 pub fn check(storage: &StorageSpec, mode: Mode) -> Result<()> {
     map(storage, mode).map(|_| ())
