@@ -24,6 +24,10 @@
 //! list with `data_on` and `DBBENCH_VOLUMES` to spread the files over devices (the article's
 //! second test).
 //!
+//! **On PostgreSQL** the question does not apply: every table lives in files of its own, with no
+//! filegroup of several files to spread it over. `#[not_on]` says so in one line instead of
+//! running (or skipping) any cell.
+//!
 //! **How to read the results.** Compare each file count with `data_files_1`; the verdict column
 //! says whether the difference is larger than the run-to-run noise.
 

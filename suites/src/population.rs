@@ -27,6 +27,13 @@
 //! the same disk, which the results record: the separation only means something when the
 //! volumes are different devices.
 //!
+//! **On PostgreSQL** (`DBBENCH_BACKEND=postgres`) the cases are `pg_same_volume` and
+//! `pg_separate_volumes`: the managed cluster's data directory on the `data` volume and its WAL
+//! (`initdb --waldir`) on the `log` volume, bound with `DBBENCH_VOLUMES` as above. PostgreSQL does
+//! not pre-size data files and its WAL is not a file that grows by a setting, so these cases set
+//! only the volumes and keep the cluster's WAL defaults (16 MB segments, zero-filled); the
+//! connections write in parallel, each row filling a page (`char(4100)`, stored plain).
+//!
 //! **How to read the results.** Compare `separate_volumes` with `same_volume`: the article found
 //! the separation helped little once the log array was fast enough; the log growth count and
 //! final log size show how far the log outgrew its 250 MB.

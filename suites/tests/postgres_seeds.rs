@@ -10,7 +10,9 @@ use dbbench_core::__internals::config::RunSpec;
 use dbbench_core::__internals::postgres::PostgresBackend;
 use dbbench_core::__internals::Backend;
 use dbbench_core::__internals::Volumes;
-use dbbench_core::__internals::{exclusive, run_benchmark, RunContext};
+use dbbench_core::__internals::{
+    check_cell, exclusive, run_benchmark, CellCheck, RunContext, TimingMode, Tolerance,
+};
 use dbbench_core::__internals::{BenchmarkSpec, BodyFn, BodyFuture};
 use dbbench_core::results::{BenchmarkResult, CellStatus, RunResult};
 use dbbench_core::{Scale, Session};
@@ -24,6 +26,14 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn run(bench: &'static BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
+    run_cells(bench, None, ctx)
+}
+
+fn run_cells(
+    bench: &'static BenchmarkSpec,
+    cells: Option<&[&str]>,
+    ctx: &RunContext,
+) -> BenchmarkResult {
     let _guard = exclusive();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -32,7 +42,9 @@ fn run(bench: &'static BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
         .unwrap();
     runtime.block_on(async {
         let mut backend = Backend::Postgres(Box::new(PostgresBackend::managed().unwrap()));
-        run_benchmark(bench, None, ctx, &mut backend).await.unwrap()
+        run_benchmark(bench, cells, ctx, &mut backend)
+            .await
+            .unwrap()
     })
 }
 
@@ -137,11 +149,11 @@ fn the_vlf_suite_on_postgres_shows_segment_size_zero_fill_and_pregrowth() {
         );
         assert_eq!(log(i).growths, 0, "{}: {:?}", names[i], log(i));
     }
-    // The effective sizes: 1 MB and 2 MB segments (1024MB / 512), at least two segments of WAL.
+    // The effective sizes: 1 MB segments (the floor of 1MB / 512) and 2 MB ones (1024MB / 512).
     let effective = |i: usize, key: &str| result.cells[i].effective[key];
     assert_eq!(effective(0, "log_growth_bytes"), MB);
     assert_eq!(effective(2, "log_growth_bytes"), 2 * MB);
-    assert_eq!(effective(2, "log_size_bytes"), 4 * MB);
+    assert_eq!(effective(2, "log_size_bytes"), 32000 * MB / 512);
     assert_clean(&ctx.work_dir);
 }
 
@@ -212,4 +224,48 @@ fn the_population_suite_on_postgres_puts_data_and_wal_on_their_volumes() {
         assert!(left.is_empty(), "{dir}: {left:?}");
     }
     let _ = std::fs::remove_dir_all(&base);
+}
+
+#[test]
+fn a_changed_segment_count_fails_the_committed_postgres_snapshot() {
+    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
+        return;
+    }
+    let ctx = ctx("pg-snapshot-cell", Volumes::default());
+    let bench = &dbbench_suites::vlf::doubling::BENCHMARK;
+    let mut result = run_cells(bench, Some(&["pg_test_4"]), &ctx);
+    assert_clean(&ctx.work_dir);
+    let tolerance = Tolerance {
+        mode: TimingMode::Ignore,
+        ..Tolerance::default()
+    };
+    let check = |result: &BenchmarkResult| {
+        check_cell(
+            result,
+            "pg_test_4",
+            &bench.file_stem(),
+            bench.manifest_dir,
+            &ctx.work_dir,
+            &tolerance,
+        )
+    };
+    // Its part of `vlf.doubling__smoke__postgres.snap` matches as it ran...
+    assert!(
+        matches!(check(&result), CellCheck::Matches(_)),
+        "{:?}",
+        check(&result)
+    );
+    // ...and one WAL segment created in the window, where the pre-made WAL left none to create,
+    // does not.
+    let run = result.cells[0].runs.iter_mut().find(|r| !r.warmup).unwrap();
+    run.log.as_mut().unwrap().growths += 1;
+    match check(&result) {
+        CellCheck::Differs(differences) => {
+            assert!(
+                differences.iter().any(|d| d.contains("growths")),
+                "{differences:?}"
+            )
+        }
+        other => panic!("a changed segment count must differ, not {other:?}"),
+    }
 }

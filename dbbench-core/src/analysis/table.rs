@@ -479,6 +479,39 @@ mod tests {
     }
 
     #[test]
+    fn postgres_shows_its_wal_evidence_and_names_the_articles_engine() {
+        use crate::model::reference::{Reference, ReferenceCase};
+        let mut result = crate::model::sample::vlf();
+        assert!(!BenchmarkTable::of(&result)
+            .to_grid()
+            .to_text("")
+            .contains("segments created"));
+        result.backend.kind = "postgres".into();
+        for (i, cell) in result.cells.iter_mut().enumerate() {
+            for run in &mut cell.runs {
+                run.values
+                    .insert("pg_wal_segments_created".into(), 10.0 * i as f64);
+                run.values
+                    .insert("pg_wal_zero_fill_bytes".into(), (i as f64) * 1048576.0);
+            }
+        }
+        result.reference = Some(
+            Reference::new("vlf::doubling", "Berry 2013", "test_1")
+                .measured_on("SQL Server")
+                .case(ReferenceCase::cell("test_1").elapsed_s(1074.0)),
+        );
+        let text = BenchmarkTable::of(&result).to_grid().to_text("");
+        let header = text.lines().next().unwrap();
+        assert!(header.contains("segments created"), "{header}");
+        assert!(header.contains("zero-filled"), "{header}");
+        // Values the runs did not have get no column.
+        assert!(!header.contains("WAL sync time"), "{header}");
+        assert!(header.contains("article (SQL Server) elapsed"), "{header}");
+        let row = text.lines().find(|l| l.starts_with("test_3")).unwrap();
+        assert!(row.contains("1.0 MiB"), "{row}");
+    }
+
+    #[test]
     fn load_cells_show_throughput_and_latency_percentiles() {
         let mut result = crate::model::sample::load(&[1500.0, 1800.0]);
         let loads = result.cells.iter_mut().flat_map(|c| &mut c.runs);

@@ -104,7 +104,7 @@ impl Backend {
 
     /// `storage` with every size raised to this backend's minimum, applied before the cell's
     /// effective sizes are recorded and its databases created (SQL Server's `model` size and
-    /// 512 KB log; PostgreSQL's 1 MB WAL segment and two segments of WAL; the embedded engine
+    /// 512 KB log; PostgreSQL's 1 MB WAL segment; the embedded engine
     /// has no minimum).
     pub fn floor_storage(&self, storage: &StorageSpec) -> StorageSpec {
         match self {

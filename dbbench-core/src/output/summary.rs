@@ -115,6 +115,31 @@ mod tests {
     }
 
     #[test]
+    fn a_question_that_does_not_apply_is_one_line() {
+        let mut result = crate::model::sample::vlf();
+        result.backend.kind = "postgres".into();
+        result.cells.clear();
+        result.not_applicable = Some("PostgreSQL has no filegroups".into());
+        let text = render(&result);
+        assert!(
+            text.contains("  does not apply on postgres: PostgreSQL has no filegroups\n"),
+            "{text}"
+        );
+        assert!(!text.contains("ratio to"), "{text}");
+    }
+
+    #[test]
+    fn cells_of_other_backends_are_one_line_under_the_table() {
+        let mut result = crate::model::sample::vlf();
+        result.elsewhere = vec!["test_6 (mssql)".into()];
+        let text = render(&result);
+        assert!(
+            text.contains("cases for other backends, not run on embedded: test_6 (mssql)"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn failed_cells_show_their_error() {
         let mut result = crate::model::sample::vlf();
         result.cells[1].status = CellStatus::Failed("disk full".into());

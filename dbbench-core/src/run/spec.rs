@@ -130,3 +130,74 @@ impl BenchmarkSpec {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(_: &mut Session) -> BodyFuture<'_> {
+        Box::pin(async { Ok(()) })
+    }
+
+    const fn cell(name: &'static str, backends: &'static [BackendKind]) -> CellSpec {
+        CellSpec {
+            name,
+            storage: StorageSpec::DEFAULT,
+            backends,
+        }
+    }
+
+    static CELLS: [CellSpec; 4] = [
+        cell("test_1", &[BackendKind::Embedded, BackendKind::Mssql]),
+        cell("test_6", &[BackendKind::Mssql]),
+        cell("pg_test_1", &[BackendKind::Postgres]),
+        cell("pg_test_2", &[BackendKind::Postgres]),
+    ];
+
+    const fn bench(run: RunSpec) -> BenchmarkSpec {
+        BenchmarkSpec {
+            name: "doubling",
+            module_path: "suites::vlf::doubling",
+            manifest_dir: "",
+            source_file: "",
+            title: "",
+            run,
+            cells: &CELLS,
+            body,
+        }
+    }
+
+    #[test]
+    fn each_backend_runs_its_own_cases_against_its_own_baseline() {
+        let b = bench(RunSpec {
+            baseline: Some("test_1"),
+            ..RunSpec::DEFAULT
+        });
+        let names = |kind| -> Vec<&str> { b.cells_on(kind).iter().map(|c| c.name).collect() };
+        assert_eq!(names(BackendKind::Embedded), ["test_1"]);
+        assert_eq!(names(BackendKind::Mssql), ["test_1", "test_6"]);
+        assert_eq!(names(BackendKind::Postgres), ["pg_test_1", "pg_test_2"]);
+        assert_eq!(b.baseline_on(BackendKind::Mssql), Some("test_1"));
+        assert_eq!(b.baseline_on(BackendKind::Postgres), Some("pg_test_1"));
+        assert_eq!(
+            b.elsewhere_on(BackendKind::Postgres),
+            ["test_1 (embedded, mssql)", "test_6 (mssql)"]
+        );
+    }
+
+    #[test]
+    fn a_question_that_does_not_apply_runs_nothing_and_lists_nothing() {
+        let b = bench(RunSpec {
+            not_on: &[(BackendKind::Postgres, "no filegroups")],
+            ..RunSpec::DEFAULT
+        });
+        assert_eq!(
+            b.not_applicable_on(BackendKind::Postgres),
+            Some("no filegroups")
+        );
+        assert_eq!(b.not_applicable_on(BackendKind::Mssql), None);
+        assert!(b.cells_on(BackendKind::Postgres).is_empty());
+        assert!(b.elsewhere_on(BackendKind::Postgres).is_empty());
+        assert_eq!(b.baseline_on(BackendKind::Postgres), None);
+    }
+}

@@ -79,12 +79,12 @@ fn managed_only(mode: Mode, option: &'static str, what: &str) -> Result<()> {
     }
 }
 
-/// `storage` raised to PostgreSQL's minimums, as SQL Server's file sizes are raised to its own: a
+/// `storage` raised to PostgreSQL's minimum, as SQL Server's file sizes are raised to its own: a
 /// fixed `log_growth` (the WAL segment size) below 1 MB becomes 1 MB, the smallest segment
-/// `initdb` makes, and a `log_size` below two segments becomes two. Scaling makes such sizes (the
-/// VLF article's 1 MB growth is 64 KB at the default scale); the raised sizes are the ones the
-/// results record as effective. A segment size that is not a power of two is left for [`map`] to
-/// refuse.
+/// `initdb` makes. Scaling makes such sizes (the VLF article's 1 MB growth is 64 KB at the
+/// default scale); the raised size is the one the results record as effective. A segment size
+/// that is not a power of two, and a `log_size` below two segments, are left for [`map`] to
+/// refuse: raising those would change what the benchmark declared, not just its scale's floor.
 pub fn floor(storage: &StorageSpec) -> StorageSpec {
     let mut out = *storage;
     if let Some(Growth::Fixed(size)) = out.log_growth {
@@ -93,18 +93,6 @@ pub fn floor(storage: &StorageSpec) -> StorageSpec {
                 bytes: MIB,
                 ..size
             }));
-        }
-    }
-    let segment = match out.log_growth {
-        Some(Growth::Fixed(size)) => size.bytes,
-        _ => DEFAULT_SEGMENT,
-    };
-    if let Some(size) = out.log_size {
-        if size.bytes < 2 * segment {
-            out.log_size = Some(crate::model::config::Size {
-                bytes: 2 * segment,
-                ..size
-            });
         }
     }
     out
@@ -310,6 +298,27 @@ mod tests {
             Err(Error::Unsupported { option, .. }) => option.to_string(),
             other => panic!("expected a refusal, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_scaled_segment_below_one_megabyte_is_raised_to_it() {
+        let fixed = |bytes| Some(Growth::Fixed(Size::new(bytes, "1MB")));
+        let small = StorageSpec {
+            log_growth: fixed(64 << 10),
+            log_size: Some(Size::new(1 << 20, "400MB")),
+            ..StorageSpec::DEFAULT
+        };
+        let floored = floor(&small);
+        assert_eq!(floored.log_growth, fixed(MIB));
+        // Two segments are not made up: a log_size below them stays refused by name.
+        assert_eq!(floored.log_size, small.log_size);
+        assert_eq!(refused(floored, Mode::Managed), "log_size");
+        let large = StorageSpec {
+            log_growth: fixed(3 * MIB),
+            ..StorageSpec::DEFAULT
+        };
+        assert_eq!(floor(&large), large);
+        assert_eq!(refused(large, Mode::Managed), "log_growth");
     }
 
     #[test]
