@@ -51,9 +51,12 @@ pub fn take_not_on(attrs: &mut Vec<Attribute>, errors: &mut Errors) -> Vec<NotOn
             let word = option.key.to_string();
             let Some((_, backend)) = Backend::all().find(|(keyword, _)| *keyword == word) else {
                 let known: Vec<String> = Backend::all().map(|(k, _)| format!("`{k}`")).collect();
+                let hint = crate::suggest::nearest(&word, Backend::all().map(|(k, _)| k))
+                    .map(|k| format!("did you mean `{k}`? "))
+                    .unwrap_or_default();
                 let message = format!(
-                    "`{word}` is not a backend: `#[not_on]` takes {} with the reason, such as \
-                     `postgres = \"PostgreSQL has no filegroups\"`",
+                    "`{word}` is not a backend; {hint}`#[not_on]` takes {} with the reason, such \
+                     as `postgres = \"PostgreSQL has no filegroups\"`",
                     known.join(", ")
                 );
                 errors.error(option.key.span(), message);
@@ -142,7 +145,7 @@ mod tests {
         ]);
         assert!(found.is_empty() && rest.is_empty());
         assert_eq!(errors.len(), 6, "{errors:?}");
-        assert!(errors[0].starts_with("`oracle` is not a backend"));
+        assert!(errors[0].starts_with("`oracle` is not a backend; `#[not_on]` takes"));
         assert!(errors[1].starts_with("`postgres` in `#[not_on]` takes the reason"));
         assert!(errors[2].starts_with("`mssql` in `#[not_on]` needs the reason"));
         assert!(errors[3].starts_with("`embedded` in `#[not_on]` takes one reason"));

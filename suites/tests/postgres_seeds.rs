@@ -136,8 +136,8 @@ fn the_vlf_suite_on_postgres_shows_segment_size_zero_fill_and_pregrowth() {
     // floor of the scaled 1MB growth) was written with zeros; the others only allocate.
     assert!(log(0).growths > 0, "{:?}", log(0));
     assert_eq!(zeros(0), (log(0).growths * MB) as f64);
-    for i in 1..5 {
-        assert_eq!(zeros(i), 0.0, "{}", names[i]);
+    for (i, name) in names.iter().enumerate().skip(1) {
+        assert_eq!(zeros(i), 0.0, "{name}");
     }
     // Tests 4 and 5 made their WAL before the window (32000MB / 512 in 4000MB / 512 steps of
     // 2 MB segments), so the load created no segment at all.
