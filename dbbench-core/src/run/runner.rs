@@ -120,7 +120,7 @@ pub async fn run_recorded(
             work_dir: ctx.work_dir.clone(),
             scale: scale.clone(),
         };
-        let status = match precheck(bench, cell, backend, &storage) {
+        let status = match precheck(bench, backend, &storage) {
             CellStatus::Ok => {
                 let short = backend.space_shortfalls(&plan, fixture_rows).await;
                 space_check(bench, &short, &scale)
@@ -523,26 +523,20 @@ fn default_volumes(
     Ok((volumes, defaulted))
 }
 
-/// `Ok`, or why the cell cannot run on this backend (skipped: restricted to other backends, or an
-/// option the backend cannot honour) or is wrong (failed), before anything is created.
+/// `Ok`, or why the cell cannot run on this backend (skipped: the benchmark is restricted to other
+/// backends, or an option the backend cannot honour) or is wrong (failed), before anything is
+/// created. Cells whose case names other backends never get here: they are left out of the run.
 fn precheck(
     bench: &BenchmarkSpec,
-    cell: &CellSpec,
     backend: &Backend,
     storage: &crate::model::config::StorageSpec,
 ) -> CellStatus {
     let kind: BackendKind = backend.kind();
-    // A case narrows the benchmark's backends; it never widens them.
-    let allowed_here = |list: &[BackendKind]| list.is_empty() || list.contains(&kind);
-    let (backends, what) = if allowed_here(bench.run.backends) {
-        (cell.backends, "cell")
-    } else {
-        (bench.run.backends, "benchmark")
-    };
-    if !allowed_here(backends) {
+    let backends = bench.run.backends;
+    if !backends.is_empty() && !backends.contains(&kind) {
         let allowed: Vec<&str> = backends.iter().map(|b| b.keyword()).collect();
         return CellStatus::Skipped(format!(
-            "this {what} runs on {} only; the current backend is {} (DBBENCH_BACKEND)",
+            "this benchmark runs on {} only; the current backend is {} (DBBENCH_BACKEND)",
             allowed.join(", "),
             kind.keyword()
         ));

@@ -78,14 +78,12 @@ impl BenchmarkSpec {
             .map(|(_, why)| *why)
     }
 
-    /// Whether `cell` runs on `kind`: the benchmark applies there, and neither its `backends` nor
-    /// the cell's case's leave `kind` out (a case narrows the benchmark's backends, never widens
-    /// them).
+    /// Whether `cell` is part of a run on `kind`: the benchmark's question applies there and the
+    /// cell's case does not name only other backends. (A benchmark whose own `backends` leave
+    /// `kind` out still runs its cells' checks there and reports each as skipped, with why.)
     pub fn runs_on(&self, cell: &CellSpec, kind: BackendKind) -> bool {
-        let allowed = |list: &[BackendKind]| list.is_empty() || list.contains(&kind);
         self.not_applicable_on(kind).is_none()
-            && allowed(self.run.backends)
-            && allowed(cell.backends)
+            && (cell.backends.is_empty() || cell.backends.contains(&kind))
     }
 
     /// The cells that run on `kind`, in declaration order.
@@ -119,12 +117,7 @@ impl BenchmarkSpec {
             .iter()
             .filter(|c| !self.runs_on(c, kind))
             .map(|c| {
-                let list = if c.backends.is_empty() {
-                    self.run.backends
-                } else {
-                    c.backends
-                };
-                let names: Vec<&str> = list.iter().map(|b| b.keyword()).collect();
+                let names: Vec<&str> = c.backends.iter().map(|b| b.keyword()).collect();
                 format!("{} ({})", c.name, names.join(", "))
             })
             .collect()
