@@ -91,6 +91,8 @@ fn result(times: [&[f64]; 2], growth_events: u64) -> BenchmarkResult {
         reference: None,
         calibration: Some(calibration(0.1)),
         stopping: None,
+        not_applicable: None,
+        elsewhere: Vec::new(),
     }
 }
 

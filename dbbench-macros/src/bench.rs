@@ -8,6 +8,7 @@ use crate::case;
 use crate::check;
 use crate::errors::Errors;
 use crate::matrix::{self, Cell};
+use crate::not_on::{self, NotOn};
 use crate::options::{self, RunOptions};
 use crate::parse;
 use crate::signature;
@@ -23,9 +24,12 @@ pub struct Bench {
     pub run: RunOptions,
     /// The cells, in order.
     pub cells: Vec<Cell>,
+    /// Backends the benchmark's question does not apply to, with the reason (`#[not_on]`).
+    pub not_on: Vec<NotOn>,
 }
 
-/// Analyses `#[db_bench(args)]` on `func`, removing the `#[case]` attributes from `func`.
+/// Analyses `#[db_bench(args)]` on `func`, removing the `#[case]` and `#[not_on]` attributes from
+/// `func`.
 ///
 /// `func` is stripped of its cases even when there are errors, so that the caller can emit it
 /// again without rustc adding "cannot find attribute `case`" to the real errors.
@@ -34,6 +38,21 @@ pub fn analyse(args: TokenStream, func: &mut ItemFn) -> syn::Result<Bench> {
     let raw = parse::parse_options(args, 0, &mut errors);
     let options = options::bench_options(raw, &mut errors);
     let cases = case::take_cases(&mut func.attrs, &mut errors);
+    let not_on = not_on::take_not_on(&mut func.attrs, &mut errors);
+    if let Some(backends) = &options.run.backends {
+        for n in not_on
+            .iter()
+            .filter(|n| !backends.value.contains(&n.backend.value))
+        {
+            let word = n.backend.value.keyword();
+            let message = format!(
+                "`#[db_bench]`'s `backends` already leaves {word} out, so there is nothing for \
+                 `#[not_on]` to explain: remove `{word}` from `#[not_on]`, or add \"{word}\" to \
+                 `backends`"
+            );
+            errors.error(n.backend.span, message);
+        }
+    }
     signature::check(func, &mut errors);
     let cells = matrix::cells(&options, &cases, &mut errors);
     check::check(&options, &cases, &cells, &mut errors);
@@ -42,6 +61,7 @@ pub fn analyse(args: TokenStream, func: &mut ItemFn) -> syn::Result<Bench> {
         title: title(&func.attrs),
         run: options.run,
         cells,
+        not_on,
     })
 }
 

@@ -193,6 +193,14 @@ fn run_spec(bench: &Bench) -> TokenStream {
         };
         fields.push(quote!(order: ::dbbench_core::__private::Order::#variant));
     }
+    if !bench.not_on.is_empty() {
+        let entries = bench.not_on.iter().map(|n| {
+            let variant = format_ident!("{}", n.backend.value.variant());
+            let reason = LitStr::new(&n.reason, n.backend.span);
+            quote!((::dbbench_core::__private::BackendKind::#variant, #reason))
+        });
+        fields.push(quote!(not_on: &[#(#entries),*]));
+    }
     if let Some(name) = &run.baseline {
         let value = some(name.value.to_token_stream());
         fields.push(quote!(baseline: #value));

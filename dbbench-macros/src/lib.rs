@@ -22,6 +22,7 @@
 //! - `setting`: the typed values of storage and run options;
 //! - `size`: size, growth and duration literals;
 //! - `case`: the `#[case]` helper attributes;
+//! - `not_on`: the `#[not_on]` helper attribute;
 //! - `matrix`: cells from lists and cases, and their names;
 //! - `check`: contradictions between options;
 //! - `signature`: the shape of the annotated function;
@@ -34,6 +35,7 @@ mod check;
 mod errors;
 mod expand;
 mod matrix;
+mod not_on;
 mod options;
 mod parse;
 mod setting;
@@ -52,7 +54,9 @@ use proc_macro::TokenStream;
 /// may be lists, which make one cell per value; run options (`repeat`, `warmup`, `fixture`,
 /// `backends`, `timeout`, `order`, `baseline`, `scale_storage`, `smoke_divisor`,
 /// `default_divisor`) apply to every cell. Each `#[case(name = "...", ...)]` below the attribute
-/// is a named cell with its own storage options, and may set its own `backends`.
+/// is a named cell with its own storage options, and may set its own `backends`. One
+/// `#[not_on(postgres = "why")]` names backends the benchmark's question does not apply to: there
+/// it runs no cell and reports the sentence instead.
 ///
 /// The function is kept as written, and a module of the same name is generated beside it
 /// with a `BENCHMARK` static describing the benchmark and one `#[test]` per cell.

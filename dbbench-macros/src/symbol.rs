@@ -8,3 +8,5 @@ pub use dbbench_options::Key;
 pub const DB_BENCH: &str = "db_bench";
 /// The helper attribute that declares one named cell.
 pub const CASE: &str = "case";
+/// The helper attribute that names backends a benchmark's question does not apply to.
+pub const NOT_ON: &str = "not_on";

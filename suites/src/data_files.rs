@@ -24,6 +24,10 @@
 //! list with `data_on` and `DBBENCH_VOLUMES` to spread the files over devices (the article's
 //! second test).
 //!
+//! **On PostgreSQL** the question does not apply: every table lives in files of its own, with no
+//! filegroup of several files to spread it over. `#[not_on]` says so in one line instead of
+//! running (or skipping) any cell.
+//!
 //! **How to read the results.** Compare each file count with `data_files_1`; the verdict column
 //! says whether the difference is larger than the run-to-run noise.
 
@@ -49,6 +53,9 @@ const FULL_INSERT_BYTES: u64 = 100 << 30;
     max_repeat = 10,
     budget = "80s"
 )]
+#[not_on(
+    postgres = "PostgreSQL keeps every table in files of its own and has no filegroup of several data files to spread a table over, so the number of data files is not a setting there"
+)]
 pub async fn equal_shares(db: &mut Session) -> Result<()> {
     let workers = workers_at(db.scale(), 16);
     let rows = rows_for(db.scale().count(FULL_INSERT_BYTES));
@@ -65,6 +72,7 @@ pub fn article() -> dbbench_core::cli::Reference {
         "Paul Randal, Benchmarking: do multiple data files make a difference? (SQLskills 2010)",
         "data_files_1",
     )
+    .measured_on("SQL Server")
     .case(ReferenceCase::cell("data_files_1"))
     .case(
         ReferenceCase::cell("data_files_8")

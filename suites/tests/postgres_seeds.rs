@@ -1,17 +1,19 @@
-//! The seed suites on a managed PostgreSQL cluster at smoke scale. As declared, their cells set
-//! data-file options PostgreSQL has no equivalent for, so each must be refused by name before
-//! anything is created; their shapes (the VLF doubling with log pre-sizing, zero fill and
-//! pre-growth; the population through the driver with data and log on one volume or two) then run
-//! with the options PostgreSQL honours, and their physical facts are checked.
+//! The seed suites' PostgreSQL cases on a managed cluster at smoke scale, one repetition each:
+//! the VLF suite's `pg_test_1` … `pg_test_5` (WAL segment size, zero fill, WAL made ahead,
+//! parallel workers) and the population suite's `pg_same_volume` and `pg_separate_volumes` run
+//! with every option honoured, and their physical facts are checked (segments zero-filled only
+//! where `wal_init_zero` is on, none created after pre-growth, the data directory and the WAL on
+//! their volumes, one 4.1 KB row per page); the data-files suite does not apply there and says
+//! so instead of running anything.
 
-use dbbench_core::__internals::config::{
-    FixtureKind, Growth, Recovery, RunSpec, Size, StorageSpec,
-};
+use dbbench_core::__internals::config::RunSpec;
 use dbbench_core::__internals::postgres::PostgresBackend;
 use dbbench_core::__internals::Backend;
 use dbbench_core::__internals::Volumes;
-use dbbench_core::__internals::{exclusive, run_benchmark, RunContext};
-use dbbench_core::__internals::{BenchmarkSpec, BodyFuture, CellSpec};
+use dbbench_core::__internals::{
+    check_cell, exclusive, run_benchmark, CellCheck, RunContext, TimingMode, Tolerance,
+};
+use dbbench_core::__internals::{BenchmarkSpec, BodyFn, BodyFuture};
 use dbbench_core::results::{BenchmarkResult, CellStatus, RunResult};
 use dbbench_core::{Scale, Session};
 use std::path::{Path, PathBuf};
@@ -24,6 +26,14 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn run(bench: &'static BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
+    run_cells(bench, None, ctx)
+}
+
+fn run_cells(
+    bench: &'static BenchmarkSpec,
+    cells: Option<&[&str]>,
+    ctx: &RunContext,
+) -> BenchmarkResult {
     let _guard = exclusive();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -32,7 +42,9 @@ fn run(bench: &'static BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
         .unwrap();
     runtime.block_on(async {
         let mut backend = Backend::Postgres(Box::new(PostgresBackend::managed().unwrap()));
-        run_benchmark(bench, None, ctx, &mut backend).await.unwrap()
+        run_benchmark(bench, cells, ctx, &mut backend)
+            .await
+            .unwrap()
     })
 }
 
@@ -59,93 +71,33 @@ fn ctx(name: &str, volumes: Volumes) -> RunContext {
     }
 }
 
+/// `bench` with one fixed repetition instead of its precision target, and `body` if given.
+fn once(bench: &'static BenchmarkSpec, body: Option<BodyFn>) -> &'static BenchmarkSpec {
+    Box::leak(Box::new(BenchmarkSpec {
+        run: RunSpec {
+            repeat: 1,
+            precision: None,
+            ..bench.run
+        },
+        body: body.unwrap_or(bench.body),
+        ..*bench
+    }))
+}
+
 #[test]
-fn seed_cells_are_skipped_by_name_when_postgres_cannot_honour_them() {
+fn the_data_files_question_does_not_apply_and_nothing_runs() {
     if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
         return;
     }
-    let ctx = ctx("pg-seeds", Volumes::default());
-    for bench in dbbench_suites::all() {
-        let result = run(bench, &ctx);
-        for cell in &result.cells {
-            match &cell.status {
-                CellStatus::Skipped(why) => {
-                    let named = ["data_files", "data_size", "growth", "tempdb_files"]
-                        .iter()
-                        .any(|o| {
-                            why.contains(&format!(
-                                "option `{o}` is not supported by the postgres backend"
-                            ))
-                        });
-                    let restricted = why.contains("runs on mssql only");
-                    assert!(
-                        named || restricted,
-                        "{}::{}: {why}",
-                        result.benchmark,
-                        cell.name
-                    );
-                    assert!(cell.runs.is_empty());
-                }
-                CellStatus::Failed(e) => panic!("{}::{}: {e}", result.benchmark, cell.name),
-                CellStatus::Ok => panic!("{}: a data-file option was ignored", cell.name),
-            }
-        }
-    }
+    let ctx = ctx("pg-data-files", Volumes::default());
+    let result = run(&dbbench_suites::data_files::equal_shares::BENCHMARK, &ctx);
+    let why = result.not_applicable.as_deref().unwrap_or_default();
+    assert!(why.contains("no filegroup"), "{why:?}");
+    assert!(result.cells.is_empty(), "{:?}", result.cells);
     assert_clean(&ctx.work_dir);
 }
 
-fn doubling(db: &mut Session) -> BodyFuture<'_> {
-    Box::pin(async move {
-        dbbench_core::fixture::double_charges(db, 5).await?;
-        Ok(())
-    })
-}
-
 const MB: u64 = 1 << 20;
-const fn size(mb: u64, text: &'static str) -> Option<Size> {
-    Some(Size::new(mb * MB, text))
-}
-
-static VLF_CELLS: [CellSpec; 2] = [
-    CellSpec {
-        name: "log_grows",
-        storage: StorageSpec {
-            log_size: size(2, "2MB"),
-            log_growth: Some(Growth::Fixed(Size::new(MB, "1MB"))),
-            ifi: Some(false),
-            recovery: Some(Recovery::Full),
-            ..StorageSpec::DEFAULT
-        },
-        backends: &[],
-    },
-    CellSpec {
-        name: "log_pregrown",
-        storage: StorageSpec {
-            log_size: size(48, "48MB"),
-            log_growth: Some(Growth::Fixed(Size::new(MB, "1MB"))),
-            log_pregrow: size(8, "8MB"),
-            ifi: Some(true),
-            recovery: Some(Recovery::Simple),
-            maxdop: Some(4),
-            ..StorageSpec::DEFAULT
-        },
-        backends: &[],
-    },
-];
-
-static VLF_SHAPE: BenchmarkSpec = BenchmarkSpec {
-    name: "doubling",
-    module_path: "postgres_seeds::vlf_shape::doubling",
-    manifest_dir: env!("CARGO_MANIFEST_DIR"),
-    source_file: file!(),
-    title: "The VLF doubling with PostgreSQL's log options",
-    run: RunSpec {
-        fixture: FixtureKind::Credit,
-        ..RunSpec::DEFAULT
-    },
-    cells: &VLF_CELLS,
-    body: doubling,
-};
 
 fn measured<'a>(result: &'a BenchmarkResult, name: &str) -> &'a RunResult {
     let cell = result.cells.iter().find(|c| c.name == name).unwrap();
@@ -154,36 +106,54 @@ fn measured<'a>(result: &'a BenchmarkResult, name: &str) -> &'a RunResult {
 }
 
 #[test]
-fn the_vlf_doubling_shape_shows_wal_growth_zero_fill_and_pregrowth() {
+fn the_vlf_suite_on_postgres_shows_segment_size_zero_fill_and_pregrowth() {
     if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
         return;
     }
-    let ctx = ctx("pg-vlf-shape", Volumes::default());
-    let result = run(&VLF_SHAPE, &ctx);
-    let (grows, pregrown) = (
-        measured(&result, "log_grows"),
-        measured(&result, "log_pregrown"),
+    let ctx = ctx("pg-vlf", Volumes::default());
+    let result = run(once(&dbbench_suites::vlf::doubling::BENCHMARK, None), &ctx);
+    let names: Vec<&str> = result.cells.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "pg_test_1",
+            "pg_test_2",
+            "pg_test_3",
+            "pg_test_4",
+            "pg_test_5"
+        ]
     );
-    for run in [grows, pregrown] {
+    assert_eq!(result.run.baseline, "pg_test_1");
+    assert_eq!(result.elsewhere.len(), 6, "{:?}", result.elsewhere);
+    let runs: Vec<&RunResult> = names.iter().map(|n| measured(&result, n)).collect();
+    for run in &runs {
         assert_eq!(run.counts["rows_after"], 32 * run.counts["fixture_rows"]);
         assert_eq!(run.laps.len(), 5);
     }
-    // 48 one-megabyte segments were switched through before the window, and the checkpoints
-    // recycled the finished ones as segments ahead of the insert position.
-    assert_eq!(pregrown.counts["pg_pregrow_segments"], 48);
-    assert!(
-        pregrown.values["pg_wal_segments_ahead_before"] >= 8.0,
-        "{:?}",
-        pregrown.values
-    );
-    let (g, p) = (grows.log.clone().unwrap(), pregrown.log.clone().unwrap());
-    assert!(g.growths > p.growths, "{g:?} vs {p:?}");
-    // ifi = false is wal_init_zero = on: every created segment was written with zeros.
-    assert_eq!(
-        grows.values["pg_wal_zero_fill_bytes"],
-        (g.growths * MB) as f64
-    );
-    assert_eq!(pregrown.values["pg_wal_zero_fill_bytes"], 0.0);
+    let log = |i: usize| runs[i].log.clone().unwrap();
+    let zeros = |i: usize| runs[i].values["pg_wal_zero_fill_bytes"];
+    // Test 1 is the only one with wal_init_zero on: every 1 MB segment it created (1 MB is the
+    // floor of the scaled 1MB growth) was written with zeros; the others only allocate.
+    assert!(log(0).growths > 0, "{:?}", log(0));
+    assert_eq!(zeros(0), (log(0).growths * MB) as f64);
+    for (i, name) in names.iter().enumerate().skip(1) {
+        assert_eq!(zeros(i), 0.0, "{name}");
+    }
+    // Tests 4 and 5 made their WAL before the window (32000MB / 512 in 4000MB / 512 steps of
+    // 2 MB segments), so the load created no segment at all.
+    for i in [3, 4] {
+        assert!(
+            runs[i].counts["pg_pregrow_segments"] > 0,
+            "{:?}",
+            runs[i].counts
+        );
+        assert_eq!(log(i).growths, 0, "{}: {:?}", names[i], log(i));
+    }
+    // The effective sizes: 1 MB segments (the floor of 1MB / 512) and 2 MB ones (1024MB / 512).
+    let effective = |i: usize, key: &str| result.cells[i].effective[key];
+    assert_eq!(effective(0, "log_growth_bytes"), MB);
+    assert_eq!(effective(2, "log_growth_bytes"), 2 * MB);
+    assert_eq!(effective(2, "log_size_bytes"), 32000 * MB / 512);
     assert_clean(&ctx.work_dir);
 }
 
@@ -207,36 +177,8 @@ fn population(db: &mut Session) -> BodyFuture<'_> {
     })
 }
 
-static POPULATION_CELLS: [CellSpec; 2] = [
-    CellSpec {
-        name: "same_volume",
-        storage: StorageSpec::DEFAULT,
-        backends: &[],
-    },
-    CellSpec {
-        name: "separate_volumes",
-        storage: StorageSpec {
-            data_on: &["data"],
-            log_on: Some("log"),
-            ..StorageSpec::DEFAULT
-        },
-        backends: &[],
-    },
-];
-
-static POPULATION_SHAPE: BenchmarkSpec = BenchmarkSpec {
-    name: "population",
-    module_path: "postgres_seeds::population_shape::population",
-    manifest_dir: env!("CARGO_MANIFEST_DIR"),
-    source_file: file!(),
-    title: "The 1-TB population's shape: data and log on one volume or two",
-    run: RunSpec::DEFAULT,
-    cells: &POPULATION_CELLS,
-    body: population,
-};
-
 #[test]
-fn the_population_shape_puts_data_and_wal_on_their_volumes() {
+fn the_population_suite_on_postgres_puts_data_and_wal_on_their_volumes() {
     if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
         return;
     }
@@ -247,10 +189,11 @@ fn the_population_shape_puts_data_and_wal_on_their_volumes() {
         volumes.bind(name, base.join(dir));
     }
     let ctx = ctx("pg-population-shape", volumes);
-    let result = run(&POPULATION_SHAPE, &ctx);
+    let suite = &dbbench_suites::population::population::BENCHMARK;
+    let result = run(once(suite, Some(population)), &ctx);
     let (same, separate) = (
-        measured(&result, "same_volume"),
-        measured(&result, "separate_volumes"),
+        measured(&result, "pg_same_volume"),
+        measured(&result, "pg_separate_volumes"),
     );
     for run in [same, separate] {
         assert_eq!(run.counts["rows_after"], 512);
@@ -281,4 +224,48 @@ fn the_population_shape_puts_data_and_wal_on_their_volumes() {
         assert!(left.is_empty(), "{dir}: {left:?}");
     }
     let _ = std::fs::remove_dir_all(&base);
+}
+
+#[test]
+fn a_changed_segment_count_fails_the_committed_postgres_snapshot() {
+    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
+        return;
+    }
+    let ctx = ctx("pg-snapshot-cell", Volumes::default());
+    let bench = &dbbench_suites::vlf::doubling::BENCHMARK;
+    let mut result = run_cells(bench, Some(&["pg_test_4"]), &ctx);
+    assert_clean(&ctx.work_dir);
+    let tolerance = Tolerance {
+        mode: TimingMode::Ignore,
+        ..Tolerance::default()
+    };
+    let check = |result: &BenchmarkResult| {
+        check_cell(
+            result,
+            "pg_test_4",
+            &bench.file_stem(),
+            bench.manifest_dir,
+            &ctx.work_dir,
+            &tolerance,
+        )
+    };
+    // Its part of `vlf.doubling__smoke__postgres.snap` matches as it ran...
+    assert!(
+        matches!(check(&result), CellCheck::Matches(_)),
+        "{:?}",
+        check(&result)
+    );
+    // ...and one WAL segment created in the window, where the pre-made WAL left none to create,
+    // does not.
+    let run = result.cells[0].runs.iter_mut().find(|r| !r.warmup).unwrap();
+    run.log.as_mut().unwrap().growths += 1;
+    match check(&result) {
+        CellCheck::Differs(differences) => {
+            assert!(
+                differences.iter().any(|d| d.contains("growths")),
+                "{differences:?}"
+            )
+        }
+        other => panic!("a changed segment count must differ, not {other:?}"),
+    }
 }

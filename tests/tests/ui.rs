@@ -21,6 +21,7 @@ fn ui() {
         "scale",
         "several",
         "precision",
+        "not_on",
     ] {
         t.compile_fail(format!("tests/ui/{topic}/*.rs"));
     }

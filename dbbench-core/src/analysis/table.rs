@@ -12,6 +12,7 @@ pub use crate::analysis::metrics::{elapsed_of, CellMetrics};
 use crate::analysis::notation;
 use crate::analysis::ratio::{Margin, Method, Ratio, Verdict};
 use crate::analysis::stats::Summary;
+use crate::engine::profile::{EvidenceColumn, EvidenceUnit};
 use crate::model::results::{BenchmarkResult, CellStatus};
 use crate::util::grid::{Align, Grid};
 
@@ -27,6 +28,10 @@ pub struct BenchmarkTable {
     pub segments_label: &'static str,
     /// The source of the reference values and its baseline cell, where the suite declares them.
     pub reference: Option<(String, String)>,
+    /// The engine the reference measured (`SQL Server`), for the article columns' titles.
+    pub reference_engine: String,
+    /// The backend's own evidence columns ([`crate::engine::profile::Profile::evidence_columns`]).
+    pub evidence_columns: &'static [EvidenceColumn],
     /// Why verdicts were overruled: cells measured while the machine was busy, cells whose
     /// machine calibration differs from the baseline cell's.
     pub notes: Vec<String>,
@@ -49,6 +54,9 @@ pub struct CellRow {
     pub metrics: CellMetrics,
     /// What the benchmark's source reported for this cell, where the suite declares it.
     pub reference: Option<ReferenceRow>,
+    /// The mean of each of the backend's evidence columns over the measured runs, in the
+    /// columns' order; `None` where no run has the value.
+    pub evidence: Vec<Option<f64>>,
 }
 
 /// The source's values of one cell, beside ours.
@@ -120,6 +128,8 @@ type Metric = (String, Align, fn(&CellMetrics) -> Option<String>);
 impl BenchmarkTable {
     /// The table of `result`.
     pub fn of(result: &BenchmarkResult) -> BenchmarkTable {
+        let profile = crate::engine::profile_named(&result.backend.kind);
+        let evidence_columns = profile.map_or(&[][..], |p| p.evidence_columns);
         let keys = label::differing_options(result);
         let baseline_cell = result.cells.get(result.baseline_index());
         let baseline = baseline_cell.and_then(|c| Summary::of(&elapsed_of(c)));
@@ -155,6 +165,10 @@ impl BenchmarkTable {
                     elapsed,
                     ratio,
                     metrics: CellMetrics::of(cell),
+                    evidence: evidence_columns
+                        .iter()
+                        .map(|c| evidence_mean(cell, c.value))
+                        .collect(),
                     reference: result.reference.as_ref().and_then(|r| {
                         r.of(&cell.name).map(|case| ReferenceRow {
                             elapsed_s: case.elapsed_s,
@@ -168,12 +182,17 @@ impl BenchmarkTable {
         BenchmarkTable {
             rows,
             baseline: baseline_cell.map(|c| c.name.clone()).unwrap_or_default(),
-            segments_label: crate::engine::profile_named(&result.backend.kind)
-                .map_or("log segments", |p| p.segments_label),
+            segments_label: profile.map_or("log segments", |p| p.segments_label),
             reference: result
                 .reference
                 .as_ref()
                 .map(|r| (r.source.clone(), r.baseline.clone())),
+            reference_engine: result
+                .reference
+                .as_ref()
+                .map(|r| r.engine.clone())
+                .unwrap_or_default(),
+            evidence_columns,
             notes,
         }
     }
@@ -282,17 +301,38 @@ impl BenchmarkTable {
             has(|r| r.log_segments.is_some()),
         );
         let ref_baseline = self.reference.as_ref().map_or("", |(_, b)| b.as_str());
+        // "article (SQL Server)": its figures are the source's engine's, not this backend's.
+        let article = match self.reference_engine.as_str() {
+            "" => "article".to_string(),
+            engine => format!("article ({engine})"),
+        };
         if ref_elapsed {
-            grid.column("article elapsed", Align::Right);
+            grid.column(format!("{article} elapsed"), Align::Right);
         }
         if ref_ratio {
-            grid.column(format!("article ratio to {ref_baseline}"), Align::Right);
+            grid.column(format!("{article} ratio to {ref_baseline}"), Align::Right);
         }
         for (title, align, _) in &shown {
             grid.column(title.as_str(), *align);
             if ref_segments && title == self.segments_label {
-                grid.column("article VLFs", Align::Right);
+                grid.column(format!("{article} VLFs"), Align::Right);
             }
+        }
+        // The backend's own evidence, where some cell has it, before the top waits would be:
+        // appended after the article's metrics so that embedded and SQL Server tables keep
+        // their layout.
+        let evidence: Vec<(usize, &EvidenceColumn)> = self
+            .evidence_columns
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                self.rows
+                    .iter()
+                    .any(|r| r.evidence.get(*i).is_some_and(|v| v.is_some()))
+            })
+            .collect();
+        for (_, column) in &evidence {
+            grid.column(column.title, Align::Right);
         }
         for row in &self.rows {
             let mut cells = vec![row.name.clone()];
@@ -340,9 +380,31 @@ impl BenchmarkTable {
                     );
                 }
             }
+            for (i, column) in &evidence {
+                let value = row.evidence.get(*i).copied().flatten();
+                cells.push(value.map_or_else(dash, |v| evidence_text(v, column.unit)));
+            }
             grid.row(cells);
         }
         grid
+    }
+}
+
+/// The mean of the evidence value `name` over `cell`'s measured runs that have it.
+fn evidence_mean(cell: &crate::model::results::CellResult, name: &str) -> Option<f64> {
+    let values: Vec<f64> = cell
+        .measured()
+        .filter_map(|r| r.values.get(name).copied())
+        .collect();
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// An evidence value as its column writes it.
+fn evidence_text(value: f64, unit: EvidenceUnit) -> String {
+    match unit {
+        EvidenceUnit::Count => notation::thousands(value.round() as u64),
+        EvidenceUnit::Bytes => notation::mib(value.round() as u64),
+        EvidenceUnit::Millis => format!("{} ms", three(value)),
     }
 }
 
@@ -414,6 +476,39 @@ mod tests {
         assert!(row("test_1").contains("1074 s") && row("test_1").contains("126,399"));
         assert!(row("test_3").contains("0.72") && row("test_3").contains("246"));
         assert!(row("test_4").matches('–').count() >= 3, "{}", row("test_4"));
+    }
+
+    #[test]
+    fn postgres_shows_its_wal_evidence_and_names_the_articles_engine() {
+        use crate::model::reference::{Reference, ReferenceCase};
+        let mut result = crate::model::sample::vlf();
+        assert!(!BenchmarkTable::of(&result)
+            .to_grid()
+            .to_text("")
+            .contains("segments created"));
+        result.backend.kind = "postgres".into();
+        for (i, cell) in result.cells.iter_mut().enumerate() {
+            for run in &mut cell.runs {
+                run.values
+                    .insert("pg_wal_segments_created".into(), 10.0 * i as f64);
+                run.values
+                    .insert("pg_wal_zero_fill_bytes".into(), (i as f64) * 1048576.0);
+            }
+        }
+        result.reference = Some(
+            Reference::new("vlf::doubling", "Berry 2013", "test_1")
+                .measured_on("SQL Server")
+                .case(ReferenceCase::cell("test_1").elapsed_s(1074.0)),
+        );
+        let text = BenchmarkTable::of(&result).to_grid().to_text("");
+        let header = text.lines().next().unwrap();
+        assert!(header.contains("segments created"), "{header}");
+        assert!(header.contains("zero-filled"), "{header}");
+        // Values the runs did not have get no column.
+        assert!(!header.contains("WAL sync time"), "{header}");
+        assert!(header.contains("article (SQL Server) elapsed"), "{header}");
+        let row = text.lines().find(|l| l.starts_with("test_3")).unwrap();
+        assert!(row.contains("1.0 MiB"), "{row}");
     }
 
     #[test]

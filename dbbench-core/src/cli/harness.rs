@@ -36,6 +36,47 @@ fn remember(bench: &BenchmarkSpec, result: Arc<BenchmarkResult>) {
 
 /// Runs the cell `cell` of `bench` as a test: panics with the cell's error if it failed.
 pub fn run_test(bench: &'static BenchmarkSpec, cell: &str) {
+    // A cell that does not run on this backend says why without starting anything; the
+    // benchmark's other tests run (and check) the cells that do.
+    if let (Ok(kind), Some(spec)) = (
+        crate::model::config::BackendKind::from_env(),
+        bench.cell(cell),
+    ) {
+        if let Some(why) = bench.not_applicable_on(kind) {
+            say(&format!(
+                "{}::{cell}: skipped: does not apply on {}: {why}",
+                bench.test_path(),
+                kind.keyword()
+            ));
+            if bench.cells[0].name != cell {
+                return;
+            }
+        } else if !bench.runs_on(spec, kind) {
+            // Its tests may be the only ones this `cargo test` runs of the benchmark (the cells
+            // of other backends are ignored tests): the first one runs the cells that this
+            // backend runs and the filter selects, as any first test of a benchmark does.
+            let _guard = exclusive();
+            let ran = bench.cells.iter().any(|c| cached(bench, c.name).is_some());
+            if !ran {
+                let filter = TestFilter::from_args();
+                let runnable = bench.cells.iter().any(|c| {
+                    bench.runs_on(c, kind)
+                        && filter.selects(&format!("{}::{}", bench.test_path(), c.name))
+                });
+                if runnable {
+                    if let Err(e) = run_selected(bench, cell) {
+                        panic!("dbbench: {}: {e}", bench.test_path());
+                    }
+                }
+            }
+            say(&format!(
+                "{}::{cell}: skipped: its case runs on other backends than {} (DBBENCH_BACKEND)",
+                bench.test_path(),
+                kind.keyword()
+            ));
+            return;
+        }
+    }
     let _guard = exclusive();
     let result = match cached(bench, cell) {
         Some(result) => result,
@@ -44,6 +85,9 @@ pub fn run_test(bench: &'static BenchmarkSpec, cell: &str) {
             Err(e) => panic!("dbbench: {}: {e}", bench.test_path()),
         },
     };
+    if result.not_applicable.is_some() {
+        return;
+    }
     let found = result
         .cells
         .iter()

@@ -104,12 +104,13 @@ impl Backend {
 
     /// `storage` with every size raised to this backend's minimum, applied before the cell's
     /// effective sizes are recorded and its databases created (SQL Server's `model` size and
-    /// 512 KB log; the embedded engine has no minimum).
+    /// 512 KB log; PostgreSQL's 1 MB WAL segment; the embedded engine
+    /// has no minimum).
     pub fn floor_storage(&self, storage: &StorageSpec) -> StorageSpec {
         match self {
             Backend::Embedded(_) => *storage,
             Backend::Mssql(b) => b.floor_storage(storage),
-            Backend::Postgres(_) => *storage,
+            Backend::Postgres(_) => postgres::options::floor(storage),
         }
     }
 

@@ -32,6 +32,32 @@ pub struct Profile {
     /// The database's files are cached by this machine's kernel, so `cache = "cold"` drops this
     /// machine's page cache (root only); otherwise the server empties its own cache.
     pub local_page_cache: bool,
+    /// Evidence of its own the results table shows beside the storage metrics, in this order
+    /// (PostgreSQL's WAL segments created and recycled, zero-filled bytes, …).
+    pub evidence_columns: &'static [EvidenceColumn],
+}
+
+/// A column of the results table made from one named value of the engine's evidence (a key of
+/// `RunResult::values`), as the mean over a cell's measured runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EvidenceColumn {
+    /// The column's title.
+    pub title: &'static str,
+    /// The value's name in the evidence.
+    pub value: &'static str,
+    /// How it is written.
+    pub unit: EvidenceUnit,
+}
+
+/// How an evidence column is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvidenceUnit {
+    /// A count, with thousands separators.
+    Count,
+    /// Bytes, as MiB.
+    Bytes,
+    /// Milliseconds.
+    Millis,
 }
 
 /// Transaction control and warm-up in one dialect.

@@ -298,6 +298,9 @@ pub struct RunSpec {
     pub precision: Option<Precision>,
     /// The page cache each measured window starts with.
     pub cache: crate::model::start::CacheState,
+    /// Backends the benchmark's question does not apply to, each with the sentence that says why
+    /// (`#[not_on(postgres = "…")]`): there it runs no cell and reports that sentence instead.
+    pub not_on: &'static [(BackendKind, &'static str)],
 }
 
 /// A precision target: run rounds (every cell once, in the benchmark's order) until the 95%
@@ -350,6 +353,7 @@ impl RunSpec {
         default_divisor: defaults::DEFAULT_DIVISOR,
         precision: None,
         cache: crate::model::start::CacheState::Warm,
+        not_on: &[],
     };
 
     /// The rounds that always run: `repeat`, or a precision target's minimum.

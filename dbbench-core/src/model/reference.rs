@@ -20,6 +20,10 @@ pub struct Reference {
     pub baseline: String,
     /// The source's values, one entry per case it reported.
     pub cases: Vec<ReferenceCase>,
+    /// The engine the source measured (`SQL Server`), named in the article columns' titles so
+    /// that nobody reads its figures as the backend's; empty where not declared.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub engine: String,
 }
 
 /// The source's values for one case, each `None` where the source does not give it.
@@ -50,7 +54,26 @@ impl Reference {
             source: source.into(),
             baseline: baseline.into(),
             cases: Vec::new(),
+            engine: String::new(),
         }
+    }
+
+    /// With the engine the source measured, for the article columns' titles.
+    pub fn measured_on(mut self, engine: &str) -> Reference {
+        self.engine = engine.into();
+        self
+    }
+
+    /// Adds `case`'s values again for `cell`: another cell (a case of another backend) that
+    /// reproduces the same case of the source.
+    pub fn same_as(mut self, cell: &str, case: &str) -> Reference {
+        if let Some(found) = self.of(case).cloned() {
+            self.cases.push(ReferenceCase {
+                cell: cell.into(),
+                ..found
+            });
+        }
+        self
     }
 
     /// Adds a case.

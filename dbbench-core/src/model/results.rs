@@ -49,6 +49,14 @@ pub struct BenchmarkResult {
     /// existed, and while the benchmark is still running).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopping: Option<Stopping>,
+    /// Why the benchmark's question does not apply on this backend (`#[not_on]`); then it has no
+    /// cells, and every output shows this sentence instead of a table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_applicable: Option<String>,
+    /// Cells left out on this backend because their case names other backends, as
+    /// `test_6 (mssql)`: shown in one line under the table rather than as skipped rows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elsewhere: Vec<String>,
 }
 
 /// Why a benchmark ran as many rounds as it did.

@@ -117,6 +117,8 @@ pub fn benchmark(cells: &[CellPlan<'_>]) -> BenchmarkResult {
         reference: None,
         calibration: Some(calibration()),
         stopping: None,
+        not_applicable: None,
+        elsewhere: Vec::new(),
     }
 }
 

@@ -266,6 +266,10 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
         escape(&result.benchmark)
     );
     out.push_str(&environment(result));
+    if let Some(line) = crate::output::summary::not_applicable_line(result) {
+        let _ = writeln!(out, "<p class=\"note\">{}.</p>\n</section>", escape(&line));
+        return out;
+    }
     let table = BenchmarkTable::of(result);
     // Tables with many configuration and metric columns scroll rather than overflow the page.
     let _ = writeln!(
@@ -273,6 +277,9 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
         "<div class=\"wide\">\n{}</div>",
         table.to_grid().to_html()
     );
+    if let Some(line) = crate::output::summary::elsewhere_line(result) {
+        let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&line));
+    }
     for note in &table.notes {
         let _ = writeln!(out, "<p class=\"warn\">⚠ {}</p>", escape(note));
     }

@@ -37,6 +37,12 @@ pub struct SnapshotView {
     #[serde(skip_serializing_if = "Option::is_none")]
     precision: Option<String>,
     warmup: u32,
+    /// Why the benchmark's question does not apply on this backend; then there are no cells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_applicable: Option<String>,
+    /// Cells whose case names other backends, left out here.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    other_backends: Vec<String>,
     cells: Vec<CellView>,
 }
 
@@ -237,6 +243,8 @@ impl SnapshotView {
             repeat: result.run.precision.is_none().then_some(result.run.repeat),
             precision: result.run.precision.as_ref().map(|p| p.describe()),
             warmup: result.run.warmup,
+            not_applicable: result.not_applicable.clone(),
+            other_backends: result.elsewhere.clone(),
             cells: result
                 .cells
                 .iter()
@@ -261,7 +269,10 @@ impl SnapshotView {
         };
         let segments = crate::engine::profile_named(&result.backend.kind)
             .map_or("log segments", |p| p.segments_label);
-        view.table = table::lines(result, &view.cells, segments);
+        view.table = match &result.not_applicable {
+            Some(why) => vec![format!("does not apply on {}: {why}", result.backend.kind)],
+            None => table::lines(result, &view.cells, segments),
+        };
         view
     }
 }

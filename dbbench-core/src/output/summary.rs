@@ -28,8 +28,15 @@ pub fn render(result: &BenchmarkResult) -> String {
     if let Some(calibration) = &result.calibration {
         let _ = writeln!(out, "  machine calibration: {}", calibration.line());
     }
+    if let Some(line) = not_applicable_line(result) {
+        let _ = writeln!(out, "  {line}");
+        return out;
+    }
     let table = BenchmarkTable::of(result);
     out.push_str(&table.to_grid().to_text("  "));
+    if let Some(line) = elsewhere_line(result) {
+        let _ = writeln!(out, "  {line}");
+    }
     for note in &table.notes {
         let _ = writeln!(out, "  {note}");
     }
@@ -52,6 +59,25 @@ pub fn render(result: &BenchmarkResult) -> String {
         let _ = writeln!(out, "  {note}");
     }
     out
+}
+
+/// "does not apply on postgres: …", for a benchmark whose question has no counterpart on the
+/// backend (`#[not_on]`): the whole of its table.
+pub fn not_applicable_line(result: &BenchmarkResult) -> Option<String> {
+    let why = result.not_applicable.as_ref()?;
+    Some(format!("does not apply on {}: {why}", result.backend.kind))
+}
+
+/// "cases for other backends, not run here: test_6 (mssql)", under a table whose benchmark has
+/// cases restricted to other backends.
+pub fn elsewhere_line(result: &BenchmarkResult) -> Option<String> {
+    (!result.elsewhere.is_empty()).then(|| {
+        format!(
+            "cases for other backends, not run on {}: {}",
+            result.backend.kind,
+            result.elsewhere.join(", ")
+        )
+    })
 }
 
 /// Where the article columns come from, printed under tables that have them.
@@ -84,6 +110,31 @@ mod tests {
         let text = render(&result);
         assert!(
             text.contains("article columns: Berry 2013, Table 7"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_question_that_does_not_apply_is_one_line() {
+        let mut result = crate::model::sample::vlf();
+        result.backend.kind = "postgres".into();
+        result.cells.clear();
+        result.not_applicable = Some("PostgreSQL has no filegroups".into());
+        let text = render(&result);
+        assert!(
+            text.contains("  does not apply on postgres: PostgreSQL has no filegroups\n"),
+            "{text}"
+        );
+        assert!(!text.contains("ratio to"), "{text}");
+    }
+
+    #[test]
+    fn cells_of_other_backends_are_one_line_under_the_table() {
+        let mut result = crate::model::sample::vlf();
+        result.elsewhere = vec!["test_6 (mssql)".into()];
+        let text = render(&result);
+        assert!(
+            text.contains("cases for other backends, not run on embedded: test_6 (mssql)"),
             "{text}"
         );
     }

@@ -47,10 +47,14 @@ pub async fn run_recorded(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
+    // Cells whose case names other backends are left out here (listed under the table), and a
+    // benchmark whose question does not apply here (`#[not_on]`) runs none.
+    let kind = backend.kind();
     let cells: Vec<&CellSpec> = bench
         .cells
         .iter()
         .filter(|c| selected.is_none_or(|s| s.contains(&c.name)))
+        .filter(|c| bench.runs_on(c, kind))
         .collect();
     let scale = ctx.scale.for_benchmark(&bench.run);
     for line in backend.sweep_stale(&ctx.work_dir).await {
@@ -77,10 +81,33 @@ pub async fn run_recorded(
         .flat_map(|c| c.storage.data_on.iter().copied().chain(c.storage.log_on))
         .collect();
     let dirs = backend.local_dirs(&ctx.work_dir, &volumes, &names);
-    let calibration = calibrate(recorder, &dirs)?;
     let mut header = header(bench, ctx, &scale, backend_info, started_at_unix_s);
+    if let Some(why) = &header.not_applicable {
+        // Nothing to measure, so nothing to calibrate: the sentence is the whole result.
+        crate::util::console::say(&format!(
+            "dbbench › {}: does not apply on {}: {why}",
+            bench.test_path(),
+            kind.keyword()
+        ));
+        recorder.benchmark_started(&bench.file_stem(), &header, &[])?;
+        let stopping = Stopping {
+            rounds: 0,
+            reason: StopReason::Fixed,
+            widest: None,
+            elapsed_s: 0.0,
+        };
+        recorder.benchmark_finished(&stopping)?;
+        header.stopping = Some(stopping);
+        return Ok(header);
+    }
+    let calibration = calibrate(recorder, &dirs)?;
     header.calibration = calibration.clone();
-    let declared: Vec<&str> = bench.cells.iter().map(|c| c.name).collect();
+    let declared: Vec<&str> = bench
+        .cells
+        .iter()
+        .filter(|c| bench.runs_on(c, kind))
+        .map(|c| c.name)
+        .collect();
     recorder.benchmark_started(&bench.file_stem(), &header, &declared)?;
     let fixture_rows = header.run.fixture_rows;
     let mut results: Vec<CellResult> = Vec::with_capacity(cells.len());
@@ -93,7 +120,7 @@ pub async fn run_recorded(
             work_dir: ctx.work_dir.clone(),
             scale: scale.clone(),
         };
-        let status = match precheck(bench, cell, backend, &storage) {
+        let status = match precheck(bench, backend, &storage) {
             CellStatus::Ok => {
                 let short = backend.space_shortfalls(&plan, fixture_rows).await;
                 space_check(bench, &short, &scale)
@@ -164,7 +191,9 @@ pub async fn run_recorded(
         None => queue.len(),
     };
     crate::util::progress::start(&bench.test_path(), planned);
-    let baseline_name = bench.cells[bench.baseline_index()].name;
+    let baseline_name = bench
+        .baseline_on(kind)
+        .unwrap_or(bench.cells[bench.baseline_index()].name);
     let paired = bench.run.order == Order::Interleaved;
     let pilot = bench.run.rounds() as usize;
     let started = std::time::Instant::now();
@@ -355,7 +384,11 @@ fn header(
     backend: crate::model::results::BackendInfo,
     started_at_unix_s: u64,
 ) -> BenchmarkResult {
-    let baseline = bench.cells[bench.baseline_index()].name.to_string();
+    let kind = BackendKind::from_keyword(&backend.kind).unwrap_or(BackendKind::DEFAULT);
+    let baseline = bench
+        .baseline_on(kind)
+        .unwrap_or(bench.cells[bench.baseline_index()].name)
+        .to_string();
     BenchmarkResult {
         schema_version: SCHEMA_VERSION,
         dbbench_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -389,6 +422,8 @@ fn header(
         reference: None,
         calibration: None,
         stopping: None,
+        not_applicable: bench.not_applicable_on(kind).map(str::to_string),
+        elsewhere: bench.elsewhere_on(kind),
     }
 }
 
@@ -488,26 +523,20 @@ fn default_volumes(
     Ok((volumes, defaulted))
 }
 
-/// `Ok`, or why the cell cannot run on this backend (skipped: restricted to other backends, or an
-/// option the backend cannot honour) or is wrong (failed), before anything is created.
+/// `Ok`, or why the cell cannot run on this backend (skipped: the benchmark is restricted to other
+/// backends, or an option the backend cannot honour) or is wrong (failed), before anything is
+/// created. Cells whose case names other backends never get here: they are left out of the run.
 fn precheck(
     bench: &BenchmarkSpec,
-    cell: &CellSpec,
     backend: &Backend,
     storage: &crate::model::config::StorageSpec,
 ) -> CellStatus {
     let kind: BackendKind = backend.kind();
-    // A case narrows the benchmark's backends; it never widens them.
-    let allowed_here = |list: &[BackendKind]| list.is_empty() || list.contains(&kind);
-    let (backends, what) = if allowed_here(bench.run.backends) {
-        (cell.backends, "cell")
-    } else {
-        (bench.run.backends, "benchmark")
-    };
-    if !allowed_here(backends) {
+    let backends = bench.run.backends;
+    if !backends.is_empty() && !backends.contains(&kind) {
         let allowed: Vec<&str> = backends.iter().map(|b| b.keyword()).collect();
         return CellStatus::Skipped(format!(
-            "this {what} runs on {} only; the current backend is {} (DBBENCH_BACKEND)",
+            "this benchmark runs on {} only; the current backend is {} (DBBENCH_BACKEND)",
             allowed.join(", "),
             kind.keyword()
         ));

@@ -1,6 +1,6 @@
 //! The static description of a benchmark that the `#[db_bench]` macro emits.
 
-use crate::model::config::{RunSpec, StorageSpec};
+use crate::model::config::{BackendKind, RunSpec, StorageSpec};
 use crate::run::session::Session;
 use std::future::Future;
 use std::pin::Pin;
@@ -67,5 +67,130 @@ impl BenchmarkSpec {
             .baseline
             .and_then(|b| self.cells.iter().position(|c| c.name == b))
             .unwrap_or(0)
+    }
+
+    /// Why the benchmark's question does not apply on `kind` (`#[not_on]`), if it does not.
+    pub fn not_applicable_on(&self, kind: BackendKind) -> Option<&'static str> {
+        self.run
+            .not_on
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, why)| *why)
+    }
+
+    /// Whether `cell` is part of a run on `kind`: the benchmark's question applies there and the
+    /// cell's case does not name only other backends. (A benchmark whose own `backends` leave
+    /// `kind` out still runs its cells' checks there and reports each as skipped, with why.)
+    pub fn runs_on(&self, cell: &CellSpec, kind: BackendKind) -> bool {
+        self.not_applicable_on(kind).is_none()
+            && (cell.backends.is_empty() || cell.backends.contains(&kind))
+    }
+
+    /// The cells that run on `kind`, in declaration order.
+    pub fn cells_on(&self, kind: BackendKind) -> Vec<&CellSpec> {
+        self.cells
+            .iter()
+            .filter(|c| self.runs_on(c, kind))
+            .collect()
+    }
+
+    /// The baseline on `kind`: the declared one where it runs there, else the first cell that
+    /// does (a suite with cases per backend compares each backend's cells with its own first
+    /// case); `None` when no cell runs on `kind`.
+    pub fn baseline_on(&self, kind: BackendKind) -> Option<&'static str> {
+        let cells = self.cells_on(kind);
+        let declared = self.cells[self.baseline_index()].name;
+        cells
+            .iter()
+            .find(|c| c.name == declared)
+            .or(cells.first())
+            .map(|c| c.name)
+    }
+
+    /// The cells left out on `kind` because their case names other backends, as
+    /// `test_6 (mssql)`, for the line under the table.
+    pub fn elsewhere_on(&self, kind: BackendKind) -> Vec<String> {
+        if self.not_applicable_on(kind).is_some() {
+            return Vec::new();
+        }
+        self.cells
+            .iter()
+            .filter(|c| !self.runs_on(c, kind))
+            .map(|c| {
+                let names: Vec<&str> = c.backends.iter().map(|b| b.keyword()).collect();
+                format!("{} ({})", c.name, names.join(", "))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(_: &mut Session) -> BodyFuture<'_> {
+        Box::pin(async { Ok(()) })
+    }
+
+    const fn cell(name: &'static str, backends: &'static [BackendKind]) -> CellSpec {
+        CellSpec {
+            name,
+            storage: StorageSpec::DEFAULT,
+            backends,
+        }
+    }
+
+    static CELLS: [CellSpec; 4] = [
+        cell("test_1", &[BackendKind::Embedded, BackendKind::Mssql]),
+        cell("test_6", &[BackendKind::Mssql]),
+        cell("pg_test_1", &[BackendKind::Postgres]),
+        cell("pg_test_2", &[BackendKind::Postgres]),
+    ];
+
+    const fn bench(run: RunSpec) -> BenchmarkSpec {
+        BenchmarkSpec {
+            name: "doubling",
+            module_path: "suites::vlf::doubling",
+            manifest_dir: "",
+            source_file: "",
+            title: "",
+            run,
+            cells: &CELLS,
+            body,
+        }
+    }
+
+    #[test]
+    fn each_backend_runs_its_own_cases_against_its_own_baseline() {
+        let b = bench(RunSpec {
+            baseline: Some("test_1"),
+            ..RunSpec::DEFAULT
+        });
+        let names = |kind| -> Vec<&str> { b.cells_on(kind).iter().map(|c| c.name).collect() };
+        assert_eq!(names(BackendKind::Embedded), ["test_1"]);
+        assert_eq!(names(BackendKind::Mssql), ["test_1", "test_6"]);
+        assert_eq!(names(BackendKind::Postgres), ["pg_test_1", "pg_test_2"]);
+        assert_eq!(b.baseline_on(BackendKind::Mssql), Some("test_1"));
+        assert_eq!(b.baseline_on(BackendKind::Postgres), Some("pg_test_1"));
+        assert_eq!(
+            b.elsewhere_on(BackendKind::Postgres),
+            ["test_1 (embedded, mssql)", "test_6 (mssql)"]
+        );
+    }
+
+    #[test]
+    fn a_question_that_does_not_apply_runs_nothing_and_lists_nothing() {
+        let b = bench(RunSpec {
+            not_on: &[(BackendKind::Postgres, "no filegroups")],
+            ..RunSpec::DEFAULT
+        });
+        assert_eq!(
+            b.not_applicable_on(BackendKind::Postgres),
+            Some("no filegroups")
+        );
+        assert_eq!(b.not_applicable_on(BackendKind::Mssql), None);
+        assert!(b.cells_on(BackendKind::Postgres).is_empty());
+        assert!(b.elsewhere_on(BackendKind::Postgres).is_empty());
+        assert_eq!(b.baseline_on(BackendKind::Postgres), None);
     }
 }

@@ -339,6 +339,7 @@ pub static PROFILE: Profile = Profile {
     classify,
     defaults_unbound_volumes: true,
     local_page_cache: true,
+    evidence_columns: &[],
 };
 
 /// Busy and locked (SQLite's lock wait ran out) are [`ErrorKind::Busy`].

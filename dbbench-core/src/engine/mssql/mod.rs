@@ -334,6 +334,7 @@ pub static PROFILE: Profile = Profile {
     classify,
     defaults_unbound_volumes: false,
     local_page_cache: false,
+    evidence_columns: &[],
 };
 
 /// SQL Server: "Transaction was deadlocked … and has been chosen as the deadlock victim."

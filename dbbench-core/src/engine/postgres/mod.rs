@@ -31,7 +31,7 @@ pub use connection::PostgresConnection;
 pub use database::PostgresDatabase;
 pub use settings::{LibpqTarget, PgSettings};
 
-use super::profile::{common_kind, Control, DriverSql, Profile};
+use super::profile::{common_kind, Control, DriverSql, EvidenceColumn, EvidenceUnit, Profile};
 use super::DatabasePlan;
 use crate::model::config::{BackendKind, StorageSpec};
 use crate::model::dialect::Dialect;
@@ -354,6 +354,42 @@ fn cluster_spec(
     })
 }
 
+/// The evidence that answers the storage questions on PostgreSQL (`docs/postgres.md`): whether
+/// the WAL's segments were created or recycled, what zero-filling them wrote, how much WAL the
+/// window wrote, the checkpoints it forced and the time WAL syncs took.
+static EVIDENCE_COLUMNS: [EvidenceColumn; 6] = [
+    EvidenceColumn {
+        title: "segments created",
+        value: "pg_wal_segments_created",
+        unit: EvidenceUnit::Count,
+    },
+    EvidenceColumn {
+        title: "segments recycled",
+        value: "pg_wal_segments_recycled",
+        unit: EvidenceUnit::Count,
+    },
+    EvidenceColumn {
+        title: "zero-filled",
+        value: "pg_wal_zero_fill_bytes",
+        unit: EvidenceUnit::Bytes,
+    },
+    EvidenceColumn {
+        title: "WAL written",
+        value: "pg_wal_bytes",
+        unit: EvidenceUnit::Bytes,
+    },
+    EvidenceColumn {
+        title: "checkpoints requested",
+        value: "pg_checkpoints_req",
+        unit: EvidenceUnit::Count,
+    },
+    EvidenceColumn {
+        title: "WAL sync time",
+        value: "pg_wal_sync_time_ms",
+        unit: EvidenceUnit::Millis,
+    },
+];
+
 /// PostgreSQL's profile: its SQL, a thread per worker (as pgbench's `-j C`: one thread driving every
 /// connection measured 0.76–0.80 of pgbench's throughput at 4 and 16 connections, a thread each
 /// 0.94 and 0.84), serialization failures
@@ -378,6 +414,7 @@ pub static PROFILE: Profile = Profile {
     classify,
     defaults_unbound_volumes: true,
     local_page_cache: true,
+    evidence_columns: &EVIDENCE_COLUMNS,
 };
 
 /// SQLSTATE `serialization_failure`: "could not serialize access due to concurrent update"; the

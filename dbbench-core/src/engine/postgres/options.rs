@@ -79,6 +79,25 @@ fn managed_only(mode: Mode, option: &'static str, what: &str) -> Result<()> {
     }
 }
 
+/// `storage` raised to PostgreSQL's minimum, as SQL Server's file sizes are raised to its own: a
+/// fixed `log_growth` (the WAL segment size) below 1 MB becomes 1 MB, the smallest segment
+/// `initdb` makes. Scaling makes such sizes (the VLF article's 1 MB growth is 64 KB at the
+/// default scale); the raised size is the one the results record as effective. A segment size
+/// that is not a power of two, and a `log_size` below two segments, are left for [`map`] to
+/// refuse: raising those would change what the benchmark declared, not just its scale's floor.
+pub fn floor(storage: &StorageSpec) -> StorageSpec {
+    let mut out = *storage;
+    if let Some(Growth::Fixed(size)) = out.log_growth {
+        if size.bytes < MIB {
+            out.log_growth = Some(Growth::Fixed(crate::model::config::Size {
+                bytes: MIB,
+                ..size
+            }));
+        }
+    }
+    out
+}
+
 /// Fails with [`Error::Unsupported`] for the first option PostgreSQL cannot honour.
 pub fn check(storage: &StorageSpec, mode: Mode) -> Result<()> {
     map(storage, mode).map(|_| ())
@@ -279,6 +298,27 @@ mod tests {
             Err(Error::Unsupported { option, .. }) => option.to_string(),
             other => panic!("expected a refusal, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_scaled_segment_below_one_megabyte_is_raised_to_it() {
+        let fixed = |bytes| Some(Growth::Fixed(Size::new(bytes, "1MB")));
+        let small = StorageSpec {
+            log_growth: fixed(64 << 10),
+            log_size: Some(Size::new(1 << 20, "400MB")),
+            ..StorageSpec::DEFAULT
+        };
+        let floored = floor(&small);
+        assert_eq!(floored.log_growth, fixed(MIB));
+        // Two segments are not made up: a log_size below them stays refused by name.
+        assert_eq!(floored.log_size, small.log_size);
+        assert_eq!(refused(floored, Mode::Managed), "log_size");
+        let large = StorageSpec {
+            log_growth: fixed(3 * MIB),
+            ..StorageSpec::DEFAULT
+        };
+        assert_eq!(floor(&large), large);
+        assert_eq!(refused(large, Mode::Managed), "log_growth");
     }
 
     #[test]
