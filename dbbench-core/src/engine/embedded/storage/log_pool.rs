@@ -9,7 +9,7 @@
 //! it is pre-grown to, which decide its bytes and its segments) takes it instead of zero-filling
 //! a new one. A copy would write the same bytes again: this file system has no reflink.
 //!
-//! The pool is a directory `<work_dir>/db/kept-logs-<pid>/` with the same ownership marker as a
+//! The pool is a directory `<work_dir>/db/kept-logs-<pid>-<n>/` with the same ownership marker as a
 //! database directory: the backend removes it when the benchmark ends or the backend is dropped,
 //! and the stale sweep (`embedded::stale`) removes one whose process is gone. A kept log moves
 //! by hard link, which never replaces a file and fails across file systems; a log on a volume on
@@ -33,11 +33,13 @@ fn entry(dir: &Path, initial: u64, target: u64) -> PathBuf {
 }
 
 impl LogPool {
-    /// The pool of this process under `db_dir` (`<work_dir>/db`); nothing is created until a
-    /// log is kept.
+    /// A new pool under `db_dir` (`<work_dir>/db`), its own even beside another backend of the
+    /// same process (tests run several); nothing is created until a log is kept.
     pub fn new(db_dir: &Path) -> LogPool {
+        static POOLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = POOLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         LogPool {
-            dir: db_dir.join(format!("{POOL_PREFIX}{}", std::process::id())),
+            dir: db_dir.join(format!("{POOL_PREFIX}{}-{n}", std::process::id())),
         }
     }
 
@@ -197,8 +199,9 @@ mod tests {
         assert!(!pool.dir().exists(), "nothing kept, nothing created");
         let other = create(tmp.path(), "b.ldf", Some(&pool));
         assert!(other.keep_in(&pool));
-        // One of a shape at a time; a second is removed as usual by its database.
-        let third = create(tmp.path(), "c.ldf", Some(&pool));
+        // One of a shape at a time; a second is removed as usual by its database. (Made without
+        // the pool: with it, it would take the kept one.)
+        let third = create(tmp.path(), "c.ldf", None);
         assert!(!third.keep_in(&pool));
         assert!(pool
             .dir()
