@@ -76,6 +76,10 @@ pub struct Preparation {
     /// Seconds the engine's part of the controlled start took (its checkpoint), before the flush
     /// and wait of `settle_s`.
     pub checkpoint_s: f64,
+    /// Seconds closing the window's connection after the window (on SQLite, the checkpoint of
+    /// what the window left in the WAL, as the last connection closes).
+    #[serde(default)]
+    pub close_s: f64,
     /// Seconds dropping the database after the window (re-zeroing a log that is kept included).
     pub teardown_s: f64,
     /// Seconds waited, before the database was created, for another dbbench process's

@@ -108,6 +108,8 @@ async fn measure(
         teardown_s: 0.0,
         // Known to the runner, which waits for the machine's measurement lock.
         lock_wait_s: 0.0,
+        // Known once the window's connection is closed (below).
+        close_s: 0.0,
         reused: database.reused(),
     });
     let mut session = Session::new(
@@ -179,6 +181,13 @@ async fn measure(
         start_unix_ns: window_start,
         end_unix_ns: WindowTimes::now_ns(),
     };
+    // Closing the connection is timed apart: SQLite checkpoints what the window left in the
+    // WAL as its last connection closes.
+    let closing = Instant::now();
+    drop(conn);
+    if let Some(preparation) = run.start.as_mut().and_then(|s| s.preparation.as_mut()) {
+        preparation.close_s = closing.elapsed().as_secs_f64();
+    }
     Ok((run, window))
 }
 

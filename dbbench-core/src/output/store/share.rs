@@ -3,7 +3,7 @@
 //!
 //! Each repetition records its window (`window_start_unix_ns`, `window_end_unix_ns`) and, since
 //! the preparation was timed, what it spent outside the window (`run.start`: `settle_s` and
-//! `preparation`: `create_s`, `fixture_s`, `checkpoint_s`, `teardown_s`, and `lock_wait_s`, the
+//! `preparation`: `create_s`, `fixture_s`, `checkpoint_s`, `close_s`, `teardown_s`, and `lock_wait_s`, the
 //! wait for another dbbench process's measurement). A benchmark's span runs
 //! from the end of the previous benchmark's last window (the invocation's start, for the first)
 //! to the end of its own last window; what the timed steps do not explain is `other` (the
@@ -34,6 +34,8 @@ pub struct ShareRow {
     pub checkpoint_s: f64,
     /// Flushing and waiting for writeback before each window.
     pub settle_s: f64,
+    /// Closing the window's connection.
+    pub close_s: f64,
     /// Dropping databases.
     pub teardown_s: f64,
     /// Waiting for another dbbench process's measurement on this machine.
@@ -58,6 +60,7 @@ impl ShareRow {
             - self.fixture_s
             - self.checkpoint_s
             - self.settle_s
+            - self.close_s
             - self.teardown_s
             - self.lock_wait_s
     }
@@ -76,6 +79,7 @@ impl ShareRow {
         self.create_s += secs(prep, "create_s");
         self.fixture_s += secs(prep, "fixture_s");
         self.checkpoint_s += secs(prep, "checkpoint_s");
+        self.close_s += secs(prep, "close_s");
         self.teardown_s += secs(prep, "teardown_s");
         self.lock_wait_s += secs(prep, "lock_wait_s");
     }
@@ -220,7 +224,7 @@ mod tests {
             run: serde_json::json!({
                 "start": {"settle_s": settle_s, "preparation": {"create_s": create_s,
                     "fixture_s": 0.5, "checkpoint_s": 0.0, "teardown_s": 0.25,
-                    "lock_wait_s": 0.125}}
+                    "lock_wait_s": 0.125, "close_s": 0.0625}}
             }),
         }
     }
@@ -242,8 +246,8 @@ mod tests {
             (a.settle_s, a.create_s, a.fixture_s, a.teardown_s),
             (0.5, 0.25, 1.0, 0.5)
         );
-        assert_eq!(a.lock_wait_s, 0.25);
-        assert!((a.other_s() - (6.0 - 5.0 - 0.5 - 0.25 - 1.0 - 0.5 - 0.25)).abs() < 1e-9);
+        assert_eq!((a.lock_wait_s, a.close_s), (0.25, 0.125));
+        assert!((a.other_s() - (6.0 - 5.0 - 0.5 - 0.25 - 1.0 - 0.5 - 0.25 - 0.125)).abs() < 1e-9);
         let b = &share.benchmarks[1];
         assert_eq!((b.span_s, b.windows_s), (7.0, 5.0));
         assert_eq!(share.total.span_s, 20.0);
