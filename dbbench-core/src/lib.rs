@@ -125,7 +125,7 @@ pub mod results {
     pub use crate::model::host::HostInfo;
     pub use crate::model::interference::{Busy, Interference, Thresholds};
     pub use crate::model::results::*;
-    pub use crate::model::start::{CacheState, WindowStart};
+    pub use crate::model::start::{CacheState, Preparation, WindowStart};
 }
 
 /// The `credit` fixture and the statements of the articles' workloads, in each dialect.

@@ -82,6 +82,13 @@ enum Command {
     },
     /// List the invocations in the results store with their status.
     History,
+    /// How much of an invocation's wall time (default: the newest) its measured windows took,
+    /// per benchmark and overall, and where the rest went (create, fixture, checkpoint, settle,
+    /// teardown, other), from the results store.
+    Share {
+        /// The invocation's id, as `history` shows it.
+        invocation: Option<i64>,
+    },
     /// Name an invocation (default: the newest completed one) as a baseline.
     Baseline {
         /// The baseline's name.
@@ -190,6 +197,7 @@ fn execute(
             format,
         } => stored::compare(&work_dir, &paths, baseline, format == "markdown"),
         Command::History => stored::history(&work_dir),
+        Command::Share { invocation } => stored::share(&work_dir, invocation),
         Command::Preflight { scale } => preflight(benchmarks, scale.as_deref()),
         Command::Baseline { name, invocation } => {
             let id = Store::open(&work_dir)?.save_baseline(&name, invocation)?;

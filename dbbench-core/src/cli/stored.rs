@@ -89,6 +89,61 @@ pub fn history(work_dir: &Path) -> Result<bool> {
     Ok(true)
 }
 
+/// `share`: the measured windows' share of an invocation's wall time and where the rest went.
+pub fn share(work_dir: &Path, invocation: Option<i64>) -> Result<bool> {
+    let path = store_file(work_dir);
+    if !path.exists() {
+        return Err(Error::Config(format!(
+            "no results store at `{}`: run the benchmarks first",
+            path.display()
+        )));
+    }
+    let store = Store::open(work_dir)?;
+    let share = store.share(invocation)?;
+    let mut grid = Grid::default();
+    grid.column("benchmark", Align::Left);
+    for name in [
+        "reps",
+        "span s",
+        "windows s",
+        "share",
+        "create s",
+        "fixture s",
+        "checkpoint s",
+        "settle s",
+        "close s",
+        "teardown s",
+        "lock wait s",
+        "other s",
+    ] {
+        grid.column(name, Align::Right);
+    }
+    for row in share.benchmarks.iter().chain(std::iter::once(&share.total)) {
+        grid.row(vec![
+            row.name.clone(),
+            row.repetitions.to_string(),
+            format!("{:.1}", row.span_s),
+            format!("{:.1}", row.windows_s),
+            format!("{:.1}%", 100.0 * row.share()),
+            format!("{:.1}", row.create_s),
+            format!("{:.1}", row.fixture_s),
+            format!("{:.1}", row.checkpoint_s),
+            format!("{:.1}", row.settle_s),
+            format!("{:.1}", row.close_s),
+            format!("{:.1}", row.teardown_s),
+            format!("{:.1}", row.lock_wait_s),
+            format!("{:.1}", row.other_s()),
+        ]);
+    }
+    println!(
+        "invocation {}: measured windows ÷ wall time",
+        share.invocation
+    );
+    println!("{}", grid.to_text(""));
+    println!("results store: {}", store.path().display());
+    Ok(true)
+}
+
 fn first_line(text: &str) -> String {
     let line = text.lines().next().unwrap_or_default();
     line.chars().take(80).collect()

@@ -57,6 +57,40 @@ pub struct WindowStart {
     pub settled: bool,
     /// The page cache the window started with.
     pub cache: CacheState,
+    /// How the database was made ready for the window and what each step cost (absent in
+    /// results written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preparation: Option<Preparation>,
+}
+
+/// The steps outside the window of one repetition, timed, and what the engine reused instead of
+/// making anew. The windows' share of a run's wall time is what is left after these
+/// (`dbbench share`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Preparation {
+    /// Seconds creating the database: its files (a pre-grown log zero-filled, or a kept one
+    /// taken), or `CREATE DATABASE` on a server.
+    pub create_s: f64,
+    /// Seconds loading the fixture.
+    pub fixture_s: f64,
+    /// Seconds the engine's part of the controlled start took (its checkpoint), before the flush
+    /// and wait of `settle_s`.
+    pub checkpoint_s: f64,
+    /// Seconds closing the window's connection after the window (on SQLite, the checkpoint of
+    /// what the window left in the WAL, as the last connection closes).
+    #[serde(default)]
+    pub close_s: f64,
+    /// Seconds dropping the database after the window (re-zeroing a log that is kept included).
+    pub teardown_s: f64,
+    /// Seconds waited, before the database was created, for another dbbench process's
+    /// measurement on this machine to finish (`util::machine_lock`).
+    #[serde(default)]
+    pub lock_wait_s: f64,
+    /// What the engine reused instead of making anew, one phrase each ("log file kept from an
+    /// earlier repetition, re-zeroed where it was written"); empty when everything was made for
+    /// this repetition.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reused: Vec<String>,
 }
 
 impl WindowStart {
@@ -102,6 +136,7 @@ mod tests {
             settle_s: 0.82,
             settled: true,
             cache: CacheState::Cold,
+            preparation: None,
         };
         assert_eq!(
             start.line(),

@@ -10,6 +10,7 @@ use crate::engine::{Backend, Database, DatabasePlan};
 use crate::model::error::{Error, Result};
 use crate::model::results::{RunResult, WindowTimes};
 use crate::model::scale::Scale;
+use crate::model::start::Preparation;
 use crate::run::session::Session;
 use crate::run::spec::{BenchmarkSpec, CellSpec};
 use crate::util::cancel::{Cancel, Stop, Watchdog};
@@ -45,19 +46,28 @@ pub async fn run_repetition(
     backend: &mut Backend,
     rep: Repetition<'_>,
 ) -> Result<(RunResult, WindowTimes)> {
+    let created = Instant::now();
     let database = Arc::new(backend.create(&rep.plan).await?);
+    let create_s = created.elapsed().as_secs_f64();
     let cancel = database.cancel().clone();
-    let outcome = measure(&database, &rep)
+    let outcome = measure(&database, &rep, create_s)
         .await
         .map_err(|e| stopped(&cancel, e, rep.number));
+    let dropped = Instant::now();
     let teardown = match Arc::try_unwrap(database) {
         Ok(database) => database.drop_database().await,
         Err(_) => Err(Error::msg(
             "the database is still in use after the body returned; it was not dropped",
         )),
     };
+    let teardown_s = dropped.elapsed().as_secs_f64();
     match (outcome, teardown) {
-        (Ok(run), Ok(())) => Ok(run),
+        (Ok((mut run, window)), Ok(())) => {
+            if let Some(preparation) = run.start.as_mut().and_then(|s| s.preparation.as_mut()) {
+                preparation.teardown_s = teardown_s;
+            }
+            Ok((run, window))
+        }
         (Ok(_), Err(teardown)) => Err(Error::msg(format!("teardown failed: {teardown}"))),
         (Err(e), Ok(())) => Err(e),
         (Err(e), Err(teardown)) => Err(Error::msg(format!(
@@ -69,12 +79,17 @@ pub async fn run_repetition(
 async fn measure(
     database: &Arc<Database>,
     rep: &Repetition<'_>,
+    create_s: f64,
 ) -> Result<(RunResult, WindowTimes)> {
+    let loading = Instant::now();
     let mut conn = database.connect().await?;
     let fixture_rows = database
         .load_fixture(&mut conn, rep.bench.run.fixture, rep.scale)
         .await?;
+    let fixture_s = loading.elapsed().as_secs_f64();
+    let checkpoint = Instant::now();
     database.open_window(&mut conn, rep.bench.run.cache).await?;
+    let checkpoint_s = checkpoint.elapsed().as_secs_f64();
     // Every window starts from the same state: nothing earlier work wrote is still on its way
     // to disk (and, for a cold cache, nothing of it in memory). Only a local engine's files are
     // this machine's to drop from its cache; a server empties its own (above).
@@ -85,6 +100,18 @@ async fn measure(
     };
     let mut start = crate::util::settle::settle(cache)?;
     start.cache = rep.bench.run.cache;
+    start.preparation = Some(Preparation {
+        create_s,
+        fixture_s,
+        checkpoint_s,
+        // Known once the database is dropped (`run_repetition`).
+        teardown_s: 0.0,
+        // Known to the runner, which waits for the machine's measurement lock.
+        lock_wait_s: 0.0,
+        // Known once the window's connection is closed (below).
+        close_s: 0.0,
+        reused: database.reused(),
+    });
     let mut session = Session::new(
         conn,
         database.clone(),
@@ -154,6 +181,13 @@ async fn measure(
         start_unix_ns: window_start,
         end_unix_ns: WindowTimes::now_ns(),
     };
+    // Closing the connection is timed apart: SQLite checkpoints what the window left in the
+    // WAL as its last connection closes.
+    let closing = Instant::now();
+    drop(conn);
+    if let Some(preparation) = run.start.as_mut().and_then(|s| s.preparation.as_mut()) {
+        preparation.close_s = closing.elapsed().as_secs_f64();
+    }
     Ok((run, window))
 }
 

@@ -43,6 +43,23 @@ pub async fn run_recorded(
     recorder: &mut dyn Recorder,
     judge: &dyn Judge,
 ) -> Result<BenchmarkResult> {
+    let result = run_cells(bench, selected, ctx, backend, recorder, judge).await;
+    // What the backend kept for the next repetition (pre-grown logs) is released however the
+    // benchmark ended; a release that fails does not hide the benchmark's own outcome.
+    let released = backend.release_kept();
+    let result = result?;
+    released?;
+    Ok(result)
+}
+
+async fn run_cells(
+    bench: &'static BenchmarkSpec,
+    selected: Option<&[&str]>,
+    ctx: &RunContext,
+    backend: &mut Backend,
+    recorder: &mut dyn Recorder,
+    judge: &dyn Judge,
+) -> Result<BenchmarkResult> {
     let started_at_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -269,11 +286,16 @@ pub async fn run_recorded(
             scale: &scale,
             number: rep + 1,
         };
+        let waiting = std::time::Instant::now();
         let lock = machine_lock::acquire(&format!("{}::{}", bench.test_path(), cell.name))?;
+        let lock_wait_s = waiting.elapsed().as_secs_f64();
         let outcome = run_repetition(backend, repetition).await;
         drop(lock);
         match outcome {
             Ok((mut run, window)) => {
+                if let Some(preparation) = run.start.as_mut().and_then(|s| s.preparation.as_mut()) {
+                    preparation.lock_wait_s = lock_wait_s;
+                }
                 run.index = rep;
                 run.sequence = sequence;
                 run.warmup = rep < bench.run.warmup;

@@ -55,6 +55,7 @@ pub fn settle(cache: CacheState) -> Result<WindowStart> {
         writeback_bytes: writeback,
         settle_s: started.elapsed().as_secs_f64(),
         settled,
+        preparation: None,
         cache,
     })
 }

@@ -51,14 +51,26 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// The marker file that proves dbbench created a database directory.
 pub const OWNER_MARKER: &str = ".dbbench-owned";
 
-/// The embedded backend. It holds no state: each database is its own directory.
+/// The embedded backend. Each database is its own directory; the backend keeps only the
+/// pre-grown logs its databases left for the next of their shape ([`storage::log_pool`]).
 #[derive(Debug, Default)]
-pub struct EmbeddedBackend {}
+pub struct EmbeddedBackend {
+    pool: Option<std::sync::Arc<storage::log_pool::LogPool>>,
+}
 
 impl EmbeddedBackend {
     /// The embedded backend.
     pub fn new() -> Self {
-        EmbeddedBackend {}
+        EmbeddedBackend { pool: None }
+    }
+
+    /// Removes the logs kept for later databases (a benchmark ended); the next database makes
+    /// its log anew.
+    pub fn release_kept(&mut self) -> Result<()> {
+        match self.pool.take() {
+            Some(pool) => pool.clear().map_err(|e| e.into_error()),
+            None => Ok(()),
+        }
     }
 
     /// SQLite's version and the fixed settings every embedded database uses.
@@ -114,10 +126,16 @@ impl EmbeddedBackend {
             Some(Recovery::Full) | Some(Recovery::BulkLogged) => 0,
             _ => 1000,
         };
-        let layout = match crate::engine::embedded::storage::Layout::create(
+        let db_dir = dir.parent().unwrap_or(&plan.work_dir).to_path_buf();
+        let pool = self
+            .pool
+            .get_or_insert_with(|| std::sync::Arc::new(storage::log_pool::LogPool::new(&db_dir)))
+            .clone();
+        let layout = match crate::engine::embedded::storage::Layout::create_pooled(
             &path,
             &plan.storage,
             &plan.volumes,
+            Some(pool),
         ) {
             Ok(layout) => layout,
             Err(e) => {
@@ -220,6 +238,11 @@ impl EmbeddedDatabase {
         Ok(EmbeddedConnection::new(conn)
             .with_storage(layout.errors())
             .with_cancel(self.cancel.clone()))
+    }
+
+    /// What this database reused instead of making anew (a kept log), one phrase each.
+    pub fn reused(&self) -> Vec<String> {
+        self.layout.as_ref().map(|l| l.reused()).unwrap_or_default()
     }
 
     fn layout(&self) -> Result<&crate::engine::embedded::storage::Layout> {

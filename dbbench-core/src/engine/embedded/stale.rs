@@ -27,7 +27,11 @@ pub fn sweep(work_dir: &Path) -> Vec<String> {
         // it was written) only the directory is there to remove.
         let name = entry.file_name().to_string_lossy().into_owned();
         let db = dir.join(format!("{name}.db"));
-        let elsewhere = crate::engine::embedded::storage::Layout::remove_leftover(&db).err();
+        // A pool of kept logs has no manifest: everything it holds is inside it.
+        let pool = name.starts_with(crate::engine::embedded::storage::log_pool::POOL_PREFIX);
+        let elsewhere = (!pool)
+            .then(|| crate::engine::embedded::storage::Layout::remove_leftover(&db).err())
+            .flatten();
         match std::fs::remove_dir_all(&dir) {
             Ok(()) => removed.push(format!(
                 "removed {} left by {}, which is gone{}",

@@ -10,6 +10,7 @@
 mod merge;
 mod recorder;
 mod schema;
+mod share;
 mod view;
 
 pub use recorder::StoreRecorder;

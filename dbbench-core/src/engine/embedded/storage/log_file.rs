@@ -15,6 +15,7 @@
 use super::error::StorageError;
 use super::file_growth::{grow, Init};
 use super::file_stats::FileCounters;
+use super::log_pool::LogPool;
 use super::plan::{create_owned, GrowthRule, PlacedFile};
 use crate::model::units::MIB;
 use std::fs::File;
@@ -54,6 +55,13 @@ pub struct LogFile {
     growth: GrowthRule,
     growth_lock: Mutex<()>,
     page_size: AtomicU32,
+    /// The end of the furthest write since the log was created or taken: what must be zeroed
+    /// again to keep it. `None` for a log attached from disk, whose writes are unknown.
+    written_end: Option<AtomicU64>,
+    /// The size it was created at and pre-grown to: its shape in the pool.
+    shape: (u64, u64),
+    /// Whether it was taken from the pool rather than zero-filled for this database.
+    taken: bool,
     /// I/O and growth counters.
     pub counters: FileCounters,
 }
@@ -80,23 +88,90 @@ fn history(initial: u64, target: u64, growth: GrowthRule, limit: u64) -> Vec<(u6
 
 impl LogFile {
     /// Creates the log at `placed`: `initial` bytes, then pre-grown in steps of `initial` to
-    /// `target`, every byte zero-initialised and flushed.
+    /// `target`, every byte zero-initialised and flushed. A log of the same shape kept in `pool`
+    /// (re-zeroed and flushed, so in the same state) is taken instead of writing the zeros again.
     pub fn create(
         placed: PlacedFile,
         initial: u64,
         target: u64,
         growth: GrowthRule,
         created: &mut Vec<std::path::PathBuf>,
+        pool: Option<&LogPool>,
     ) -> Result<LogFile, StorageError> {
+        let steps = history(initial, target, growth, 0);
+        let segments = steps.iter().map(|(_, made)| made).sum();
+        if let Some(log) = pool
+            .and_then(|pool| Self::take(pool, &placed, initial, target, growth, segments, created))
+        {
+            return Ok(log);
+        }
         let file = create_owned(&placed.path, created, "cannot create log file")?;
         let mut size = 0;
-        let mut segments = 0;
-        for (step, made) in history(initial, target, growth, 0) {
+        for (step, _) in steps {
             grow(&file, &placed.path, size, step, Init::ZeroFill)?;
             size += step;
-            segments += made;
         }
-        Ok(LogFile::new(file, placed, size, segments, growth, 0))
+        let mut log = LogFile::new(file, placed, size, segments, growth, 0);
+        log.written_end = Some(AtomicU64::new(0));
+        log.shape = (initial, target);
+        Ok(log)
+    }
+
+    /// The kept log of this shape moved to `placed`, if the pool has one of exactly `target`
+    /// bytes.
+    fn take(
+        pool: &LogPool,
+        placed: &PlacedFile,
+        initial: u64,
+        target: u64,
+        growth: GrowthRule,
+        segments: u64,
+        created: &mut Vec<std::path::PathBuf>,
+    ) -> Option<LogFile> {
+        if !pool.take(initial, target, &placed.path) {
+            return None;
+        }
+        created.push(placed.path.clone());
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&placed.path)
+            .ok()
+            .filter(|f| f.metadata().is_ok_and(|m| m.len() == target));
+        let Some(file) = file else {
+            // Not what was kept: made anew below, under the same name.
+            let _ = std::fs::remove_file(&placed.path);
+            created.pop();
+            return None;
+        };
+        let mut log = LogFile::new(file, placed.clone(), target, segments, growth, 0);
+        log.written_end = Some(AtomicU64::new(0));
+        log.shape = (initial, target);
+        log.taken = true;
+        Some(log)
+    }
+
+    /// Brings a log that did not grow back to the state [`LogFile::create`] leaves, zeroing and
+    /// flushing exactly the range written since, and keeps it in `pool`; `false` when it is not
+    /// kept (it grew, its writes are unknown, or the pool cannot take it). The caller removes
+    /// the log's path as usual either way.
+    pub fn keep_in(&self, pool: &LogPool) -> bool {
+        let Some(written) = self.written_end.as_ref().map(|w| w.load(Ordering::Acquire)) else {
+            return false;
+        };
+        let (_, target) = self.shape;
+        if self.size() != target {
+            return false;
+        }
+        if written > 0 && grow(&self.file, &self.placed.path, 0, written, Init::ZeroFill).is_err() {
+            return false;
+        }
+        pool.keep(&self.placed.path, self.shape.0, target)
+    }
+
+    /// Whether this log was taken from the pool rather than zero-filled for its database.
+    pub fn taken(&self) -> bool {
+        self.taken
     }
 
     /// Opens the existing log of a database created with `initial`, `target` and `growth`.
@@ -147,6 +222,9 @@ impl LogFile {
             growth,
             growth_lock: Mutex::new(()),
             page_size: AtomicU32::new(page_size),
+            written_end: None,
+            shape: (0, 0),
+            taken: false,
             counters: FileCounters::default(),
         }
     }
@@ -198,6 +276,7 @@ impl LogFile {
             .write_all_at(buf, offset)
             .map_err(|e| StorageError::io("cannot write log file", &self.placed.path, e))?;
         self.counters.write(buf.len() as u64, started.elapsed());
+        self.wrote(end);
         Ok(())
     }
 
@@ -251,7 +330,15 @@ impl LogFile {
     pub fn clear(&self) -> Result<(), StorageError> {
         self.file
             .write_all_at(&[0u8; WAL_HEADER as usize], 0)
-            .map_err(|e| StorageError::io("cannot clear log file", &self.placed.path, e))
+            .map_err(|e| StorageError::io("cannot clear log file", &self.placed.path, e))?;
+        self.wrote(WAL_HEADER);
+        Ok(())
+    }
+
+    fn wrote(&self, end: u64) {
+        if let Some(written) = &self.written_end {
+            written.fetch_max(end, Ordering::AcqRel);
+        }
     }
 
     /// The database page a write of `buf` at `offset` logs, when it is a WAL frame header.

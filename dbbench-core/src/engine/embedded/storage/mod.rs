@@ -18,6 +18,7 @@ pub mod file_growth;
 pub mod file_stats;
 mod io_methods;
 pub mod log_file;
+pub mod log_pool;
 pub mod map_file;
 pub mod plan;
 mod registry;
@@ -31,6 +32,7 @@ use crate::model::error::{Error, Result};
 use crate::model::evidence::{AutogrowthEvent, Evidence, FileKind, LogStats};
 use crate::model::volume::Volumes;
 use file_stats::CounterSnapshot;
+use log_pool::LogPool;
 use plan::{sibling, LayoutPlan};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -42,6 +44,7 @@ pub struct Layout {
     store: Arc<Store>,
     key: String,
     window: Mutex<Option<Window>>,
+    pool: Option<Arc<LogPool>>,
 }
 
 /// The statistics when the measured window opened.
@@ -112,23 +115,41 @@ impl Layout {
     /// volumes resolved through `volumes`. Existing files are never overwritten; on failure every
     /// file already created is removed again.
     pub fn create(db_path: &Path, storage: &StorageSpec, volumes: &Volumes) -> Result<Layout> {
+        Self::create_pooled(db_path, storage, volumes, None)
+    }
+
+    /// [`Layout::create`], taking a pre-grown log of the same shape from `pool` when one is
+    /// kept there, and keeping this database's log there when it is removed
+    /// ([`log_pool`]).
+    pub fn create_pooled(
+        db_path: &Path,
+        storage: &StorageSpec,
+        volumes: &Volumes,
+        pool: Option<Arc<LogPool>>,
+    ) -> Result<Layout> {
         vfs::register()?;
         let plan = LayoutPlan::new(db_path, storage, volumes)?;
         let mut created = Vec::new();
-        let built = Self::build(plan, &mut created);
+        let built = Self::build(plan, &mut created, pool);
         if built.is_err() {
             let _ = remove_files(&created);
         }
         built
     }
 
-    fn build(plan: LayoutPlan, created: &mut Vec<PathBuf>) -> Result<Layout> {
+    fn build(
+        plan: LayoutPlan,
+        created: &mut Vec<PathBuf>,
+        pool: Option<Arc<LogPool>>,
+    ) -> Result<Layout> {
         plan::create_owned(&plan.anchor, created, "cannot create database file")
             .and_then(|_| plan.write_manifest(created))
             .map_err(|e| e.into_error())?;
-        let store = Store::create(plan, created).map_err(|e| e.into_error())?;
+        let store = Store::create(plan, created, pool.as_deref()).map_err(|e| e.into_error())?;
         sync_dirs(created)?;
-        Self::register(store)
+        let mut layout = Self::register(store)?;
+        layout.pool = pool;
+        Ok(layout)
     }
 
     /// Reopens the database at `db_path` that a `Layout` created earlier, possibly in a process
@@ -148,6 +169,7 @@ impl Layout {
             store,
             key,
             window: Mutex::new(None),
+            pool: None,
         })
     }
 
@@ -323,9 +345,26 @@ impl Layout {
         remove_files(&files)
     }
 
+    /// What this database reused instead of making anew, one phrase each.
+    pub fn reused(&self) -> Vec<String> {
+        let mut reused = Vec::new();
+        if self.store.log.taken() {
+            reused.push(
+                "log file kept from an earlier repetition of the same log shape, re-zeroed and \
+                 flushed where it was written"
+                    .to_string(),
+            );
+        }
+        reused
+    }
+
     /// Removes every file of the database, wherever it is, and nothing else. Every removal is
-    /// tried; the first failure is returned.
+    /// tried; the first failure is returned. A log that did not grow is first re-zeroed and
+    /// kept in the pool, when there is one, for the next database of its shape.
     pub fn remove(self) -> Result<()> {
+        if let Some(pool) = &self.pool {
+            self.store.log.keep_in(pool);
+        }
         let files = self.files();
         drop(self);
         remove_files(&files)

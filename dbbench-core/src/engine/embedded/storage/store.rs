@@ -4,6 +4,7 @@
 use super::data_files::DataFiles;
 use super::error::{ErrorSlot, StorageError};
 use super::log_file::LogFile;
+use super::log_pool::LogPool;
 use super::plan::LayoutPlan;
 use std::path::PathBuf;
 
@@ -22,8 +23,12 @@ pub struct Store {
 
 impl Store {
     /// Creates the data files, the map and the log of `plan`, pushing each path to `created` as
-    /// soon as the file exists.
-    pub fn create(plan: LayoutPlan, created: &mut Vec<PathBuf>) -> Result<Store, StorageError> {
+    /// soon as the file exists; the log is taken from `pool` when a kept one fits.
+    pub fn create(
+        plan: LayoutPlan,
+        created: &mut Vec<PathBuf>,
+        pool: Option<&LogPool>,
+    ) -> Result<Store, StorageError> {
         let data = DataFiles::create(&plan, created)?;
         let log = LogFile::create(
             plan.log.clone(),
@@ -31,6 +36,7 @@ impl Store {
             plan.log_target_bytes,
             plan.log_growth,
             created,
+            pool,
         )?;
         Ok(Store {
             plan,
