@@ -81,7 +81,7 @@ pub enum Verdict {
     Differs(Vec<String>),
 }
 
-/// Compares the rows of [`files_sql`] with `plan`.
+/// Compares the rows of [`FILES_SQL`] with `plan`.
 pub fn compare(rows: &[Row], plan: &[PlannedFile]) -> Result<Verdict> {
     if rows.is_empty() {
         return Ok(Verdict::Unavailable(
