@@ -282,6 +282,16 @@ fn a_version_1_store_stays_readable() {
         .unwrap();
     assert_eq!(current.cells.len(), 2);
     assert!(current.cells.iter().all(|c| c.measured().count() == 2));
+    // Version 2 gave the stored repetitions their elapsed column, which the history reads.
+    let invocation = history[0].id;
+    for cell in &current.cells {
+        let elapsed = store
+            .elapsed_in(invocation, &benchmarks[0].benchmark, &cell.name)
+            .unwrap()
+            .expect("the cell ran in the invocation");
+        let from_json: Vec<f64> = cell.measured().map(|r| r.elapsed_s).collect();
+        assert_eq!(elapsed, from_json);
+    }
 }
 
 #[test]

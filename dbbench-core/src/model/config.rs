@@ -173,7 +173,7 @@ impl StorageSpec {
 }
 
 /// The baseline data set loaded before the measured window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FixtureKind {
     /// No data: the body starts from an empty database.

@@ -3,7 +3,6 @@
 //! amounts of work, and on the same machine), with the invocations saved as baselines marked. The report shows it as a
 //! table and, from two invocations on, as a chart.
 
-use crate::analysis::metrics::elapsed_of;
 use crate::analysis::stats::Summary;
 use crate::model::error::Result;
 use crate::model::results::BenchmarkResult;
@@ -45,17 +44,14 @@ pub fn of_store(store: &Store, result: &BenchmarkResult) -> Result<Vec<Point>> {
         if elsewhere || row.backend != result.backend.kind || row.scale != result.scale {
             continue;
         }
-        let Some(ran) = store.of_invocation(row.id, &result.benchmark)? else {
-            continue;
-        };
         let means = result
             .cells
             .iter()
             .map(|cell| {
-                let stored = ran.cells.iter().find(|c| c.name == cell.name)?;
-                Summary::of(&elapsed_of(stored)).map(|s| s.mean)
+                let elapsed = store.elapsed_in(row.id, &result.benchmark, &cell.name)?;
+                Ok(elapsed.and_then(|e| Summary::of(&e)).map(|s| s.mean))
             })
-            .collect::<Vec<_>>();
+            .collect::<Result<Vec<_>>>()?;
         if means.iter().all(Option::is_none) {
             continue;
         }

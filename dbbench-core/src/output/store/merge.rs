@@ -177,9 +177,9 @@ fn copy_runs(
         for (old_cell, new_cell) in ids {
             let mut reps = source.prepare(
                 "SELECT repetition, sequence, warmup, window_start_unix_ns, window_end_unix_ns, \
-                 run FROM repetitions WHERE cell_run_id = ?1 ORDER BY id",
+                 run, elapsed_s FROM repetitions WHERE cell_run_id = ?1 ORDER BY id",
             )?;
-            type Rep = (i64, i64, bool, i64, i64, String);
+            type Rep = (i64, i64, bool, i64, i64, String, Option<f64>);
             let rows: Vec<Rep> = reps
                 .query_map([old_cell], |r| {
                     Ok((
@@ -189,15 +189,16 @@ fn copy_runs(
                         r.get(3)?,
                         r.get(4)?,
                         r.get(5)?,
+                        r.get(6)?,
                     ))
                 })?
                 .collect::<rusqlite::Result<_>>()?;
-            for (repetition, sequence, warmup, start, end, run) in rows {
+            for (repetition, sequence, warmup, start, end, run, elapsed) in rows {
                 target.execute(
                     "INSERT INTO repetitions (cell_run_id, repetition, sequence, warmup, \
-                     window_start_unix_ns, window_end_unix_ns, run) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![new_cell, repetition, sequence, warmup, start, end, run],
+                     window_start_unix_ns, window_end_unix_ns, run, elapsed_s) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    params![new_cell, repetition, sequence, warmup, start, end, run, elapsed],
                 )?;
                 repetitions += 1;
             }

@@ -184,7 +184,8 @@ impl Recorder for StoreRecorder<'_> {
             .conn
             .execute(
                 "INSERT INTO repetitions (cell_run_id, repetition, sequence, warmup, \
-                 window_start_unix_ns, window_end_unix_ns, run) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                 window_start_unix_ns, window_end_unix_ns, run, elapsed_s) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     cell_run,
                     run.index,
@@ -192,7 +193,8 @@ impl Recorder for StoreRecorder<'_> {
                     run.warmup,
                     window.start_unix_ns as i64,
                     window.end_unix_ns as i64,
-                    serde_json::to_string(run)?
+                    serde_json::to_string(run)?,
+                    run.elapsed_s
                 ],
             )
             .map_err(|e| self.store.fail(e))?;

@@ -6,10 +6,10 @@
 use rusqlite::Connection;
 
 /// The schema version this dbbench writes.
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
 
 /// Migration `i` brings version `i` to `i + 1`; version 0 is an empty file.
-const MIGRATIONS: [&str; VERSION as usize] = [V1];
+const MIGRATIONS: [&str; VERSION as usize] = [V1, V2];
 
 /// Version 1: invocations, the benchmarks each ran, their cell runs and repetitions.
 const V1: &str = "
@@ -59,6 +59,16 @@ CREATE TABLE repetitions (
     run TEXT NOT NULL
 );
 CREATE INDEX repetitions_by_cell_run ON repetitions(cell_run_id);
+";
+
+/// Version 2: each repetition's elapsed time in a column of its own, so the report's history
+/// reads it without parsing every stored repetition's JSON (which made each report slower than the
+/// last); earlier repetitions get theirs from their JSON once. The index covers the history's
+/// query: the column sits after the large `run` text, which SQLite would otherwise read through.
+const V2: &str = "
+ALTER TABLE repetitions ADD COLUMN elapsed_s REAL;
+UPDATE repetitions SET elapsed_s = json_extract(run, '$.elapsed_s');
+CREATE INDEX repetitions_elapsed ON repetitions(cell_run_id, id, warmup, elapsed_s);
 ";
 
 /// Brings the store to [`VERSION`]; refuses a store written by a newer dbbench.

@@ -54,6 +54,17 @@ pub struct InvocationRow {
     pub repetitions: i64,
 }
 
+/// A cell run as [`Store::cell_runs`] reads it.
+type CellRunRow = (
+    i64,
+    String,
+    String,
+    String,
+    Option<String>,
+    i64,
+    Option<String>,
+);
+
 /// Which cell runs a view draws from.
 enum Scope<'a> {
     /// Runs on this host, backend and scale.
@@ -208,59 +219,39 @@ impl Store {
         Ok(result)
     }
 
+    /// The measured (not warm-up) elapsed times of `cell` of `benchmark` in invocation
+    /// `invocation`, from the cell run [`Store::of_invocation`] would show; `None` when it has
+    /// none. Read straight from the store, without decoding whole repetitions: the report's
+    /// history asks this of every invocation, and decoding them all made every report slower
+    /// than the last (0.3 s per benchmark with 30 stored invocations).
+    pub fn elapsed_in(
+        &self,
+        invocation: i64,
+        benchmark: &str,
+        cell: &str,
+    ) -> Result<Option<Vec<f64>>> {
+        let rows = self.cell_runs(benchmark, cell, &Scope::Invocation(invocation))?;
+        let Some(chosen) = rows.iter().find(|r| r.3 != "failed") else {
+            return Ok(None);
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT elapsed_s FROM repetitions \
+                 WHERE cell_run_id = ?1 AND NOT warmup ORDER BY id",
+            )
+            .map_err(|e| self.fail(e))?;
+        let elapsed = stmt
+            .query_map([chosen.0], |r| r.get::<_, f64>(0))
+            .map_err(|e| self.fail(e))?
+            .collect::<rusqlite::Result<Vec<f64>>>()
+            .map_err(|e| self.fail(e))?;
+        Ok(Some(elapsed))
+    }
+
     /// The cell's newest completed run in `scope`, marked failed when a newer run failed.
     fn cell(&self, benchmark: &str, cell: &str, scope: &Scope<'_>) -> Result<Option<CellResult>> {
-        let base = "SELECT c.id, c.config, c.effective, c.status, c.detail, i.id, \
-                    json_extract(b.header, '$.calibration') \
-                    FROM cell_runs c JOIN benchmark_runs b ON b.id = c.benchmark_run_id \
-                    JOIN invocations i ON i.id = b.invocation_id \
-                    WHERE b.benchmark = ?1 AND c.cell = ?2 AND c.status IN ('ok', 'skipped', 'failed')";
-        type Row = (
-            i64,
-            String,
-            String,
-            String,
-            Option<String>,
-            i64,
-            Option<String>,
-        );
-        let map = |r: &rusqlite::Row<'_>| -> rusqlite::Result<Row> {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-            ))
-        };
-        let rows: Vec<Row> = match scope {
-            Scope::Current {
-                host,
-                backend,
-                scale,
-            } => {
-                let sql = format!(
-                    "{base} AND i.host = ?3 AND i.backend = ?4 AND i.scale = ?5 ORDER BY c.id DESC"
-                );
-                let mut stmt = self.conn.prepare(&sql).map_err(|e| self.fail(e))?;
-                let rows = stmt
-                    .query_map(params![benchmark, cell, host, backend, scale], map)
-                    .map_err(|e| self.fail(e))?
-                    .collect::<rusqlite::Result<_>>();
-                rows.map_err(|e| self.fail(e))?
-            }
-            Scope::Invocation(id) => {
-                let sql = format!("{base} AND i.id = ?3 ORDER BY c.id DESC");
-                let mut stmt = self.conn.prepare(&sql).map_err(|e| self.fail(e))?;
-                let rows = stmt
-                    .query_map(params![benchmark, cell, id], map)
-                    .map_err(|e| self.fail(e))?
-                    .collect::<rusqlite::Result<_>>();
-                rows.map_err(|e| self.fail(e))?
-            }
-        };
+        let rows = self.cell_runs(benchmark, cell, scope)?;
         let newer_failure = rows
             .iter()
             .take_while(|r| r.3 == "failed")
@@ -300,6 +291,54 @@ impl Store {
                 .map(serde_json::from_str)
                 .transpose()?,
         }))
+    }
+
+    /// The runs of `cell` in `scope`, newest first: (id, config, effective, status, detail,
+    /// invocation, the benchmark run's calibration).
+    fn cell_runs(&self, benchmark: &str, cell: &str, scope: &Scope<'_>) -> Result<Vec<CellRunRow>> {
+        let base = "SELECT c.id, c.config, c.effective, c.status, c.detail, i.id, \
+                    json_extract(b.header, '$.calibration') \
+                    FROM cell_runs c JOIN benchmark_runs b ON b.id = c.benchmark_run_id \
+                    JOIN invocations i ON i.id = b.invocation_id \
+                    WHERE b.benchmark = ?1 AND c.cell = ?2 AND c.status IN ('ok', 'skipped', 'failed')";
+        let map = |r: &rusqlite::Row<'_>| -> rusqlite::Result<CellRunRow> {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        };
+        let rows: Vec<CellRunRow> = match scope {
+            Scope::Current {
+                host,
+                backend,
+                scale,
+            } => {
+                let sql = format!(
+                    "{base} AND i.host = ?3 AND i.backend = ?4 AND i.scale = ?5 ORDER BY c.id DESC"
+                );
+                let mut stmt = self.conn.prepare(&sql).map_err(|e| self.fail(e))?;
+                let rows = stmt
+                    .query_map(params![benchmark, cell, host, backend, scale], map)
+                    .map_err(|e| self.fail(e))?
+                    .collect::<rusqlite::Result<_>>();
+                rows.map_err(|e| self.fail(e))?
+            }
+            Scope::Invocation(id) => {
+                let sql = format!("{base} AND i.id = ?3 ORDER BY c.id DESC");
+                let mut stmt = self.conn.prepare(&sql).map_err(|e| self.fail(e))?;
+                let rows = stmt
+                    .query_map(params![benchmark, cell, id], map)
+                    .map_err(|e| self.fail(e))?
+                    .collect::<rusqlite::Result<_>>();
+                rows.map_err(|e| self.fail(e))?
+            }
+        };
+        Ok(rows)
     }
 
     fn runs(&self, cell_run: i64) -> Result<Vec<RunResult>> {

