@@ -43,8 +43,9 @@ pub fn publish_all(
     Ok(written)
 }
 
-/// `history`: every invocation of the store, oldest first.
-pub fn history(work_dir: &Path) -> Result<bool> {
+/// The work dir's results store; an error that says what to do when there is none (opening
+/// would create an empty one).
+fn existing_store(work_dir: &Path) -> Result<Store> {
     let path = store_file(work_dir);
     if !path.exists() {
         return Err(Error::Config(format!(
@@ -52,7 +53,12 @@ pub fn history(work_dir: &Path) -> Result<bool> {
             path.display()
         )));
     }
-    let store = Store::open(work_dir)?;
+    Store::open(work_dir)
+}
+
+/// `history`: every invocation of the store, oldest first.
+pub fn history(work_dir: &Path) -> Result<bool> {
+    let store = existing_store(work_dir)?;
     let mut grid = Grid::default();
     for (name, align) in [
         ("id", Align::Right),
@@ -91,14 +97,7 @@ pub fn history(work_dir: &Path) -> Result<bool> {
 
 /// `share`: the measured windows' share of an invocation's wall time and where the rest went.
 pub fn share(work_dir: &Path, invocation: Option<i64>) -> Result<bool> {
-    let path = store_file(work_dir);
-    if !path.exists() {
-        return Err(Error::Config(format!(
-            "no results store at `{}`: run the benchmarks first",
-            path.display()
-        )));
-    }
-    let store = Store::open(work_dir)?;
+    let store = existing_store(work_dir)?;
     let share = store.share(invocation)?;
     let mut grid = Grid::default();
     grid.column("benchmark", Align::Left);
