@@ -54,7 +54,7 @@ pub const OWNER_MARKER: &str = ".dbbench-owned";
 
 /// The embedded backend. Each database is its own directory; the backend keeps only the
 /// pre-grown logs its databases left for the next of their shape ([`storage::log_pool`]) and
-/// the fixtures they copy ([`template`]).
+/// the fixtures they copy (`template`).
 #[derive(Debug, Default)]
 pub struct EmbeddedBackend {
     pool: Option<std::sync::Arc<storage::log_pool::LogPool>>,
@@ -271,7 +271,7 @@ impl EmbeddedDatabase {
 
     /// Gives the new database `fixture`: a page-for-page copy of the fixture as the backend's
     /// first database of this kind and size loaded it, in one transaction with a prepared
-    /// statement ([`template`]).
+    /// statement (`template`).
     pub fn load_fixture(
         &self,
         conn: &mut EmbeddedConnection,
