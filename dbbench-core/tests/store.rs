@@ -56,6 +56,17 @@ static INSERTS_FAILING: dbbench_core::BenchmarkSpec = dbbench_core::BenchmarkSpe
     ..INSERTS
 };
 
+/// These tests stand for separate runs (two `cargo test` commands, two terminals), each its own
+/// invocation. Under nextest every process of one run shares an invocation through
+/// `NEXTEST_RUN_ID` (as it should), and the test's own processes would inherit it; each nextest
+/// test is a process of its own, so dropping the variable here touches no other test.
+fn separate_runs() {
+    // Only where it is set: under `cargo test` the tests share a process and its environment.
+    if std::env::var_os("NEXTEST_RUN_ID").is_some() {
+        std::env::remove_var("NEXTEST_RUN_ID");
+    }
+}
+
 /// Runs `cells` of [`INSERTS`] as the harness does: recorded in the work dir's store, current
 /// results published.
 fn run_cells(ctx: &RunContext, cells: &[&str]) -> Ran {
@@ -94,6 +105,7 @@ fn rows_of(result: &BenchmarkResult, cell: &str) -> Option<i64> {
 
 #[test]
 fn partial_and_failing_runs_keep_every_cell() {
+    separate_runs();
     let ctx = support::context("store-partial", Scale::smoke(), Volumes::default());
     let full = run_cells(&ctx, &["first", "second"]);
     assert_eq!(full.current.cells.len(), 2);
@@ -201,6 +213,7 @@ fn two_processes_never_measure_at_once() {
     if std::env::var_os("DBBENCH_STORE_CHILD").is_some() {
         return;
     }
+    separate_runs();
     let dir = support::scratch("store-two-processes");
     let children: Vec<std::process::Child> = (0..2)
         .map(|_| {
@@ -296,6 +309,7 @@ fn a_version_1_store_stays_readable() {
 
 #[test]
 fn one_invocation_calibrates_once_and_its_cells_keep_the_calibration() {
+    separate_runs();
     let ctx = support::context("store-calibration", Scale::smoke(), Volumes::default());
     let first = run_cells(&ctx, &["first"]);
     let calibration = first

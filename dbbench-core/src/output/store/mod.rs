@@ -78,6 +78,14 @@ impl InvocationStatus {
     }
 }
 
+/// SQLite's "database is busy" or "locked", extended codes included.
+fn is_locked(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 fn sql_error(path: &Path, e: rusqlite::Error) -> Error {
     Error::msg(format!("results store `{}`: {e}", path.display()))
 }
@@ -106,11 +114,25 @@ impl Store {
         conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
         // WAL lets readers and one writer work at once; FULL makes each commit durable, so a
         // repetition reported as kept survives a crash of the machine too.
-        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
-            .map_err(fail)?;
-        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
-            .map_err(fail)?;
-        match schema::migrate(&mut conn).map_err(fail)? {
+        let setup = |conn: &mut Connection| {
+            conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+            conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")?;
+            schema::migrate(conn)
+        };
+        // Two processes opening a new store at once (two terminals, nextest's processes): while
+        // one turns the new file into WAL mode and creates the tables, the other can get
+        // "database is locked" at once, without the busy handler, where waiting could deadlock.
+        // So the setup is tried again, for as long as a busy store is waited for anyway.
+        let started = std::time::Instant::now();
+        let migrated = loop {
+            match setup(&mut conn) {
+                Err(e) if is_locked(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                other => break other.map_err(fail)?,
+            }
+        };
+        match migrated {
             Ok(()) => {}
             Err(newer) => {
                 return Err(Error::Config(format!(
@@ -311,4 +333,32 @@ fn new_uid() -> String {
         fastrand::u64(..),
         now_ms() as u64 ^ u64::from(std::process::id())
     )
+}
+
+#[cfg(test)]
+mod open_tests {
+    use super::*;
+
+    /// Many openers of one new store at once (two terminals, nextest's processes): each gets
+    /// the store, none "database is locked".
+    #[test]
+    fn a_new_store_opened_by_many_at_once() {
+        for round in 0..5 {
+            let tmp = tempfile::tempdir().unwrap();
+            let start = std::sync::Arc::new(std::sync::Barrier::new(8));
+            let openers: Vec<_> = (0..8)
+                .map(|_| {
+                    let (dir, start) = (tmp.path().to_path_buf(), start.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        Store::open(&dir).map(drop)
+                    })
+                })
+                .collect();
+            for opener in openers {
+                let opened = opener.join().unwrap();
+                assert!(opened.is_ok(), "round {round}: {opened:?}");
+            }
+        }
+    }
 }
