@@ -164,7 +164,8 @@ fn main() -> Result<()> {
     let mean_window = windows.iter().sum::<f64>() / windows.len() as f64;
     println!(
         "open + close of one window: {:.0} µs (mean of {reads}); {:.3}% of the mean window \
-         ({mean_window:.3} s). Half of it (the closing read) falls inside the measured time.",
+         ({mean_window:.3} s), outside it: the runner reads before its clock starts and after it \
+         stops.",
         per_window * 1e6,
         100.0 * per_window / mean_window
     );

@@ -374,7 +374,7 @@ fn run(
         };
         let mut all_ok = true;
         let mut busy = crate::model::interference::Busy::default();
-        let mut busiest = 0.0f64;
+        let mut busiest = crate::model::interference::Busiest::default();
         println!(
             "dbbench: {} benchmark(s) on the {} backend at scale {}; results in {}",
             benchmarks.len(),
@@ -398,8 +398,8 @@ fn run(
             let result = ran.fresh;
             for run in result.cells.iter().flat_map(|c| c.measured()) {
                 busy = busy.plus(crate::model::interference::Busy::of([run]));
-                if let Some(i) = run.interference.as_ref().filter(|i| i.disturbed()) {
-                    busiest = busiest.max(i.other_cpu_cores.unwrap_or(0.0));
+                if let Some(i) = run.interference.as_ref() {
+                    busiest.note(i);
                 }
             }
             println!("{}", crate::output::summary::render(&result));
@@ -425,10 +425,12 @@ fn run(
         if busy.any() {
             // One line, not a page of timing differences: the neighbours' work is not ours.
             println!(
-                "warning: the machine was busy during {} of {} measured repetitions (other \
-                 processes used up to {busiest:.2} cores): their verdicts and timing checks say \
-                 inconclusive; rerun on a quiet machine to judge timings",
-                busy.disturbed, busy.runs
+                "warning: the machine was busy during {} of {} measured repetitions ({}): their \
+                 verdicts and timing checks say inconclusive; rerun on a quiet machine to judge \
+                 timings",
+                busy.disturbed,
+                busy.runs,
+                busiest.describe()
             );
         }
         println!(

@@ -199,6 +199,7 @@ fn run(plan: &CellPlan<'_>, index: u32, elapsed: f64, warmup: bool, seq: &mut u3
         interference: Some(crate::model::interference::Interference {
             window_s: elapsed,
             other_cpu_cores: Some(0.03),
+            kernel_cpu_cores: Some(0.02),
             steal: Some(0.0),
             cpu_pressure: Some(0.01),
             io_pressure: Some(0.12),

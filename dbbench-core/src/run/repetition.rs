@@ -119,11 +119,12 @@ async fn measure(
         fixture_rows,
         rep.cell.name,
     );
+    // The busy-machine guard reads its counters just before the clock starts and just after it
+    // stops, so its reads (a file per kernel thread) are outside the measured time.
+    let monitor = crate::util::monitor::Monitor::open();
     session.start_clock();
     let started = Instant::now();
     let window_start = WindowTimes::now_ns();
-    // The busy-machine guard reads its counters as the body starts and as it returns.
-    let monitor = crate::util::monitor::Monitor::open();
     let body = CatchUnwind::new((rep.bench.body)(&mut session));
     let outcome = match rep.bench.run.timeout {
         Some(limit) => {

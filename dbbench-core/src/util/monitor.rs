@@ -3,9 +3,11 @@
 //! (`model::interference` says what each figure means and when a window is disturbed).
 //!
 //! Two reads per window, of `/proc/stat`, `/proc/pressure/{cpu,io}`, `/proc/loadavg` and the
-//! `stat` files of dbbench's process and its descendants: counters that only grow make two reads
-//! an exact average over the window, with nothing running in between. Where a file is
-//! missing (no PSI in the kernel, not Linux) its figures are `None`.
+//! `stat` files of dbbench's process and its descendants and of the kernel's threads: counters
+//! that only grow make two reads an exact average over the window, with nothing running in
+//! between. Where a file is missing (no PSI in the kernel, not Linux) its figures are `None`.
+//! The runner opens the monitor before it starts the window's clock and closes it after it
+//! stops it, so neither read is inside the measured time.
 
 use crate::model::interference::{Interference, Thresholds};
 use std::time::Instant;
@@ -17,12 +19,14 @@ pub struct Monitor {
     counters: Counters,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Counters {
     /// Busy and total CPU ticks of the machine, and steal ticks.
     cpu: Option<CpuTicks>,
     /// CPU ticks of this process and its descendants, reaped ones included.
     own_ticks: Option<u64>,
+    /// CPU ticks of each kernel thread, by pid (sorted); `None` where they cannot be found.
+    kernel: Option<Vec<(u32, u64)>>,
     /// PSI "some" totals, microseconds.
     cpu_pressure_us: Option<u64>,
     io_pressure_us: Option<u64>,
@@ -50,15 +54,23 @@ impl Monitor {
         let now = Counters::read();
         let then = self.counters;
         let ticks_per_s = ticks_per_second();
+        let kernel = match (&then.kernel, &now.kernel) {
+            (Some(a), Some(b)) => Some(kernel_delta(a, b)),
+            _ => None,
+        };
         let other_cpu_cores = match (then.cpu, now.cpu, then.own_ticks, now.own_ticks) {
             (Some(a), Some(b), Some(own_a), Some(own_b)) if window_s > 0.0 => {
                 let busy = b.busy.saturating_sub(a.busy) as f64;
                 let own = own_b.saturating_sub(own_a) as f64;
+                let kernel = kernel.unwrap_or(0) as f64;
                 // Process times are finer than the machine's tick counts; never below zero.
-                Some(((busy - own) / ticks_per_s / window_s).max(0.0))
+                Some(((busy - own - kernel) / ticks_per_s / window_s).max(0.0))
             }
             _ => None,
         };
+        let kernel_cpu_cores = kernel
+            .filter(|_| window_s > 0.0)
+            .map(|k| k as f64 / ticks_per_s / window_s);
         let steal = match (then.cpu, now.cpu) {
             (Some(a), Some(b)) if b.total > a.total => {
                 Some(b.steal.saturating_sub(a.steal) as f64 / (b.total - a.total) as f64)
@@ -75,6 +87,7 @@ impl Monitor {
         Interference {
             window_s,
             other_cpu_cores,
+            kernel_cpu_cores,
             steal,
             cpu_pressure: share(then.cpu_pressure_us, now.cpu_pressure_us),
             io_pressure: share(then.io_pressure_us, now.io_pressure_us),
@@ -91,6 +104,7 @@ impl Counters {
         Counters {
             cpu: machine_ticks(),
             own_ticks: own_ticks(),
+            kernel: kernel_ticks(),
             cpu_pressure_us: pressure_total("/proc/pressure/cpu"),
             io_pressure_us: pressure_total("/proc/pressure/io"),
         }
@@ -174,6 +188,61 @@ fn process_stat(text: &str) -> Option<(u32, u64)> {
     Some((ppid, ticks))
 }
 
+/// The kernel's threads' CPU ticks between two reads. A thread that started in between counts
+/// from zero; one that ended in between is missing from the second read, and its ticks stay with
+/// the machine's busy time, so they count as other processes' (the cautious side).
+fn kernel_delta(then: &[(u32, u64)], now: &[(u32, u64)]) -> u64 {
+    now.iter()
+        .map(|&(pid, ticks)| {
+            let before = then
+                .binary_search_by_key(&pid, |&(p, _)| p)
+                .map_or(0, |i| then[i].1);
+            // A reused pid (an ended thread's number given to a new one) cannot go below zero.
+            ticks.saturating_sub(before)
+        })
+        .sum()
+}
+
+/// `PF_KTHREAD` in the `flags` field of `/proc/<pid>/stat`.
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// CPU ticks of every kernel thread: `kthreadd` (pid 2) and its children, each checked for
+/// `PF_KTHREAD`, so a process that happens to have pid 2 (in a container's pid namespace) is
+/// never taken for the kernel. `None` when no `kthreadd` is in view.
+fn kernel_ticks() -> Option<Vec<(u32, u64)>> {
+    let stat = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .as_deref()
+            .and_then(kernel_stat)
+    };
+    let kthreadd = stat(2)?;
+    let children = std::fs::read_to_string("/proc/2/task/2/children").ok()?;
+    let mut ticks = vec![(2, kthreadd)];
+    ticks.extend(
+        children
+            .split_whitespace()
+            .filter_map(|c| c.parse::<u32>().ok())
+            .filter_map(|pid| stat(pid).map(|t| (pid, t))),
+    );
+    ticks.sort_unstable();
+    Some(ticks)
+}
+
+/// A kernel thread's CPU ticks (user + system); `None` for a process that is not one.
+fn kernel_stat(text: &str) -> Option<u64> {
+    let rest = &text[text.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let flags: u64 = f.get(6)?.parse().ok()?;
+    if flags & PF_KTHREAD == 0 {
+        return None;
+    }
+    f.get(11..13)?
+        .iter()
+        .map(|v| v.parse::<u64>().ok())
+        .sum::<Option<u64>>()
+}
+
 /// CPU ticks of this process and every live descendant, each with its reaped children's.
 ///
 /// The descendants are found through each thread's `children` file, which costs a read per
@@ -230,6 +299,39 @@ mod tests {
         let stat = "4242 (a (weird) name) S 17 4242 4242 0 -1 4194560 500 0 0 0 \
                     120 30 7 3 20 0 1 0 100 0 0";
         assert_eq!(process_stat(stat), Some((17, 160)));
+        // flags 0x00208040 has PF_KTHREAD; 4194560 (0x00400100) has not.
+        let kworker = "77 (kworker/u8:3-loop0) I 2 0 0 0 -1 2129984 0 0 0 0 \
+                       180 2061 0 0 20 0 1 0 100 0 0";
+        assert_eq!(kernel_stat(kworker), Some(2241));
+        assert_eq!(kernel_stat(stat), None);
+    }
+
+    #[test]
+    fn kernel_threads_count_from_their_first_read() {
+        let then = [(2, 5), (40, 100), (77, 1000)];
+        // 40 ran 20 ticks, 77 ended, 90 started and ran 7.
+        let now = [(2, 5), (40, 120), (90, 7)];
+        assert_eq!(kernel_delta(&then, &now), 27);
+        // A pid reused by a thread with fewer ticks than its predecessor counts nothing.
+        assert_eq!(kernel_delta(&[(40, 100)], &[(40, 3)]), 0);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn kernel_threads_are_found_where_kthreadd_is_in_view() {
+        let in_view = std::fs::read_to_string("/proc/2/comm").is_ok_and(|c| c.trim() == "kthreadd");
+        let found = kernel_ticks();
+        if in_view {
+            let found = found.expect("kthreadd is in view, so its threads are found");
+            // kthreadd and at least its per-CPU workers.
+            assert!(found.len() > 2, "{found:?}");
+            assert!(found.windows(2).all(|w| w[0].0 < w[1].0));
+            // This process is not a kernel thread.
+            let me = std::process::id();
+            assert!(found.iter().all(|&(pid, _)| pid != me));
+        } else {
+            assert!(found.is_none());
+        }
     }
 
     #[cfg(target_os = "linux")]
