@@ -168,7 +168,10 @@ impl Busiest {
             return;
         }
         let max = |a: Option<f64>, b: f64| Some(a.map_or(b, |a| a.max(b)));
-        if let Some(cores) = window.other_cpu_cores.filter(|c| *c >= limits.other_cpu_cores) {
+        if let Some(cores) = window
+            .other_cpu_cores
+            .filter(|c| *c >= limits.other_cpu_cores)
+        {
             self.other_cpu_cores = max(self.other_cpu_cores, cores);
         }
         if let Some(steal) = window.steal.filter(|s| *s >= limits.steal) {

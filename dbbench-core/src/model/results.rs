@@ -92,15 +92,23 @@ pub enum StopReason {
 
 impl Stopping {
     /// "stopped after 7 rounds in 48.2 s: every ratio's 95% interval is within ±5% (widest
-    /// ±4.1%, test_2)".
-    pub fn line(&self) -> String {
+    /// ±4.1%, test_2)". `precision` is the target the rounds ran under: with it, a budget spent
+    /// before the minimum rounds ended says so, and what to change.
+    pub fn line(&self, precision: Option<&PrecisionInfo>) -> String {
         let why = match &self.reason {
             StopReason::Fixed => "the fixed `repeat` count".to_string(),
             StopReason::TargetMet => {
                 "every ratio's 95% interval reached the precision target".into()
             }
             StopReason::RoundLimit => "the round limit (`max_repeat`)".into(),
-            StopReason::Budget => "the time budget (another round would have exceeded it)".into(),
+            StopReason::Budget => match precision {
+                Some(p) if self.elapsed_s > p.budget_s => format!(
+                    "the time budget: the minimum {} rounds took longer than its {} s (raise \
+                     `budget` or lower `min_repeat` to fit this machine and backend)",
+                    p.min_rounds, p.budget_s
+                ),
+                _ => "the time budget (another round would have exceeded it)".into(),
+            },
             StopReason::Unjudged(why) => format!("the minimum rounds, since {why}"),
         };
         let widest = self.widest.as_ref().map_or(String::new(), |(cell, w)| {
@@ -301,5 +309,41 @@ impl RunResult {
         self.values.extend(evidence.values);
         self.unavailable.extend(evidence.unavailable);
         self.autogrowths.extend(evidence.autogrowths);
+    }
+}
+
+#[cfg(test)]
+mod stopping_tests {
+    use super::*;
+
+    #[test]
+    fn a_budget_spent_by_the_minimum_rounds_says_what_to_change() {
+        let precision = PrecisionInfo {
+            target: 0.05,
+            min_rounds: 4,
+            max_rounds: 10,
+            budget_s: 100.0,
+        };
+        let stopping = |elapsed_s| Stopping {
+            rounds: 4,
+            reason: StopReason::Budget,
+            widest: Some(("separate_volumes".into(), 0.146)),
+            elapsed_s,
+        };
+        assert_eq!(
+            stopping(99.2).line(Some(&precision)),
+            "stopped after 4 rounds in 99.2 s: the time budget (another round would have \
+             exceeded it) (widest interval ±14.6%, separate_volumes)"
+        );
+        assert_eq!(
+            stopping(159.8).line(Some(&precision)),
+            "stopped after 4 rounds in 159.8 s: the time budget: the minimum 4 rounds took \
+             longer than its 100 s (raise `budget` or lower `min_repeat` to fit this machine and \
+             backend) (widest interval ±14.6%, separate_volumes)"
+        );
+        // A result without its precision (older files) keeps the general sentence.
+        assert!(stopping(159.8)
+            .line(None)
+            .contains("another round would have exceeded it"));
     }
 }

@@ -312,7 +312,11 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
         stem = escape(stem)
     );
     if let Some(stopping) = &result.stopping {
-        let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&stopping.line()));
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">{}.</p>",
+            escape(&stopping.line(result.run.precision.as_ref()))
+        );
     }
     if let Some(note) = crate::output::summary::reference_note(&table) {
         let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&note));

@@ -53,7 +53,7 @@ pub fn render(result: &BenchmarkResult) -> String {
     }
     let _ = writeln!(out, "  {}", table.method_line());
     if let Some(stopping) = &result.stopping {
-        let _ = writeln!(out, "  {}", stopping.line());
+        let _ = writeln!(out, "  {}", stopping.line(result.run.precision.as_ref()));
     }
     if let Some(note) = reference_note(&table) {
         let _ = writeln!(out, "  {note}");
