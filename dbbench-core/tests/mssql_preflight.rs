@@ -268,7 +268,7 @@ fn a_least_privileged_login_is_told_what_each_cell_lacks() {
 fn babelfish_42() -> Answers {
     let missing = |what: &str| {
         Err(format!(
-            "SQL Server error 33557097: running `SELECT …`: relation \"{what}\" does not exist \
+            "Babelfish error 33557097: running `SELECT …`: relation \"{what}\" does not exist \
              (severity 16, state 1)"
         ))
     };
@@ -277,7 +277,7 @@ fn babelfish_42() -> Answers {
         version: "Babelfish for PostgreSQL 12.0.2000.8 (SP2.0) Standard Edition".into(),
         major: 12,
         ifi: IfiState::Unknown(
-            "SQL Server error 33557097: relation \"sys.dm_server_services\" does not exist".into(),
+            "Babelfish error 33557097: relation \"sys.dm_server_services\" does not exist".into(),
         ),
         // HAS_PERMS_BY_NAME answers for every permission, ALTER ANY EVENT SESSION 0.
         permissions: Permissions {
@@ -296,7 +296,7 @@ fn babelfish_42() -> Answers {
         ),
         floors: Floors::from_model(Ok(&[])),
         trace_status: Err(
-            "SQL Server error 33557097: running `DBCC TRACESTATUS(1805, -1)`: DBCC TRACESTATUS \
+            "Babelfish error 33557097: running `DBCC TRACESTATUS(1805, -1)`: DBCC TRACESTATUS \
              is not currently supported in Babelfish (severity 16, state 1)"
                 .into(),
         ),

@@ -21,8 +21,8 @@ pub enum Error {
     /// The embedded engine (SQLite) reported an error.
     #[error("SQLite error: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    /// SQL Server reported an error.
-    #[error("SQL Server error {code}: {message}")]
+    /// SQL Server (or a server that speaks its protocol) reported an error.
+    #[error("{} error {code}: {message}", server_word(.code))]
     Server {
         /// The server's error number.
         code: u32,
@@ -136,6 +136,20 @@ pub fn show_duration(d: std::time::Duration) -> String {
     }
 }
 
+/// Babelfish for PostgreSQL's one error number: every error it raises while running T-SQL reaches
+/// the client as 33557097 (recorded from Babelfish 4.2), so only its message says what it means.
+pub const BABELFISH_ERROR: u32 = 33_557_097;
+
+/// Whose error a server error is. Babelfish raises every error under its one number, which is no
+/// SQL Server error number: "SQL Server error 33557097" would send a reader to SQL Server's list.
+fn server_word(code: &u32) -> &'static str {
+    if *code == BABELFISH_ERROR {
+        "Babelfish"
+    } else {
+        "SQL Server"
+    }
+}
+
 fn in_flight(statement: &Option<String>) -> String {
     match statement {
         Some(s) => format!(" (statement: {s})"),
@@ -146,5 +160,26 @@ fn in_flight(statement: &Option<String>) -> String {
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
         Error::Other(format!("JSON error: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_error_names_the_server_that_raised_it() {
+        let error = |code| Error::Server {
+            code,
+            message: "creating the database: …".into(),
+        };
+        assert_eq!(
+            error(1105).to_string(),
+            "SQL Server error 1105: creating the database: …"
+        );
+        assert_eq!(
+            error(BABELFISH_ERROR).to_string(),
+            "Babelfish error 33557097: creating the database: …"
+        );
     }
 }

@@ -45,9 +45,7 @@ pub const CANNOT_OPEN: u32 = 4060;
 /// "Invalid object name …" (error 208).
 pub const INVALID_OBJECT: u32 = 208;
 
-/// Babelfish for PostgreSQL's one error number: every error it raises while running T-SQL reaches
-/// the client as 33557097 (recorded from Babelfish 4.2), so only its message says what it means.
-pub const BABELFISH_ERROR: u32 = 33557097;
+pub use crate::model::error::BABELFISH_ERROR;
 
 /// What dropping a database takes, for errors 3701 and 5011 (DROP DATABASE docs).
 const DROP_NEEDS: &str = "dropping a database needs CONTROL on it, ALTER ANY DATABASE, or \
