@@ -105,7 +105,10 @@ fn rounds_are_added_until_the_target_or_a_limit_and_the_reason_is_kept() {
     }
     let text = summary::render(&result);
     assert!(text.contains("two-stage log-ratio t (Stein)"), "{text}");
-    assert!(text.contains(&stopping.line(result.run.precision.as_ref())), "{text}");
+    assert!(
+        text.contains(&stopping.line(result.run.precision.as_ref())),
+        "{text}"
+    );
     let slow = text
         .lines()
         .find(|l| l.trim_start().starts_with("slow"))
