@@ -11,8 +11,8 @@
 //!   the one the verdict rests on.
 //! * **kernel threads' CPU**, in cores: writeback, block-layer, file-system journal, loop-device
 //!   and disk-encryption workers (`kworker`, `jbd2`, `kcryptd`, …). Recorded, not judged: they
-//!   mostly do the benchmark's own I/O, and on an encrypted disk or a loop device that alone
-//!   passes the threshold in every window (0.33–0.39 cores on a loop-mounted ext4).
+//!   mostly do the benchmark's own I/O, and on a loop device that alone passes the threshold (up
+//!   to 0.5 cores a window on a loop-mounted ext4).
 //! * **steal**: the share of the machine's CPU time the hypervisor gave to other guests.
 //! * **CPU and I/O pressure** (Linux PSI, `/proc/pressure/*`, "some" line): the share of the
 //!   window in which at least one task waited for a CPU or for I/O. Recorded, not judged: a
