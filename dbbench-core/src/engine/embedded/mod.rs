@@ -456,6 +456,15 @@ mod profile_tests {
     }
 }
 
+/// Asserts SQLite finds the database behind `conn` intact (`PRAGMA integrity_check`).
+#[cfg(test)]
+fn assert_intact(conn: &rusqlite::Connection) {
+    let ok: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok");
+}
+
 #[cfg(test)]
 mod window_tests {
     use super::*;
@@ -506,11 +515,7 @@ mod window_tests {
             .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
             .unwrap();
         assert_eq!(rows, 501);
-        let ok: String = later
-            .conn
-            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(ok, "ok");
+        assert_intact(&later.conn);
         drop(later);
         db.drop_database().unwrap();
 
@@ -625,11 +630,7 @@ mod fixture_tests {
                 copy
             );
             assert_eq!(state(&db, &mut conn), expected, "{name}");
-            let ok: String = conn
-                .conn
-                .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-                .unwrap();
-            assert_eq!(ok, "ok");
+            assert_intact(&conn.conn);
             drop(conn);
             db.drop_database().unwrap();
         }
