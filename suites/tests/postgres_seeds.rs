@@ -25,6 +25,19 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// A directory the server's user can reach, for volumes the test binds as a user would: a bound
+/// volume is the user's choice, which dbbench never moves, so under a mode-700 checkout
+/// (`CARGO_TARGET_TMPDIR` below `/root/...`) the test must choose one the `postgres` user can
+/// search, as a user would.
+fn reachable_scratch(name: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("dbbench-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
 fn run(bench: &'static BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
     run_cells(bench, None, ctx)
 }
@@ -182,7 +195,7 @@ fn the_population_suite_on_postgres_puts_data_and_wal_on_their_volumes() {
     if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
         return;
     }
-    let base = scratch("pg-population-volumes");
+    let base = reachable_scratch("pg-population-volumes");
     let mut volumes = Volumes::default();
     for (name, dir) in [("data", "vol_data"), ("log", "vol_log")] {
         std::fs::create_dir_all(base.join(dir)).unwrap();
