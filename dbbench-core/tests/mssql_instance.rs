@@ -198,7 +198,7 @@ async fn the_preflight_counts_tempdbs_files() {
         .unwrap()
         .render();
     assert!(text.contains("[ok] tempdb data files"), "{text}");
-    assert!(text.contains(": 8 data files ("), "{text}");
+    assert!(text.contains(": 8 data files, 8 MB each now"), "{text}");
     assert!(text.contains("tempdb already has 8 data files"), "{text}");
 }
 

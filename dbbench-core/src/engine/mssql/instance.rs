@@ -310,7 +310,7 @@ pub fn tempdb_plan(
     let size = spec.tempdb_size.map(|s| s.bytes);
     let growth: Option<Growth> = spec.tempdb_growth;
     let mut plan = Vec::new();
-    let mut larger = 0;
+    let mut larger = Vec::new();
     for file in current {
         let mut parts = Vec::new();
         let mut undo = Vec::new();
@@ -326,14 +326,7 @@ pub fn tempdb_plan(
                 ));
             }
             Some(size) if size < file.current_pages * page => {
-                larger += 1;
-                notes.push(format!(
-                    "tempdb file {} is {} now, larger than tempdb_size = {}: MODIFY FILE can \
-                     only grow a file (error 5039), so its size is left as it is",
-                    file.name,
-                    kb(file.current_pages * page),
-                    kb(size)
-                ));
+                larger.push(format!("{} ({})", file.name, kb(file.current_pages * page)))
             }
             _ => {}
         }
@@ -356,6 +349,17 @@ pub fn tempdb_plan(
                 undo,
             });
         }
+    }
+    if let (false, Some(size)) = (larger.is_empty(), size) {
+        notes.push(format!(
+            "{} tempdb data file(s) already larger than tempdb_size = {}: {}; MODIFY FILE can \
+             only grow a file (error 5039), so they are left as they are and the results record \
+             counts.tempdb_files_larger_than_declared = {}",
+            larger.len(),
+            kb(size),
+            larger.join(", "),
+            larger.len()
+        ));
     }
     let dir = match first.physical.rfind(['\\', '/']) {
         Some(pos) => first.physical[..pos].to_string(),
@@ -383,7 +387,7 @@ pub fn tempdb_plan(
     Ok(TempdbPlan {
         changes: plan,
         files: wanted,
-        larger_than_declared: larger,
+        larger_than_declared: larger.len(),
         notes,
     })
 }
@@ -452,7 +456,12 @@ mod tests {
         let plan = tempdb_plan(&at(16), &grown, Platform::Linux).unwrap();
         assert!(plan.changes.is_empty(), "{:?}", plan.changes);
         assert_eq!(plan.larger_than_declared, 1);
-        assert!(plan.notes[0].contains("error 5039"), "{:?}", plan.notes);
+        assert!(
+            plan.notes[0]
+                .contains("tempdev (32768KB); MODIFY FILE can only grow a file (error 5039)"),
+            "{:?}",
+            plan.notes
+        );
         let plan = tempdb_plan(&at(64), &grown, Platform::Linux).unwrap();
         assert_eq!(
             plan.changes[0].apply,

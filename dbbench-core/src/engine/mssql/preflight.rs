@@ -408,21 +408,25 @@ pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Prefl
             what: "tempdb data files (sys.master_files, tempdb.sys.database_files)".into(),
             ok: Some(matches!(&answers.tempdb_files, Ok(f) if !f.is_empty())),
             detail: match &answers.tempdb_files {
-                Ok(files) if !files.is_empty() => format!(
-                    "{} data files ({}); tempdb_files = N runs with at least N: a tempdb with \
-                     more files keeps them all (setup creates one per core, up to 8)",
-                    files.len(),
-                    files
-                        .iter()
-                        .map(|f| format!(
-                            "{} {} MB now, {} MB at startup",
-                            f.name,
-                            f.current_pages / 128,
-                            f.size_pages / 128
-                        ))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                Ok(files) if !files.is_empty() => {
+                    let range = |pages: &dyn Fn(&TempdbFile) -> u64| {
+                        let mb = files.iter().map(|f| pages(f) / 128);
+                        let (lo, hi) = (mb.clone().min().unwrap_or(0), mb.max().unwrap_or(0));
+                        if lo == hi {
+                            format!("{lo} MB")
+                        } else {
+                            format!("{lo}–{hi} MB")
+                        }
+                    };
+                    format!(
+                        "{} data files, {} each now, {} at startup; tempdb_files = N runs with at \
+                         least N: a tempdb with more files keeps them all (setup creates one per \
+                         core, up to 8)",
+                        files.len(),
+                        range(&|f| f.current_pages),
+                        range(&|f| f.size_pages)
+                    )
+                }
                 Ok(_) => "the server answered with no rows".into(),
                 Err(e) => format!("could not be listed: {e}"),
             },
