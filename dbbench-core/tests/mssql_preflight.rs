@@ -5,10 +5,12 @@
 //! smoke scale.
 
 use dbbench_core::__internals::config::{Growth, Recovery, RunSpec, Size, StorageSpec};
+use dbbench_core::__internals::mssql::double::instance::setup_tempdb;
 use dbbench_core::__internals::mssql::double::{Api, Reply, ScriptedServer};
 use dbbench_core::__internals::mssql::floors::Floors;
 use dbbench_core::__internals::mssql::identity::Product;
 use dbbench_core::__internals::mssql::ifi::IfiState;
+use dbbench_core::__internals::mssql::instance::TempdbFile;
 use dbbench_core::__internals::mssql::preflight::{self, Answers, Permissions, Probe};
 use dbbench_core::__internals::mssql::provision::{Platform, ServerDirs};
 use dbbench_core::__internals::mssql::ConnectSettings;
@@ -161,7 +163,23 @@ fn sysadmin_2022() -> Answers {
         version: "Microsoft SQL Server 16.0.4135.4 (RTM CU15) Developer Edition (64-bit)".into(),
         major: 16,
         platform: Platform::Linux,
+        // SQL Server 2022 on Linux: sys.dm_server_services has no engine row; the startup line.
         ifi: IfiState::Enabled,
+        ifi_from: "the error log's startup line (xp_readerrorlog 0); sys.dm_server_services: \
+                   sys.dm_server_services has no SQL Server service row"
+            .into(),
+        // Setup on an 8-core machine: eight data files of 8 MB.
+        tempdb_files: Ok(setup_tempdb(8, "/var/opt/mssql/data/", '/')
+            .into_iter()
+            .map(|f| TempdbFile {
+                name: f.name,
+                physical: f.physical,
+                size_pages: f.startup_pages,
+                current_pages: f.current_pages,
+                growth: f.growth,
+                is_percent: f.is_percent,
+            })
+            .collect()),
         permissions: Permissions {
             sysadmin: Some(true),
             alter_settings: Some(true),
@@ -170,6 +188,7 @@ fn sysadmin_2022() -> Answers {
             view_database_state: Some(true),
             alter_any_database: Some(true),
             create_any_database: Some(true),
+            alter_any_connection: Some(true),
         },
         dirs: Ok(ServerDirs {
             data: "/var/opt/mssql/data/".into(),
@@ -216,6 +235,7 @@ fn a_least_privileged_login_is_told_what_each_cell_lacks() {
             view_database_state: Some(false),
             alter_any_database: Some(false),
             create_any_database: Some(true),
+            alter_any_connection: Some(false),
         },
         ifi: IfiState::Unknown("VIEW SERVER STATE permission was denied on object 'server'".into()),
         allow_instance_changes: false,
@@ -243,7 +263,7 @@ fn a_least_privileged_login_is_told_what_each_cell_lacks() {
     assert!(verdict("test_1")
         .blockers
         .iter()
-        .any(|b| b.contains("trace flag 1805 (sysadmin)")));
+        .any(|b| b.contains("trace flags 1805 and 1806 (sysadmin)")));
     assert!(verdict("test_2")
         .blockers
         .iter()
@@ -288,6 +308,9 @@ fn babelfish_42() -> Answers {
             view_database_state: Some(true),
             alter_any_database: Some(true),
             create_any_database: Some(true),
+            // Recorded: HAS_PERMS_BY_NAME answers 0 for ALTER ANY CONNECTION (its KILL works all
+            // the same: mssql_live's timeout test).
+            alter_any_connection: Some(false),
         },
         dirs: Err(
             "the server reports no default data or log directory (SERVERPROPERTY(\
@@ -295,6 +318,7 @@ fn babelfish_42() -> Answers {
                 .into(),
         ),
         floors: Floors::from_model(Ok(&[])),
+        tempdb_files: Ok(Vec::new()),
         trace_status: Err(
             "Babelfish error 33557097: running `DBCC TRACESTATUS(1805, -1)`: DBCC TRACESTATUS \
              is not currently supported in Babelfish (severity 16, state 1)"
@@ -426,7 +450,8 @@ async fn run_asks_the_server_and_creates_nothing() {
         "{text}"
     );
     assert!(!text.contains("Pre!flight9"));
-    // Only reads: SELECTs, DBCC TRACESTATUS and DBCC LOGINFO, nothing that creates or changes.
+    // Only reads: SELECTs, DBCC TRACESTATUS, DBCC LOGINFO and the error log, nothing that creates
+    // or changes.
     let writes: Vec<_> = server
         .calls()
         .into_iter()
@@ -435,6 +460,7 @@ async fn run_asks_the_server_and_creates_nothing() {
             !c.sql.starts_with("SELECT")
                 && !c.sql.starts_with("DBCC TRACESTATUS")
                 && !c.sql.starts_with("DBCC LOGINFO")
+                && !c.sql.starts_with("EXEC sys.xp_readerrorlog")
         })
         .collect();
     assert!(

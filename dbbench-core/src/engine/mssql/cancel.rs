@@ -56,10 +56,23 @@ pub(super) async fn register(
     Ok(conn)
 }
 
-/// Ends session `spid` from a connection of its own.
+/// Ends session `spid` from a connection of its own. A failure is said on the console as well
+/// as returned (the switch fires from a thread nobody waits on): without `ALTER ANY CONNECTION`
+/// (error 6102) the runaway statement runs to its end.
 pub(super) async fn kill(settings: &ConnectSettings, spid: i64) -> Result<()> {
-    let mut admin = settings.connect(None).await?;
-    admin.batch(&kill_sql(spid)).await
+    let outcome = match settings.connect(None).await {
+        Ok(mut admin) => admin.batch(&kill_sql(spid)).await,
+        Err(e) => Err(e),
+    };
+    outcome.map_err(|e| {
+        let e = crate::model::error::Error::msg(format!(
+            "could not stop session {spid} with KILL ({e}); KILL needs ALTER ANY CONNECTION: \
+             the running statement goes on to its end, and the body is refused at its next \
+             statement"
+        ));
+        crate::util::console::say(&format!("dbbench › mssql: {e}"));
+        e
+    })
 }
 
 /// The statement that ends session `spid`.

@@ -11,7 +11,6 @@ use super::{ifi, marker, teardown, MssqlBackend, MssqlConnection};
 use crate::engine::{DatabasePlan, OWNED_PREFIX};
 use crate::model::config::StorageSpec;
 use crate::model::error::{Error, Result};
-use ifi::IfiAction;
 use std::collections::BTreeMap;
 
 /// Creates `plan`'s database on the server; returns its provisioning and `database_id`. What
@@ -23,11 +22,10 @@ pub(super) async fn build(
     build: &mut Build,
 ) -> Result<(Provision, i64)> {
     let storage = &plan.storage;
-    let flag = ifi::no_ifi_flag(backend.facts.platform);
-    let disable_ifi = (ifi_action(admin, storage, flag).await? == IfiAction::DisableWithTraceFlag)
-        .then_some(flag);
+    let ifi_plan = ifi::plan(admin, storage.ifi).await?;
     let mut inputs = script::Inputs {
-        disable_ifi,
+        disable_ifi: ifi_plan.set.clone(),
+        verify_zeroing: ifi_plan.verify,
         owner: script::Owner {
             db: plan.name.clone(),
             marker: marker::marker_text(&backend.host, backend.started, &backend.owner),
@@ -38,11 +36,11 @@ pub(super) async fn build(
         ..script::Inputs::default()
     };
     if touches_tempdb(storage) {
-        let rows = admin.query(instance::TEMPDB_FILES_SQL, &[]).await?;
-        inputs.tempdb =
-            instance::tempdb_plan(storage, &tempdb_files(&rows)?, backend.facts.platform)?;
+        let tempdb = instance::read_and_plan_tempdb(admin, storage, backend.facts.platform).await?;
+        build.counts.extend(tempdb.counts());
+        inputs.tempdb = tempdb.changes;
     }
-    if disable_ifi.is_some() {
+    if ifi_plan.verify {
         for flag in ifi::TF_LOG_ZEROING {
             let rows = admin.query(&ifi::trace_status_sql(flag), &[]).await?;
             if !ifi::is_on_globally(&rows)? {
@@ -119,26 +117,6 @@ struct StepContext<'a, 'b> {
     build: &'a mut Build,
     probe: &'a mut InstanceChanges,
     product: &'a Product,
-}
-
-/// How to reach the cell's IFI state, read fresh (a restart hook may have changed it).
-async fn ifi_action(
-    admin: &mut MssqlConnection,
-    storage: &StorageSpec,
-    flag: u32,
-) -> Result<IfiAction> {
-    if storage.ifi.is_none() {
-        return Ok(IfiAction::Nothing);
-    }
-    let state = match admin.query(ifi::STATE_SQL, &[]).await {
-        Ok(rows) => ifi::IfiState::from_rows(&rows),
-        Err(e) => ifi::IfiState::Unknown(e.to_string()),
-    };
-    let flag_on = match admin.query(&ifi::trace_status_sql(flag), &[]).await {
-        Ok(rows) => ifi::is_on_globally(&rows)?,
-        Err(_) => false,
-    };
-    ifi::decide(storage.ifi, &state, flag_on)
 }
 
 /// Executes one step of the creation script.
@@ -221,33 +199,20 @@ async fn run_step(ctx: &mut StepContext<'_, '_>, step: &Step) -> Result<()> {
             build.ifi_flag = Some(*flag);
             Ok(())
         }
-        Step::VerifyZeroing(sql) => {
-            let flag = build.ifi_flag.unwrap_or_default();
-            let checked = match admin.query(sql, &[]).await {
-                Ok(rows) => ifi::unzeroed_files(&rows, &data_paths(&ctx.provision.files)),
-                Err(e) => Err(e),
-            };
-            match checked {
-                Ok(unzeroed) if unzeroed.is_empty() => {
+        Step::VerifyZeroing { sql, flags } => {
+            let log = admin.query(sql, &[]).await;
+            match ifi::judge_zeroing(log, &data_paths(&ctx.provision.files), flags) {
+                ifi::Zeroing::Verified => {
                     build.counts.insert("ifi_zeroing_verified".into(), 1);
-                    // Exactly which flag was proven to turn IFI off on this build.
-                    build
-                        .counts
-                        .insert("ifi_off_trace_flag".into(), i64::from(flag));
+                    // Exactly which flags were set when IFI was proven off on this build.
+                    for flag in flags {
+                        build.counts.insert(format!("ifi_off_trace_flag_{flag}"), 1);
+                    }
                     Ok(())
                 }
-                Ok(unzeroed) => Err(ifi_error(format!(
-                    "trace flag {flag} is on, yet SQL Server did not zero-fill {}: IFI cannot be \
-                     turned off at runtime on this build; remove the service account's \
-                     \"Perform volume maintenance tasks\" right and restart the service",
-                    unzeroed.join(", ")
-                ))),
-                // Reading the error log needs securityadmin; the run goes on, marked unverified.
-                Err(e) => {
-                    build.unavailable.insert(
-                        "ifi_verification".into(),
-                        format!("trace flag {flag} was set but not verified: {e}"),
-                    );
+                ifi::Zeroing::NotZeroed(why) => Err(ifi_error(why)),
+                ifi::Zeroing::Unverified(why) => {
+                    build.unavailable.insert("ifi_verification".into(), why);
                     Ok(())
                 }
             }
@@ -341,20 +306,5 @@ pub(super) fn volumes_by_file(files: &[PlannedFile]) -> BTreeMap<String, String>
     files
         .iter()
         .filter_map(|f| f.volume.clone().map(|v| (f.logical.clone(), v)))
-        .collect()
-}
-
-/// tempdb's data files from the rows of [`instance::TEMPDB_FILES_SQL`].
-fn tempdb_files(rows: &[crate::model::value::Row]) -> Result<Vec<instance::TempdbFile>> {
-    rows.iter()
-        .map(|r| {
-            Ok(instance::TempdbFile {
-                name: r.get_named::<String>("name")?.trim().to_string(),
-                physical: r.get_named::<String>("physical_name")?.trim().to_string(),
-                size_pages: r.get_named("size_pages")?,
-                growth: r.get_named("growth")?,
-                is_percent: r.get_named::<i64>("is_percent_growth")? == 1,
-            })
-        })
         .collect()
 }

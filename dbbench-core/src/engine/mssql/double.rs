@@ -12,6 +12,10 @@
 use crate::model::value::{Row, Value};
 use std::sync::{Arc, Mutex};
 
+pub mod instance;
+
+pub use instance::{InstanceModel, TempdbFileModel};
+
 /// The tiberius API a statement went through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Api {
@@ -104,6 +108,7 @@ struct Inner {
     rules: Vec<Rule>,
     calls: Vec<Call>,
     catalog: Option<Catalog>,
+    instance: Option<InstanceModel>,
 }
 
 /// A minimal model of the server's databases, so a lifecycle can run without a rule for every
@@ -354,6 +359,18 @@ impl ScriptedServer {
         self
     }
 
+    /// Answers instance-level statements (IFI state, trace flags, error log, tempdb, `KILL`) as
+    /// `model` says the product does; rules still win over it.
+    pub fn with_instance(self, model: InstanceModel) -> ScriptedServer {
+        self.lock().instance = Some(model);
+        self
+    }
+
+    /// The instance model's state now (flags on, error log, tempdb), if there is one.
+    pub fn instance(&self) -> Option<InstanceModel> {
+        self.lock().instance.clone()
+    }
+
     /// The databases the catalog holds now.
     pub fn databases(&self) -> Vec<String> {
         self.lock()
@@ -404,8 +421,19 @@ impl ScriptedServer {
             }
             None => None,
         };
-        // A rule's answer wins, but a batch that creates or drops still changes the catalog
-        // unless the rule made it fail.
+        // A rule's answer wins, but a batch that creates or drops still changes the instance and
+        // the catalog unless the rule made it fail.
+        let succeeded = matches!(
+            (&reply, api),
+            (
+                None | Some(Reply::Sets(_)) | Some(Reply::Affected(_)),
+                Api::Batch | Api::Rpc
+            )
+        );
+        let instance = match inner.instance.as_mut() {
+            Some(model) if succeeded => model.answer(sql),
+            _ => None,
+        };
         let modelled = match (&reply, api, inner.catalog.as_mut()) {
             (
                 None | Some(Reply::Sets(_)) | Some(Reply::Affected(_)),
@@ -414,7 +442,10 @@ impl ScriptedServer {
             ) => c.answer(sql, database),
             _ => None,
         };
-        reply.or(modelled).unwrap_or(Reply::Sets(Vec::new()))
+        reply
+            .or(instance)
+            .or(modelled)
+            .unwrap_or(Reply::Sets(Vec::new()))
     }
 }
 

@@ -1,12 +1,17 @@
 //! Instant file initialization (IFI): reading the server's actual state, turning it off for a run
-//! with the platform's trace flag when a cell asks for `ifi = false` (1806 on Windows, 1805 on
-//! Linux, where SQL Server uses fallocate), and checking that the flag worked.
+//! when a cell asks for `ifi = false`, and proving that data files really were zero-filled.
 //!
-//! Neither flag is in Microsoft's trace-flag documentation, so dbbench does not trust them: while it creates the database it also sets TF 3004 and 3605, which
-//! write a `"Zeroing <file>"` line to the error log for every file SQL Server zero-fills, and then
-//! looks for those lines. No line for a data file means IFI is still on, and the cell fails rather
-//! than running in the wrong configuration. A requested state that cannot be reached (IFI on while
-//! the service account lacks the privilege) is an error as well.
+//! The state comes from `sys.dm_server_services` (2016 SP1+), and where that view has no row for
+//! the engine (SQL Server on Linux) or cannot be read, from the error log's startup line
+//! `Database Instant File Initialization: enabled|disabled` (docs: "Database instant file
+//! initialization"). The flag that turns IFI off at runtime is undocumented: community sources
+//! name 1806, Microsoft's Bob Dorr names 1805 (Linux, "SetFileValidData vs fallocate"). dbbench
+//! turns on both (those not already on) and trusts neither: for every `ifi = false` cell, also
+//! where the server already reports IFI off, it sets TF 3004 and 3605 while it creates the
+//! database, which write a `"Zeroing <file>"` line to the error log for every file SQL Server
+//! zero-fills, and then looks for those lines. No line for a data file means IFI is still on, and
+//! the cell fails rather than running in the wrong configuration. A requested state that cannot
+//! be reached (IFI on while the service account lacks the privilege) is an error as well.
 
 use super::instance::Change;
 use super::tsql::literal;
@@ -18,21 +23,19 @@ pub const STATE_SQL: &str =
     "SELECT CAST(instant_file_initialization_enabled AS nvarchar(1)) AS ifi \
      FROM sys.dm_server_services WHERE servicename LIKE N'SQL Server (%';";
 
-/// The trace flag that disables IFI on Windows (community sources; not in Microsoft's
-/// trace-flag documentation, hence the zeroing check).
-pub const TF_NO_IFI_WINDOWS: u32 = 1806;
-
-/// The trace flag that disables IFI (fallocate) on Linux, named by Bob Dorr (Microsoft, "SQL
-/// Server on Linux: SetFileValidData vs fallocate").
-pub const TF_NO_IFI_LINUX: u32 = 1805;
-
-/// The trace flag that turns IFI off on `platform`.
-pub fn no_ifi_flag(platform: super::provision::Platform) -> u32 {
-    match platform {
-        super::provision::Platform::Windows => TF_NO_IFI_WINDOWS,
-        super::provision::Platform::Linux => TF_NO_IFI_LINUX,
-    }
+/// The error log's startup line about IFI in log `log` (0 = current, 1.. = archives).
+pub fn errorlog_state_sql(log: u32) -> String {
+    format!("EXEC sys.xp_readerrorlog {log}, 1, N'Database Instant File Initialization';")
 }
+
+/// How many error logs are searched for the startup line: the current one and SQL Server's
+/// default six archives (a DBA who cycles the log nightly still has it in an archive).
+pub const ERRORLOGS_SEARCHED: u32 = 7;
+
+/// The trace flags that may turn IFI off at runtime, both set for `ifi = false`: 1805 (Bob
+/// Dorr, Microsoft: disables fallocate on Linux) and 1806 (community sources, Windows). Neither
+/// is in Microsoft's trace-flag documentation, hence the zeroing check.
+pub const TF_NO_IFI: [u32; 2] = [1805, 1806];
 
 /// The trace flags that log file zeroing to the error log.
 pub const TF_LOG_ZEROING: [u32; 2] = [3004, 3605];
@@ -64,6 +67,20 @@ impl IfiState {
         }
     }
 
+    /// The state from the rows of [`errorlog_state_sql`], `None` when no startup line is there.
+    pub fn from_errorlog(rows: &[Row]) -> Option<IfiState> {
+        rows.iter().rev().find_map(|r| {
+            let text = r.get_named::<String>("Text").ok()?.to_lowercase();
+            const LINE: &str = "database instant file initialization:";
+            let rest = &text[text.find(LINE)? + LINE.len()..];
+            match rest.trim_start() {
+                t if t.starts_with("enabled") => Some(IfiState::Enabled),
+                t if t.starts_with("disabled") => Some(IfiState::Disabled),
+                _ => None,
+            }
+        })
+    }
+
     /// The state as recorded in the results: `on`, `off` or `unknown (why)`.
     pub fn describe(&self) -> String {
         match self {
@@ -88,30 +105,32 @@ pub fn is_on_globally(rows: &[Row]) -> Result<bool> {
 }
 
 /// What to do for a cell's `ifi` option.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IfiAction {
-    /// The server is already in the requested state (or none was requested).
-    Nothing,
-    /// Turn IFI off with the platform's trace flag and verify it.
-    DisableWithTraceFlag,
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IfiPlan {
+    /// The IFI-off trace flags to turn on globally for the repetition (those not already on).
+    pub set: Vec<u32>,
+    /// Prove with the zeroing lines that every data file is zero-filled (every `ifi = false`
+    /// cell).
+    pub verify: bool,
 }
 
-/// Decides how to reach `requested` from the server's `state`; `flag_on` says whether the
-/// platform's IFI-off trace flag is already on globally. A state dbbench cannot reach is an error that says why.
-pub fn decide(requested: Option<bool>, state: &IfiState, flag_on: bool) -> Result<IfiAction> {
+/// Decides how to reach `requested` from the server's `state`; `flags_on` are the IFI-off trace
+/// flags already on globally. A state dbbench cannot reach is an error that says why.
+pub fn decide(requested: Option<bool>, state: &IfiState, flags_on: &[u32]) -> Result<IfiPlan> {
     let unreachable = |reason: String| Error::Unsupported {
         option: "ifi",
         backend: "mssql",
         reason,
     };
     match (requested, state) {
-        (None, _) => Ok(IfiAction::Nothing),
-        (Some(true), _) if flag_on => Err(unreachable(
-            "ifi = true was requested, but the IFI-off trace flag (1806/1805) is on globally; \
-             dbbench does not clear flags it did not set: turn it off (DBCC TRACEOFF(<flag>, -1)) first"
-                .into(),
-        )),
-        (Some(true), IfiState::Enabled) => Ok(IfiAction::Nothing),
+        (None, _) => Ok(IfiPlan::default()),
+        (Some(true), _) if !flags_on.is_empty() => Err(unreachable(format!(
+            "ifi = true was requested, but trace flag {} (which may turn IFI off) is on \
+             globally; dbbench does not clear flags it did not set: turn it off \
+             (DBCC TRACEOFF(<flag>, -1)) first",
+            join(flags_on)
+        ))),
+        (Some(true), IfiState::Enabled) => Ok(IfiPlan::default()),
         (Some(true), IfiState::Disabled) => Err(unreachable(
             "ifi = true was requested, but the SQL Server service account lacks the \"Perform \
              volume maintenance tasks\" right (SE_MANAGE_VOLUME_NAME); grant it and restart the \
@@ -122,12 +141,131 @@ pub fn decide(requested: Option<bool>, state: &IfiState, flag_on: bool) -> Resul
             "ifi = true was requested, but this server cannot report its IFI state ({why}), so \
              the run could silently zero-fill its data files"
         ))),
-        (Some(false), _) if flag_on => Ok(IfiAction::Nothing),
-        (Some(false), IfiState::Disabled) => Ok(IfiAction::Nothing),
-        // Unknown: the trace flag plus the zeroing check either reaches the state or proves it cannot.
-        (Some(false), IfiState::Enabled | IfiState::Unknown(_)) => {
-            Ok(IfiAction::DisableWithTraceFlag)
+        // Already off: nothing to change on the instance, but the zeroing still proves it.
+        (Some(false), IfiState::Disabled) => Ok(IfiPlan {
+            set: Vec::new(),
+            verify: true,
+        }),
+        // On or unknown: both flags (those not on yet), proven by the zeroing check.
+        (Some(false), IfiState::Enabled | IfiState::Unknown(_)) => Ok(IfiPlan {
+            set: TF_NO_IFI
+                .iter()
+                .copied()
+                .filter(|f| !flags_on.contains(f))
+                .collect(),
+            verify: true,
+        }),
+    }
+}
+
+fn join(flags: &[u32]) -> String {
+    flags
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+/// The IFI state through `conn`, with where it came from: `sys.dm_server_services`, else the
+/// startup line of the current error log or one of its archives.
+pub async fn read_state(conn: &mut super::MssqlConnection) -> (IfiState, String) {
+    let view = match conn.query(STATE_SQL, &[]).await {
+        Ok(rows) => IfiState::from_rows(&rows),
+        Err(e) => IfiState::Unknown(e.to_string()),
+    };
+    let IfiState::Unknown(view_why) = view else {
+        return (view, "sys.dm_server_services".into());
+    };
+    let mut log_why = String::from("no startup line in the error logs searched");
+    for log in 0..ERRORLOGS_SEARCHED {
+        match conn.query(&errorlog_state_sql(log), &[]).await {
+            Ok(rows) => {
+                if let Some(state) = IfiState::from_errorlog(&rows) {
+                    return (
+                        state,
+                        format!(
+                            "the error log's startup line (xp_readerrorlog {log}); \
+                             sys.dm_server_services: {view_why}"
+                        ),
+                    );
+                }
+            }
+            // No such archive, or no permission to read the log: stop here.
+            Err(e) => {
+                if log == 0 {
+                    log_why = format!("xp_readerrorlog: {e}");
+                }
+                break;
+            }
         }
+    }
+    (
+        IfiState::Unknown(format!("{view_why}; error log: {log_why}")),
+        "none".into(),
+    )
+}
+
+/// Which of [`TF_NO_IFI`] are on globally through `conn`; a flag whose status cannot be read
+/// counts as off.
+pub async fn flags_on(conn: &mut super::MssqlConnection) -> Result<Vec<u32>> {
+    let mut on = Vec::new();
+    for flag in TF_NO_IFI {
+        if let Ok(rows) = conn.query(&trace_status_sql(flag), &[]).await {
+            if is_on_globally(&rows)? {
+                on.push(flag);
+            }
+        }
+    }
+    Ok(on)
+}
+
+/// How to reach the cell's IFI state, read fresh through `conn` (a restart hook may have
+/// changed it).
+pub async fn plan(conn: &mut super::MssqlConnection, requested: Option<bool>) -> Result<IfiPlan> {
+    if requested.is_none() {
+        return Ok(IfiPlan::default());
+    }
+    let (state, _) = read_state(conn).await;
+    let on = flags_on(conn).await?;
+    decide(requested, &state, &on)
+}
+
+/// What the zeroing lines prove.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Zeroing {
+    /// Every data file was zero-filled: IFI really is off.
+    Verified,
+    /// These data files were not: IFI is still on; the sentence that fails the cell.
+    NotZeroed(String),
+    /// It could not be checked; why (recorded as `unavailable.ifi_verification`).
+    Unverified(String),
+}
+
+/// Judges the outcome of [`zeroing_log_sql`] for `data_files`, with `flags_set` the IFI-off flags
+/// dbbench turned on for this repetition (empty: the server already reported IFI off, or they
+/// were on before).
+pub fn judge_zeroing(log: Result<Vec<Row>>, data_files: &[String], flags_set: &[u32]) -> Zeroing {
+    let how = if flags_set.is_empty() {
+        "the server reports IFI off (or its IFI-off trace flags were already on)".to_string()
+    } else {
+        format!("trace flag {} is on", join(flags_set))
+    };
+    if data_files.is_empty() {
+        return Zeroing::Unverified(format!(
+            "{how}, but the data files' paths are unknown (the server placed them and did not \
+             list them), so the error log proves nothing"
+        ));
+    }
+    match log.and_then(|rows| unzeroed_files(&rows, data_files)) {
+        Ok(unzeroed) if unzeroed.is_empty() => Zeroing::Verified,
+        Ok(unzeroed) => Zeroing::NotZeroed(format!(
+            "{how}, yet SQL Server did not zero-fill {}: IFI cannot be turned off at runtime \
+             on this build; remove the service account's \"Perform volume maintenance tasks\" \
+             right and restart the service",
+            unzeroed.join(", ")
+        )),
+        // Reading the error log needs securityadmin; the run goes on, marked unverified.
+        Err(e) => Zeroing::Unverified(format!("{how}, but zeroing was not verified: {e}")),
     }
 }
 
@@ -199,34 +337,78 @@ mod tests {
 
     #[test]
     fn decides_or_refuses() {
-        use IfiAction::*;
-        assert_eq!(decide(None, &IfiState::Disabled, false).unwrap(), Nothing);
+        let none = IfiPlan::default();
+        let both = IfiPlan {
+            set: vec![1805, 1806],
+            verify: true,
+        };
+        let verify_only = IfiPlan {
+            set: Vec::new(),
+            verify: true,
+        };
+        assert_eq!(decide(None, &IfiState::Disabled, &[]).unwrap(), none);
+        assert_eq!(decide(Some(false), &IfiState::Enabled, &[]).unwrap(), both);
+        // A flag already on is left as it is, and not turned off afterwards.
         assert_eq!(
-            decide(Some(false), &IfiState::Enabled, false).unwrap(),
-            DisableWithTraceFlag
+            decide(Some(false), &IfiState::Enabled, &[1806]).unwrap(),
+            IfiPlan {
+                set: vec![1805],
+                verify: true
+            }
         );
         assert_eq!(
-            decide(Some(false), &IfiState::Enabled, true).unwrap(),
-            Nothing
+            decide(Some(false), &IfiState::Enabled, &TF_NO_IFI).unwrap(),
+            verify_only
+        );
+        // Every ifi = false cell is verified, also where the server reports IFI off.
+        assert_eq!(
+            decide(Some(false), &IfiState::Disabled, &[]).unwrap(),
+            verify_only
         );
         assert_eq!(
-            decide(Some(false), &IfiState::Disabled, false).unwrap(),
-            Nothing
+            decide(Some(false), &IfiState::Unknown("x".into()), &[]).unwrap(),
+            both
         );
-        assert_eq!(
-            decide(Some(false), &IfiState::Unknown("x".into()), false).unwrap(),
-            DisableWithTraceFlag
-        );
-        assert_eq!(
-            decide(Some(true), &IfiState::Enabled, false).unwrap(),
-            Nothing
-        );
-        let err = decide(Some(true), &IfiState::Disabled, false)
+        assert_eq!(decide(Some(true), &IfiState::Enabled, &[]).unwrap(), none);
+        let err = decide(Some(true), &IfiState::Disabled, &[])
             .unwrap_err()
             .to_string();
         assert!(err.contains("Perform volume maintenance tasks"), "{err}");
-        assert!(decide(Some(true), &IfiState::Enabled, true).is_err());
-        assert!(decide(Some(true), &IfiState::Unknown("no view".into()), false).is_err());
+        assert!(decide(Some(true), &IfiState::Enabled, &[1805]).is_err());
+        assert!(decide(Some(true), &IfiState::Unknown("no view".into()), &[]).is_err());
+    }
+
+    #[test]
+    fn reads_the_error_log_startup_line() {
+        let line = |t: &str| {
+            rows(
+                &["LogDate", "ProcessInfo", "Text"],
+                vec![vec![
+                    Value::Text("2026-12-01 09:00:00.000".into()),
+                    Value::Text("Server".into()),
+                    Value::Text(t.into()),
+                ]],
+            )
+        };
+        let enabled = line("Database Instant File Initialization: enabled. For security and performance considerations see the topic 'Database Instant File Initialization' in SQL Server Books Online. This is an informational message only. No user action is required.");
+        assert_eq!(IfiState::from_errorlog(&enabled), Some(IfiState::Enabled));
+        let disabled = line("Database Instant File Initialization: disabled. For security and performance considerations see the topic 'Database Instant File Initialization' in SQL Server Books Online. This is an informational message only. No user action is required.");
+        assert_eq!(IfiState::from_errorlog(&disabled), Some(IfiState::Disabled));
+        assert_eq!(IfiState::from_errorlog(&[]), None);
+    }
+
+    #[test]
+    fn zeroing_without_known_files_proves_nothing() {
+        let judged = judge_zeroing(Ok(Vec::new()), &[], &[1805]);
+        assert!(
+            matches!(&judged, Zeroing::Unverified(why) if why.contains("paths are unknown")),
+            "{judged:?}"
+        );
+        let files = vec!["/d/x.mdf".to_string()];
+        assert!(matches!(
+            judge_zeroing(Ok(Vec::new()), &files, &[]),
+            Zeroing::NotZeroed(_)
+        ));
     }
 
     #[test]
@@ -282,20 +464,14 @@ mod tests {
     }
 
     #[test]
-    fn each_platform_gets_its_documented_flag() {
-        use super::super::provision::Platform;
-        assert_eq!(no_ifi_flag(Platform::Windows), 1806);
-        assert_eq!(no_ifi_flag(Platform::Linux), 1805);
-    }
-
-    #[test]
     fn trace_flag_statements() {
         insta::assert_snapshot!(format!(
-            "{}\n{}\n{}\n{}\n{}",
+            "{}\n{}\n{}\n{}\n{}\n{}",
             STATE_SQL,
-            trace_status_sql(TF_NO_IFI_WINDOWS),
+            errorlog_state_sql(0),
+            trace_status_sql(TF_NO_IFI[0]),
             super::super::instance::render(&[
-                trace_flags_change(&[TF_NO_IFI_WINDOWS], "ifi = false"),
+                trace_flags_change(&TF_NO_IFI, "ifi = false"),
                 trace_flags_change(&TF_LOG_ZEROING, "verify that data files are zero-filled"),
             ]),
             zeroing_log_sql("dbbench_x"),

@@ -157,15 +157,19 @@ impl Drop for InstanceChanges {
     }
 }
 
-/// One tempdb data file as `sys.master_files` describes it (its configured, startup size).
+/// One tempdb data file: its configured (startup) size from `sys.master_files` and its current
+/// size from `tempdb.sys.database_files`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TempdbFile {
     /// Logical name.
     pub name: String,
     /// Path on the server.
     pub physical: String,
-    /// Size in 8 KiB pages.
+    /// Startup size in 8 KiB pages: tempdb is recreated with it at every start.
     pub size_pages: u64,
+    /// Current size in 8 KiB pages (autogrowth since the start raises it): `MODIFY FILE` must
+    /// name a larger size than this one (error 5039 otherwise).
+    pub current_pages: u64,
     /// Growth in pages, or percent when `is_percent` is set.
     pub growth: u64,
     /// Whether `growth` is a percent.
@@ -182,14 +186,76 @@ impl TempdbFile {
     }
 }
 
-/// The `SELECT` of tempdb's data files with their configured sizes. `sys.master_files` holds the
-/// size tempdb is recreated with at startup; `tempdb.sys.database_files` holds the current,
-/// possibly autogrown size, and shrinking back to that would change the startup size (DBCC
-/// SHRINKFILE sets it).
-pub const TEMPDB_FILES_SQL: &str = "SELECT CAST(name AS nvarchar(128)) AS name, \
-     CAST(physical_name AS nvarchar(260)) AS physical_name, CAST(size AS bigint) AS size_pages, \
-     CAST(growth AS bigint) AS growth, CAST(is_percent_growth AS int) AS is_percent_growth \
-     FROM sys.master_files WHERE database_id = 2 AND type = 0 ORDER BY file_id;";
+/// The `SELECT` of tempdb's data files with their startup sizes (`sys.master_files`: what
+/// tempdb is recreated with, and what the undo restores; DBCC SHRINKFILE also sets it) and their
+/// current sizes (`tempdb.sys.database_files`: what `MODIFY FILE … SIZE` must exceed).
+pub const TEMPDB_FILES_SQL: &str = "SELECT CAST(m.name AS nvarchar(128)) AS name, \
+     CAST(m.physical_name AS nvarchar(260)) AS physical_name, CAST(m.size AS bigint) AS size_pages, \
+     CAST(COALESCE(d.size, m.size) AS bigint) AS current_pages, \
+     CAST(m.growth AS bigint) AS growth, CAST(m.is_percent_growth AS int) AS is_percent_growth \
+     FROM sys.master_files AS m LEFT JOIN tempdb.sys.database_files AS d ON d.file_id = m.file_id \
+     WHERE m.database_id = 2 AND m.type = 0 ORDER BY m.file_id;";
+
+/// tempdb's data files from the rows of [`TEMPDB_FILES_SQL`].
+pub fn tempdb_files(rows: &[crate::model::value::Row]) -> Result<Vec<TempdbFile>> {
+    rows.iter()
+        .map(|r| {
+            let size_pages = r.get_named("size_pages")?;
+            Ok(TempdbFile {
+                name: r.get_named::<String>("name")?.trim().to_string(),
+                physical: r.get_named::<String>("physical_name")?.trim().to_string(),
+                size_pages,
+                current_pages: r
+                    .get_named::<Option<u64>>("current_pages")?
+                    .unwrap_or(size_pages),
+                growth: r.get_named("growth")?,
+                is_percent: r.get_named::<i64>("is_percent_growth")? == 1,
+            })
+        })
+        .collect()
+}
+
+/// tempdb's plan for one cell: the changes, the data files it will have, and what was left
+/// as it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TempdbPlan {
+    /// The changes, each with its undo.
+    pub changes: Vec<Change>,
+    /// How many data files tempdb has during the run (recorded as `counts.tempdb_data_files`).
+    pub files: usize,
+    /// Files already larger than the declared `tempdb_size`, left as they are.
+    pub larger_than_declared: usize,
+    /// Sentences for the console about what differs from the declaration.
+    pub notes: Vec<String>,
+}
+
+impl TempdbPlan {
+    /// The counts the results record.
+    pub fn counts(&self) -> Vec<(String, i64)> {
+        vec![
+            ("tempdb_data_files".into(), self.files as i64),
+            (
+                "tempdb_files_larger_than_declared".into(),
+                self.larger_than_declared as i64,
+            ),
+        ]
+    }
+}
+
+/// Reads tempdb's files through `conn` and plans `spec`'s changes; the notes are said on the
+/// console.
+pub async fn read_and_plan_tempdb(
+    conn: &mut super::MssqlConnection,
+    spec: &StorageSpec,
+    platform: super::provision::Platform,
+) -> Result<TempdbPlan> {
+    let rows = conn.query(TEMPDB_FILES_SQL, &[]).await?;
+    let plan = tempdb_plan(spec, &tempdb_files(&rows)?, platform)?;
+    for note in &plan.notes {
+        crate::util::console::say(&format!("dbbench › mssql: {note}"));
+    }
+    Ok(plan)
+}
 
 /// One instance-level change: a statement and the statements that undo it.
 #[derive(Debug, Clone, PartialEq)]
@@ -214,39 +280,55 @@ pub fn render(changes: &[Change]) -> String {
     out
 }
 
-/// Plans tempdb for `spec` from its current data files. Files are added up to `tempdb_files`
-/// (named `dbbench_temp_N`, beside the first file); sizes are only raised and growth set on every
-/// data file. Existing files are never removed: asking for fewer files than tempdb has is an error.
+/// Plans tempdb for `spec` from its current data files. `tempdb_files = N` means *at least* N
+/// data files: files are added up to N (named `dbbench_temp_N`, beside the first file), and a
+/// tempdb that already has more (SQL Server setup creates one per core, up to 8, since 2016)
+/// runs with all of them, the real count recorded: removing the server's own files needs a
+/// restart. Sizes are only raised, above the *current* size (a file already larger is left as it
+/// is and said); growth is set on every data file.
 pub fn tempdb_plan(
     spec: &StorageSpec,
     current: &[TempdbFile],
     platform: super::provision::Platform,
-) -> Result<Vec<Change>> {
+) -> Result<TempdbPlan> {
+    let page = crate::model::units::PAGE;
     let first = current
         .first()
         .ok_or_else(|| Error::msg("tempdb reports no data files"))?;
-    let wanted = spec.tempdb_files.unwrap_or(current.len() as u32) as usize;
-    if wanted < current.len() {
-        return Err(Error::Config(format!(
-            "tempdb_files = {wanted}, but tempdb already has {} data files; dbbench only adds \
-             files (removing the server's own tempdb files needs a restart)",
+    let wanted = (spec.tempdb_files.unwrap_or(0) as usize).max(current.len());
+    let mut notes = Vec::new();
+    if let Some(declared) = spec.tempdb_files.filter(|n| (*n as usize) < current.len()) {
+        notes.push(format!(
+            "tempdb already has {} data files, more than tempdb_files = {declared}: the run uses \
+             all {} (tempdb_files means at least {declared}; removing the server's own tempdb \
+             files needs a restart); the results record counts.tempdb_data_files = {}",
+            current.len(),
+            current.len(),
             current.len()
-        )));
+        ));
     }
     let size = spec.tempdb_size.map(|s| s.bytes);
     let growth: Option<Growth> = spec.tempdb_growth;
     let mut plan = Vec::new();
+    let mut larger = Vec::new();
     for file in current {
         let mut parts = Vec::new();
         let mut undo = Vec::new();
-        if let Some(size) = size.filter(|s| *s > file.size_pages * crate::model::units::PAGE) {
-            parts.push(format!("SIZE = {}", kb(size)));
-            // tempdb cannot MODIFY FILE to a smaller size; SHRINKFILE takes it back down.
-            undo.push(format!(
-                "USE tempdb; DBCC SHRINKFILE ({}, {}); USE master;",
-                literal(&file.name),
-                whole_mb_from_pages(file.size_pages)
-            ));
+        match size {
+            Some(size) if size > file.current_pages * page => {
+                parts.push(format!("SIZE = {}", kb(size)));
+                // tempdb cannot MODIFY FILE to a smaller size; SHRINKFILE takes it back down to
+                // the startup size (which it sets as well).
+                undo.push(format!(
+                    "USE tempdb; DBCC SHRINKFILE ({}, {}); USE master;",
+                    literal(&file.name),
+                    whole_mb_from_pages(file.size_pages)
+                ));
+            }
+            Some(size) if size < file.current_pages * page => {
+                larger.push(format!("{} ({})", file.name, kb(file.current_pages * page)))
+            }
+            _ => {}
         }
         if let Some(growth) = growth {
             parts.push(format!("FILEGROWTH = {}", filegrowth(&growth)));
@@ -268,6 +350,17 @@ pub fn tempdb_plan(
             });
         }
     }
+    if let (false, Some(size)) = (larger.is_empty(), size) {
+        notes.push(format!(
+            "{} tempdb data file(s) already larger than tempdb_size = {}: {}; MODIFY FILE can \
+             only grow a file (error 5039), so they are left as they are and the results record \
+             counts.tempdb_files_larger_than_declared = {}",
+            larger.len(),
+            kb(size),
+            larger.join(", "),
+            larger.len()
+        ));
+    }
     let dir = match first.physical.rfind(['\\', '/']) {
         Some(pos) => first.physical[..pos].to_string(),
         None => first.physical.clone(),
@@ -281,7 +374,7 @@ pub fn tempdb_plan(
                 "ALTER DATABASE tempdb ADD FILE (NAME = {}, FILENAME = {}, SIZE = {}, FILEGROWTH = {});",
                 literal(&name),
                 literal(&path),
-                kb(size.unwrap_or(first.size_pages * crate::model::units::PAGE)),
+                kb(size.unwrap_or(first.size_pages * page)),
                 growth.map_or_else(|| first.growth_sql(), |g| filegrowth(&g))
             ),
             undo: vec![format!(
@@ -291,7 +384,12 @@ pub fn tempdb_plan(
             )],
         });
     }
-    Ok(plan)
+    Ok(TempdbPlan {
+        changes: plan,
+        files: wanted,
+        larger_than_declared: larger.len(),
+        notes,
+    })
 }
 
 #[cfg(test)]
@@ -305,6 +403,7 @@ mod tests {
             name: "tempdev".into(),
             physical: "C:\\SQLData\\tempdb.mdf".into(),
             size_pages: 1024,
+            current_pages: 1024,
             growth: 10,
             is_percent: true,
         }]
@@ -320,24 +419,59 @@ mod tests {
             ..StorageSpec::DEFAULT
         };
         let plan = tempdb_plan(&spec, &current(), Platform::Windows).unwrap();
-        insta::assert_snapshot!(render(&plan));
+        insta::assert_snapshot!(render(&plan.changes));
     }
 
     #[test]
-    fn never_removes_existing_tempdb_files() {
+    fn more_tempdb_files_than_declared_run_as_they_are() {
+        // SQL Server 2016+ setup: one tempdb data file per core up to 8, so Test 6's
+        // tempdb_files = 4 meets 8 files on most machines.
         let spec = StorageSpec {
-            tempdb_files: Some(1),
+            tempdb_files: Some(4),
             ..StorageSpec::DEFAULT
         };
-        let mut two = current();
-        two.push(TempdbFile {
-            name: "temp2".into(),
+        let eight: Vec<TempdbFile> = (1..=8)
+            .map(|i| TempdbFile {
+                name: format!("temp{i}"),
+                ..current()[0].clone()
+            })
+            .collect();
+        let plan = tempdb_plan(&spec, &eight, Platform::Linux).unwrap();
+        assert!(plan.changes.is_empty(), "{:?}", plan.changes);
+        assert_eq!(plan.files, 8);
+        assert!(plan.notes[0].contains("already has 8"), "{:?}", plan.notes);
+    }
+
+    #[test]
+    fn sizes_compare_with_the_current_size() {
+        // Autogrown since the start: 1024 pages (8 MB) at startup, 4096 (32 MB) now.
+        let grown = vec![TempdbFile {
+            current_pages: 4096,
             ..current()[0].clone()
-        });
-        let err = tempdb_plan(&spec, &two, Platform::Linux)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("already has 2"), "{err}");
+        }];
+        let at = |mb: u64| StorageSpec {
+            tempdb_size: Some(Size::new(mb << 20, "declared")),
+            ..StorageSpec::DEFAULT
+        };
+        let plan = tempdb_plan(&at(16), &grown, Platform::Linux).unwrap();
+        assert!(plan.changes.is_empty(), "{:?}", plan.changes);
+        assert_eq!(plan.larger_than_declared, 1);
+        assert!(
+            plan.notes[0]
+                .contains("tempdev (32768KB); MODIFY FILE can only grow a file (error 5039)"),
+            "{:?}",
+            plan.notes
+        );
+        let plan = tempdb_plan(&at(64), &grown, Platform::Linux).unwrap();
+        assert_eq!(
+            plan.changes[0].apply,
+            "ALTER DATABASE tempdb MODIFY FILE (NAME = N'tempdev', SIZE = 65536KB);"
+        );
+        // The undo restores the startup size, not the autogrown one.
+        assert_eq!(
+            plan.changes[0].undo,
+            vec!["USE tempdb; DBCC SHRINKFILE (N'tempdev', 8); USE master;"]
+        );
     }
 
     #[test]
@@ -347,6 +481,7 @@ mod tests {
             ..StorageSpec::DEFAULT
         };
         let plan = tempdb_plan(&spec, &current(), Platform::Linux).unwrap();
-        assert!(plan.is_empty());
+        assert!(plan.changes.is_empty());
+        assert_eq!(plan.files, 1);
     }
 }

@@ -1,6 +1,7 @@
 //! The preflight a DBA runs before the first benchmark: it connects with `DBBENCH_MSSQL`, creates
 //! nothing, and reports what this server and login allow (product and version, IFI, trace flags,
-//! Extended Events, the permissions behind each metric, default paths, tempdb changes) and, for
+//! Extended Events, the permissions behind each metric, `KILL`, default paths, tempdb's files and
+//! changes) and, for
 //! the cells the caller passes, which can run and why not. [`Preflight::render`] is plain text,
 //! one line per check, readable when piped to a file.
 //!
@@ -10,6 +11,7 @@
 use super::floors::Floors;
 use super::identity::Product;
 use super::ifi::IfiState;
+use super::instance::{self, TempdbFile};
 use super::provision::{self, ServerDirs};
 use super::{ConnectSettings, ServerFacts};
 use crate::model::config::StorageSpec;
@@ -24,7 +26,8 @@ pub const PERMISSIONS_SQL: &str = "SELECT \
      CAST(HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER STATE') AS int) AS view_server_state, \
      CAST(HAS_PERMS_BY_NAME(N'master', N'DATABASE', 'VIEW DATABASE STATE') AS int) AS view_database_state, \
      CAST(HAS_PERMS_BY_NAME(NULL, NULL, 'ALTER ANY DATABASE') AS int) AS alter_any_database, \
-     CAST(HAS_PERMS_BY_NAME(NULL, NULL, 'CREATE ANY DATABASE') AS int) AS create_any_database;";
+     CAST(HAS_PERMS_BY_NAME(NULL, NULL, 'CREATE ANY DATABASE') AS int) AS create_any_database, \
+     CAST(HAS_PERMS_BY_NAME(NULL, NULL, 'ALTER ANY CONNECTION') AS int) AS alter_any_connection;";
 
 /// What the login may do: `None` where the server could not say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,6 +47,8 @@ pub struct Permissions {
     pub alter_any_database: Option<bool>,
     /// `CREATE ANY DATABASE`.
     pub create_any_database: Option<bool>,
+    /// `ALTER ANY CONNECTION` (`KILL`, which stops a runaway statement).
+    pub alter_any_connection: Option<bool>,
 }
 
 impl Permissions {
@@ -66,6 +71,7 @@ impl Permissions {
             view_database_state: get("view_database_state"),
             alter_any_database: get("alter_any_database"),
             create_any_database: get("create_any_database"),
+            alter_any_connection: get("alter_any_connection"),
         }
     }
 }
@@ -85,6 +91,10 @@ pub struct Answers {
     pub platform: provision::Platform,
     /// IFI of the service.
     pub ifi: IfiState,
+    /// Where the IFI state came from (`sys.dm_server_services`, the error log's startup line).
+    pub ifi_from: String,
+    /// tempdb's data files, or why they could not be listed.
+    pub tempdb_files: std::result::Result<Vec<TempdbFile>, String>,
     /// The login's permissions.
     pub permissions: Permissions,
     /// Default directories, or what to set.
@@ -300,9 +310,14 @@ pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Prefl
             ),
         },
         Check {
-            what: "IFI state readable (sys.dm_server_services)".into(),
+            what: "IFI state readable (sys.dm_server_services, else the error log's startup line)"
+                .into(),
             ok: Some(ifi_readable),
-            detail: answers.ifi.describe(),
+            detail: if ifi_readable {
+                format!("{} (from {})", answers.ifi.describe(), answers.ifi_from)
+            } else {
+                answers.ifi.describe()
+            },
         },
         Check {
             what: "trace flags (DBCC TRACEON … -1, needs sysadmin)".into(),
@@ -390,6 +405,42 @@ pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Prefl
             },
         },
         Check {
+            what: "tempdb data files (sys.master_files, tempdb.sys.database_files)".into(),
+            ok: Some(matches!(&answers.tempdb_files, Ok(f) if !f.is_empty())),
+            detail: match &answers.tempdb_files {
+                Ok(files) if !files.is_empty() => {
+                    let range = |pages: &dyn Fn(&TempdbFile) -> u64| {
+                        let mb = files.iter().map(|f| pages(f) / 128);
+                        let (lo, hi) = (mb.clone().min().unwrap_or(0), mb.max().unwrap_or(0));
+                        if lo == hi {
+                            format!("{lo} MB")
+                        } else {
+                            format!("{lo}–{hi} MB")
+                        }
+                    };
+                    format!(
+                        "{} data files, {} each now, {} at startup; tempdb_files = N runs with at \
+                         least N: a tempdb with more files keeps them all (setup creates one per \
+                         core, up to 8)",
+                        files.len(),
+                        range(&|f| f.current_pages),
+                        range(&|f| f.size_pages)
+                    )
+                }
+                Ok(_) => "the server answered with no rows".into(),
+                Err(e) => format!("could not be listed: {e}"),
+            },
+        },
+        Check {
+            what: "stop a runaway statement (KILL, needs ALTER ANY CONNECTION)".into(),
+            ok: p.alter_any_connection.or(p.sysadmin),
+            detail: format!(
+                "{}; without it a body that overruns its time limit is refused at its next \
+                 statement, but the running one goes on to its end",
+                yes(p.alter_any_connection.or(p.sysadmin))
+            ),
+        },
+        Check {
             what: "size floors".into(),
             ok: Some(answers.floors.model_read()),
             detail: answers.floors.describe(),
@@ -425,6 +476,8 @@ fn decide(
     tempdb: Option<bool>,
 ) -> CellVerdict {
     let refusals = answers.product.refusals(spec);
+    // Server-wide facts (metrics that will be unavailable) are said once, in the checks.
+    let mut notes = answers.floors.raised(spec);
     // What the product cannot do decides alone: anything else would repeat it in other words.
     let mut blockers: Vec<String> = Product::grouped(&refusals)
         .into_iter()
@@ -468,9 +521,9 @@ fn decide(
                 if trace_flags != Some(true) =>
             {
                 blockers.push(format!(
-                    "`ifi`: `ifi = false` with IFI on (or unknown) needs trace flag {} \
+                    "`ifi`: `ifi = false` with IFI on (or unknown) needs trace flags {} \
                      (sysadmin)",
-                    super::ifi::no_ifi_flag(answers.platform)
+                    super::ifi::TF_NO_IFI.map(|f| f.to_string()).join(" and ")
                 ))
             }
             _ => {}
@@ -484,13 +537,19 @@ fn decide(
                 super::instance::ALLOW_ENV
             ));
         }
+        // What the run will meet in tempdb: more files than declared, files already larger.
+        if let (true, Ok(files)) = (touches_tempdb, &answers.tempdb_files) {
+            match instance::tempdb_plan(&answers.floors.apply(spec), files, answers.platform) {
+                Ok(plan) => notes.extend(plan.notes),
+                Err(e) => blockers.push(format!("tempdb: {e}")),
+            }
+        }
     }
     CellVerdict {
         benchmark: bench.to_string(),
         cell: cell.to_string(),
         blockers,
-        // Server-wide facts (metrics that will be unavailable) are said once, in the checks.
-        notes: answers.floors.raised(spec),
+        notes,
     }
 }
 
@@ -529,6 +588,10 @@ pub async fn run(
             .map(|_| ())
             .map_err(|e| e.to_string()),
     });
+    let tempdb_files = match conn.query(instance::TEMPDB_FILES_SQL, &[]).await {
+        Ok(rows) => instance::tempdb_files(&rows).map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
     let answers = Answers {
         server: settings.server().to_string(),
         product: facts.product.clone(),
@@ -536,6 +599,12 @@ pub async fn run(
         major: facts.major,
         platform: facts.platform,
         ifi: facts.ifi.clone(),
+        ifi_from: facts
+            .preconditions
+            .get("ifi_from")
+            .cloned()
+            .unwrap_or_default(),
+        tempdb_files,
         permissions,
         dirs: facts.dirs.clone(),
         floors: facts.floors.clone(),

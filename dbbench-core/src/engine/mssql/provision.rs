@@ -248,9 +248,9 @@ fn configure(
             Recovery::Full => "FULL",
             Recovery::BulkLogged => "BULK_LOGGED",
         };
-        configure.push(format!(
-            "ALTER DATABASE {db} SET RECOVERY {model} WITH NO_WAIT;"
-        ));
+        // No WITH <termination>: ALTER DATABASE SET Options lists the termination clause as not
+        // applicable to the recovery option.
+        configure.push(format!("ALTER DATABASE {db} SET RECOVERY {model};"));
         if recovery != Recovery::Simple {
             before_window.push(format!(
                 "BACKUP DATABASE {db} TO DISK = {};",

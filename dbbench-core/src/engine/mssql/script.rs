@@ -18,8 +18,14 @@ pub enum Step {
     Probe(Change),
     /// `CREATE DATABASE`.
     Create(String),
-    /// Reads the error log and fails unless every data file was zero-filled.
-    VerifyZeroing(String),
+    /// Reads the error log (the statement) and fails unless every data file was zero-filled;
+    /// `flags` are the IFI-off trace flags dbbench turned on (empty: IFI was reported off).
+    VerifyZeroing {
+        /// The error-log query.
+        sql: String,
+        /// The IFI-off flags set for this repetition.
+        flags: Vec<u32>,
+    },
     /// Undoes the probe changes.
     EndProbe,
     /// Marks the new database as dbbench's and reads the mark back from inside it (through a
@@ -54,8 +60,11 @@ pub struct Owner {
 /// What the script is built from besides the provisioning statements.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Inputs {
-    /// Turn IFI off with this trace flag (the platform's) and verify it.
-    pub disable_ifi: Option<u32>,
+    /// Turn IFI off with these trace flags (those of [`ifi::TF_NO_IFI`] not already on).
+    pub disable_ifi: Vec<u32>,
+    /// Prove with the error log's zeroing lines that every data file is zero-filled (every
+    /// `ifi = false` cell).
+    pub verify_zeroing: bool,
     /// Zero-fill logging flags not already on (set only while creating).
     pub probe_flags: Vec<u32>,
     /// tempdb changes.
@@ -67,15 +76,21 @@ pub struct Inputs {
 /// The steps that create database `name` as `provision` says.
 pub fn steps(name: &str, provision: &Provision, inputs: &Inputs) -> Vec<Step> {
     let mut out = Vec::new();
-    if let Some(flag) = inputs.disable_ifi {
+    if !inputs.disable_ifi.is_empty() {
         out.push(Step::Instance(ifi::trace_flags_change(
-            &[flag],
+            &inputs.disable_ifi,
             "ifi = false",
         )));
-        out.push(Step::ConfirmTraceFlag(flag));
+        out.extend(
+            inputs
+                .disable_ifi
+                .iter()
+                .copied()
+                .map(Step::ConfirmTraceFlag),
+        );
     }
     out.extend(inputs.tempdb.iter().cloned().map(Step::Instance));
-    let verify = inputs.disable_ifi.is_some();
+    let verify = inputs.verify_zeroing;
     if verify && !inputs.probe_flags.is_empty() {
         out.push(Step::Probe(ifi::trace_flags_change(
             &inputs.probe_flags,
@@ -91,7 +106,10 @@ pub fn steps(name: &str, provision: &Provision, inputs: &Inputs) -> Vec<Step> {
         out.push(Step::Locate);
     }
     if verify {
-        out.push(Step::VerifyZeroing(ifi::zeroing_log_sql(name)));
+        out.push(Step::VerifyZeroing {
+            sql: ifi::zeroing_log_sql(name),
+            flags: inputs.disable_ifi.clone(),
+        });
         out.push(Step::EndProbe);
     }
     // The mark comes before any other work in the database, so a server that cannot hold it is
@@ -119,7 +137,7 @@ pub fn render(steps: &[Step], probe_undo: &[Change]) -> String {
                 ));
             }
             Step::Create(sql) | Step::Run(sql) => out.push_str(&format!("{sql}\n")),
-            Step::VerifyZeroing(sql) => out.push_str(&format!(
+            Step::VerifyZeroing { sql, .. } => out.push_str(&format!(
                 "-- every data file must have a 'Zeroing' line\n{sql}\n"
             )),
             Step::Mark(o) => out.push_str(&format!(
@@ -198,14 +216,17 @@ pub(crate) mod tests {
                 name: "tempdev".into(),
                 physical: "/var/opt/mssql/data/tempdb.mdf".into(),
                 size_pages: 1024,
+                current_pages: 1024,
                 growth: 8192,
                 is_percent: false,
             }],
             Platform::Linux,
         )
-        .unwrap();
+        .unwrap()
+        .changes;
         let inputs = Inputs {
-            disable_ifi: Some(ifi::no_ifi_flag(Platform::Linux)),
+            disable_ifi: ifi::TF_NO_IFI.to_vec(),
+            verify_zeroing: true,
             probe_flags: ifi::TF_LOG_ZEROING.to_vec(),
             tempdb,
             owner: test_owner(name),

@@ -64,7 +64,7 @@ pub struct ServerFacts {
     pub floors: Floors,
     /// IFI state of the service.
     pub ifi: IfiState,
-    /// Whether the platform's IFI-off trace flag was on globally when dbbench started.
+    /// Whether an IFI-off trace flag ([`ifi::TF_NO_IFI`]) was on globally when dbbench started.
     pub tf_no_ifi: std::result::Result<bool, String>,
     /// Everything recorded as preconditions.
     pub preconditions: BTreeMap<String, String>,
@@ -203,15 +203,19 @@ impl ServerFacts {
         let sample = dirs.as_ref().map(|d| d.data.clone()).unwrap_or_default();
         let platform = Platform::detect(host.as_deref(), &sample);
 
-        let ifi = match conn.query(ifi::STATE_SQL, &[]).await {
-            Ok(rows) => IfiState::from_rows(&rows),
-            Err(e) => IfiState::Unknown(e.to_string()),
-        };
-        let tf = ifi::no_ifi_flag(platform);
-        let tf_no_ifi = match conn.query(&ifi::trace_status_sql(tf), &[]).await {
-            Ok(rows) => ifi::is_on_globally(&rows).map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        };
+        let (ifi, ifi_source) = ifi::read_state(conn).await;
+        let mut tf_status = Vec::new();
+        for tf in ifi::TF_NO_IFI {
+            let on = match conn.query(&ifi::trace_status_sql(tf), &[]).await {
+                Ok(rows) => ifi::is_on_globally(&rows).map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            tf_status.push((tf, on));
+        }
+        // Either IFI-off flag on counts as on; the first failure to read says why.
+        let tf_no_ifi = tf_status
+            .iter()
+            .try_fold(false, |any, (_, on)| on.clone().map(|on| any || on));
         let model_recovery = match conn.query(MODEL_RECOVERY_SQL, &[]).await {
             Ok(r) => r
                 .first()
@@ -256,6 +260,7 @@ impl ServerFacts {
         note("model_recovery", model_recovery);
         note("size floors", floors.describe());
         note("ifi", ifi.describe());
+        note("ifi_from", ifi_source);
         if major >= 16 {
             note(
                 "ifi_log_2022",
@@ -264,14 +269,16 @@ impl ServerFacts {
                     .into(),
             );
         }
-        note(
-            &format!("trace_flag_{tf}_global"),
-            match &tf_no_ifi {
-                Ok(true) => "on".into(),
-                Ok(false) => "off".into(),
-                Err(e) => format!("unknown ({e})"),
-            },
-        );
+        for (tf, on) in &tf_status {
+            note(
+                &format!("trace_flag_{tf}_global"),
+                match on {
+                    Ok(true) => "on".into(),
+                    Ok(false) => "off".into(),
+                    Err(e) => format!("unknown ({e})"),
+                },
+            );
+        }
         note(
             "login_is_sysadmin",
             match row.get_named::<Option<i64>>("is_sysadmin").ok().flatten() {

@@ -196,16 +196,24 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
             name: "tempdev".into(),
             physical: "/var/opt/mssql/data/tempdb.mdf".into(),
             size_pages: 1024,
+            current_pages: 1024,
             growth: 8192,
             is_percent: false,
         }];
-        tempdb_plan(spec, &current, Platform::Linux).unwrap()
+        tempdb_plan(spec, &current, Platform::Linux)
+            .unwrap()
+            .changes
     } else {
         Vec::new()
     };
     let ifi_off = spec.ifi == Some(false);
     let inputs = Inputs {
-        disable_ifi: ifi_off.then(|| ifi::no_ifi_flag(Platform::Linux)),
+        disable_ifi: if ifi_off {
+            ifi::TF_NO_IFI.to_vec()
+        } else {
+            Vec::new()
+        },
+        verify_zeroing: ifi_off,
         probe_flags: if ifi_off {
             ifi::TF_LOG_ZEROING.to_vec()
         } else {
@@ -230,12 +238,10 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
         super::provision::exists_sql(db)
     );
     if spec.ifi.is_some() {
-        let flag = ifi::no_ifi_flag(Platform::Linux);
-        out.push_str(&format!(
-            "{}\n{}\n",
-            ifi::STATE_SQL,
-            ifi::trace_status_sql(flag)
-        ));
+        out.push_str(&ifi_state_sql());
+        for flag in ifi::TF_NO_IFI {
+            out.push_str(&format!("{}\n", ifi::trace_status_sql(flag)));
+        }
     }
     if ifi_off {
         for flag in ifi::TF_LOG_ZEROING {
@@ -281,6 +287,16 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
     out
 }
 
+/// The IFI state's query and its fallback.
+fn ifi_state_sql() -> String {
+    format!(
+        "{}\n-- when it has no row (Linux) or fails: the startup line, current log first, up to {} logs\n{}\n",
+        ifi::STATE_SQL,
+        ifi::ERRORLOGS_SEARCHED,
+        ifi::errorlog_state_sql(0)
+    )
+}
+
 /// Every statement of every cell of `suite` at `scale`.
 fn render_suite(suite: &Suite, scale: &Scale) -> String {
     let floors = test_floors();
@@ -288,8 +304,9 @@ fn render_suite(suite: &Suite, scale: &Scale) -> String {
         super::server::PROPERTIES_SQL.to_string(),
         super::server::HOST_SQL.to_string(),
         super::server::MASTER_PATH_SQL.to_string(),
-        ifi::STATE_SQL.to_string(),
-        ifi::trace_status_sql(ifi::no_ifi_flag(Platform::Linux)),
+        ifi_state_sql().trim_end().to_string(),
+        ifi::trace_status_sql(ifi::TF_NO_IFI[0]),
+        ifi::trace_status_sql(ifi::TF_NO_IFI[1]),
         super::server::MODEL_RECOVERY_SQL.to_string(),
         super::floors::MODEL_SIZE_SQL.to_string(),
     ];
