@@ -813,3 +813,54 @@ async fn a_cell_larger_than_the_servers_volume_is_refused_before_create_database
         "nothing was created"
     );
 }
+
+/// A body's session settings last for the session (finding 6 of issue 29): `SET …` and `USE …`
+/// go as plain batches, because SQL Server restores a SET option (and the database) changed
+/// inside `sp_executesql` when it returns (SET Statements (Transact-SQL), 2008–2022); the double
+/// keeps the isolation level per connection as SQL Server 2022 does and reports it in
+/// `sys.dm_exec_sessions`. A parameterised statement that changes one is refused, since its
+/// setting could not last.
+#[tokio::test]
+async fn session_settings_last_for_the_session() {
+    let server = ScriptedServer::new();
+    let settings = ConnectSettings::scripted(ADO, &server).unwrap();
+    let mut conn = Connection::Mssql(Box::new(settings.connect(Some("db")).await.unwrap()));
+    let level = "SELECT CAST(transaction_isolation_level AS int) AS transaction_isolation_level \
+                 FROM sys.dm_exec_sessions WHERE session_id = @@SPID";
+    assert_eq!(conn.query_scalar::<i64>(level).await.unwrap(), 2);
+    conn.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+        .await
+        .unwrap();
+    assert_eq!(
+        conn.query_scalar::<i64>(level).await.unwrap(),
+        4,
+        "SERIALIZABLE lasts for the session"
+    );
+    conn.execute("SET NOCOUNT ON").await.unwrap();
+    conn.execute("USE [db]").await.unwrap();
+    conn.execute("UPDATE t SET a = 1").await.unwrap();
+    let apis: Vec<(Api, String)> = server
+        .calls()
+        .into_iter()
+        .filter(|c| c.api != Api::Login && !c.sql.contains("transaction_isolation_level"))
+        .map(|c| (c.api, c.sql))
+        .collect();
+    assert_eq!(
+        apis,
+        vec![
+            (
+                Api::Batch,
+                "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE".to_string()
+            ),
+            (Api::Batch, "SET NOCOUNT ON".to_string()),
+            (Api::Batch, "USE [db]".to_string()),
+            (Api::Rpc, "UPDATE t SET a = 1".to_string()),
+        ]
+    );
+    let err = conn
+        .execute_with("SET DEADLOCK_PRIORITY @P1", &[Value::Int(-5)])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("would not last"), "{err}");
+}
