@@ -864,3 +864,121 @@ async fn session_settings_last_for_the_session() {
         .to_string();
     assert!(err.contains("would not last"), "{err}");
 }
+
+support::benchmark! {
+    static IFI_OFF = small,
+    title: "ifi = false, scripted",
+    run: RunSpec {
+        repeat: 1,
+        warmup: 0,
+        ..RunSpec::DEFAULT
+    },
+    cells: [cell("ifi_off", StorageSpec {
+        ifi: Some(false),
+        ..StorageSpec::DEFAULT
+    })],
+}
+
+/// Finding 5 of issue 29: `CREATE DATABASE` runs into `Command Timeout`. tiberius 0.13 sends no
+/// Attention and refuses every later statement on that connection, while SQL Server goes on and
+/// creates the database after all (the double's catalog applies a timed-out statement, without
+/// the marker that would come next). The cleanup ends the creating session with a `KILL` guarded
+/// by its login time from a fresh connection, waits until the session is gone, drops the late
+/// database (created by this run's session after its login), and turns every trace flag it set
+/// off again on the fresh connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_creation_is_ended_and_cleaned_up_on_a_fresh_connection() {
+    let server = sql_server_2022();
+    server
+        .times("CREATE DATABASE", 1, Reply::Timeout)
+        .on(
+            "AS login_time",
+            Reply::rows(
+                &["spid", "login_time"],
+                vec![vec![
+                    Value::Int(58),
+                    Value::Text("2026-12-01T10:00:00.000".into()),
+                ]],
+            ),
+        )
+        // The killed session is still rolling back at the first look.
+        .times(
+            "AS can_see",
+            1,
+            Reply::rows(
+                &["sessions", "can_see"],
+                vec![vec![Value::Int(1), Value::Int(1)]],
+            ),
+        );
+    let settings =
+        ConnectSettings::scripted(&format!("{ADO};Command Timeout=30"), &server).unwrap();
+    let mut backend = Backend::Mssql(Box::new(
+        MssqlBackend::connect(settings, Hooks::default(), false)
+            .await
+            .unwrap(),
+    ));
+    let ctx = context(
+        "mssql-scripted-create-timeout",
+        Scale::smoke(),
+        Volumes::default(),
+    );
+    let result = run_benchmark(&IFI_OFF, None, &ctx, &mut backend)
+        .await
+        .unwrap();
+    let CellStatus::Failed(why) = &result.cells[0].status else {
+        panic!("{:?}", result.cells[0].status)
+    };
+    assert!(why.contains("command timeout"), "{why}");
+    assert!(
+        !server.calls_with("DBCC TRACEON(").is_empty(),
+        "the cell turned a trace flag on"
+    );
+    assert_eq!(
+        server.trace_flags(),
+        Vec::<u32>::new(),
+        "every trace flag set for the cell is off again: {why}"
+    );
+    let kills = server.calls_with("KILL 58");
+    assert_eq!(kills.len(), 1, "{why}");
+    assert!(
+        kills[0]
+            .sql
+            .contains("login_time = CONVERT(datetime, N'2026-12-01T10:00:00.000', 126)"),
+        "{}",
+        kills[0].sql
+    );
+    let create = server
+        .calls()
+        .iter()
+        .position(|c| c.sql.starts_with("CREATE DATABASE"))
+        .unwrap();
+    let kill = server
+        .calls()
+        .iter()
+        .position(|c| c.sql.contains("KILL 58"))
+        .unwrap();
+    assert_eq!(
+        server.calls()[kill - 1].api,
+        Api::Login,
+        "the KILL goes from a fresh connection"
+    );
+    let gone = server
+        .calls()
+        .iter()
+        .rposition(|c| c.sql.contains("AS can_see"))
+        .unwrap();
+    let dropped = server
+        .calls()
+        .iter()
+        .position(|c| c.sql.contains("DROP DATABASE"))
+        .unwrap();
+    assert!(
+        create < kill && kill < gone && gone < dropped,
+        "killed, then waited for, then dropped"
+    );
+    assert!(
+        server.databases().is_empty(),
+        "the database CREATE DATABASE made after its timeout was dropped: {why}"
+    );
+    let _ = std::fs::remove_dir_all(&ctx.work_dir);
+}

@@ -489,6 +489,15 @@ impl ScriptedServer {
             .unwrap_or_default()
     }
 
+    /// The trace flags the catalog holds on globally now.
+    pub fn trace_flags(&self) -> Vec<u32> {
+        self.lock()
+            .catalog
+            .as_ref()
+            .map(|c| c.trace_flags.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
     /// Every statement so far, in order.
     pub fn calls(&self) -> Vec<Call> {
         self.lock().calls.clone()
