@@ -982,3 +982,43 @@ async fn a_timed_out_creation_is_ended_and_cleaned_up_on_a_fresh_connection() {
     );
     let _ = std::fs::remove_dir_all(&ctx.work_dir);
 }
+
+/// Finding 7 of issue 29: a cell that declares no recovery inherits `model`'s FULL, and a FULL
+/// database that never had a full backup truncates its log at checkpoints as SIMPLE does. SQL
+/// Server 2022 answers `recovery_model_desc` with FULL and `last_log_backup_lsn` with NULL for
+/// such a database (sys.database_recovery_status); the run records it as pseudo-simple, and a
+/// cell that declared FULL (its log chain started by the full backup) as FULL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_recovery_in_effect_is_recorded() {
+    let server = sql_server_2022();
+    let result = run_default(&server, "mssql-scripted-recovery").await;
+    let cell = &result.cells[0];
+    assert_eq!(cell.status, CellStatus::Ok, "{:?}", cell.status);
+    let run = serde_json::to_value(&cell.runs[0]).unwrap();
+    assert_eq!(
+        run["facts"]["recovery"],
+        "FULL (pseudo-simple: no full backup yet, so the log truncates at checkpoints as in SIMPLE)",
+        "{run}"
+    );
+    assert!(result.backend.preconditions["model_recovery"].contains("pseudo-simple"));
+
+    let server = sql_server_2022();
+    server.on(
+        "last_log_backup_lsn",
+        Reply::rows(
+            &["last_log_backup_lsn"],
+            vec![vec![Value::Text("37000000012800001".into())]],
+        ),
+    );
+    let mut backend = scripted_backend(&server).await;
+    let ctx = context(
+        "mssql-scripted-recovery-full",
+        Scale::smoke(),
+        Volumes::default(),
+    );
+    let result = run_benchmark(&SMALL, Some(&["full_recovery"]), &ctx, &mut backend)
+        .await
+        .unwrap();
+    let run = serde_json::to_value(&result.cells[0].runs[0]).unwrap();
+    assert_eq!(run["facts"]["recovery"], "FULL", "{run}");
+}

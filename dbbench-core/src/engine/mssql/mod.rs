@@ -291,6 +291,7 @@ impl MssqlBackend {
                 unavailable: build.unavailable,
                 cancel: crate::util::cancel::Cancel::new(),
                 product: self.facts.product.clone(),
+                recovery: Mutex::new(None),
             }),
             Err(e) => {
                 let problems = creation::clean_up(

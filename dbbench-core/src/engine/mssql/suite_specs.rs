@@ -259,6 +259,11 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
         out.push_str(&format!("{s}\n"));
     }
     out.push_str(&format!(
+        "-- the recovery in effect (FULL or BULK_LOGGED: and whether the log chain started)\n{}\n{}\n",
+        super::readback::recovery_model_sql(db),
+        super::provision::chain_check_sql(db),
+    ));
+    out.push_str(&format!(
         "-- window\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n",
         growth_events::file_name_sql(&session),
         growth_events::drop_sql(&session),
