@@ -642,3 +642,41 @@ async fn a_killed_runs_database_is_dropped_on_a_live_server() {
     // `Leftovers` drops `live` and `unmarked` (and would drop `dead` had the sweep failed).
     let _ = std::fs::remove_dir_all(&ctx.work_dir);
 }
+
+/// A session setting sent through `Connection::execute` lasts for the rest of the session: it
+/// goes as a plain batch, not through `sp_executesql`, which restores SET options when it
+/// returns (SET Statements (Transact-SQL)). Read back from `sys.dm_exec_sessions`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_setting_lasts_on_a_live_server() {
+    let Some(ado) = server() else {
+        return;
+    };
+    let settings = ConnectSettings::parse(&ado).expect("DBBENCH_MSSQL parses");
+    let mut conn = Connection::Mssql(Box::new(settings.connect(Some("master")).await.unwrap()));
+    let level = "SELECT CAST(transaction_isolation_level AS int) AS transaction_isolation_level \
+                 FROM sys.dm_exec_sessions WHERE session_id = @@SPID";
+    let before: i64 = conn.query_scalar(level).await.unwrap();
+    assert_eq!(before, 2, "READ COMMITTED by default");
+    // Babelfish 4.2 refuses SERIALIZABLE unless configured ("not currently supported"): the
+    // first level the server accepts is the one checked.
+    let mut checked = None;
+    for (name, number) in [("SERIALIZABLE", 4), ("REPEATABLE READ", 3), ("SNAPSHOT", 5)] {
+        let set = format!("SET TRANSACTION ISOLATION LEVEL {name}");
+        match conn.execute(&set).await {
+            Ok(_) => {
+                checked = Some((name, number));
+                break;
+            }
+            Err(e) => say(&format!("{set}: {e}")),
+        }
+    }
+    let (name, number) = checked.expect("the server accepts some isolation level");
+    let after: i64 = conn.query_scalar(level).await.unwrap();
+    assert_eq!(after, number, "{name} for the rest of the session");
+    conn.execute("SET LOCK_TIMEOUT 1234").await.unwrap();
+    let wait: i64 = conn
+        .query_scalar("SELECT CAST(@@LOCK_TIMEOUT AS int)")
+        .await
+        .unwrap();
+    assert_eq!(wait, 1234);
+}

@@ -813,3 +813,212 @@ async fn a_cell_larger_than_the_servers_volume_is_refused_before_create_database
         "nothing was created"
     );
 }
+
+/// A body's session settings last for the session (finding 6 of issue 29): `SET …` and `USE …`
+/// go as plain batches, because SQL Server restores a SET option (and the database) changed
+/// inside `sp_executesql` when it returns (SET Statements (Transact-SQL), 2008–2022); the double
+/// keeps the isolation level per connection as SQL Server 2022 does and reports it in
+/// `sys.dm_exec_sessions`. A parameterised statement that changes one is refused, since its
+/// setting could not last.
+#[tokio::test]
+async fn session_settings_last_for_the_session() {
+    let server = ScriptedServer::new();
+    let settings = ConnectSettings::scripted(ADO, &server).unwrap();
+    let mut conn = Connection::Mssql(Box::new(settings.connect(Some("db")).await.unwrap()));
+    let level = "SELECT CAST(transaction_isolation_level AS int) AS transaction_isolation_level \
+                 FROM sys.dm_exec_sessions WHERE session_id = @@SPID";
+    assert_eq!(conn.query_scalar::<i64>(level).await.unwrap(), 2);
+    conn.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+        .await
+        .unwrap();
+    assert_eq!(
+        conn.query_scalar::<i64>(level).await.unwrap(),
+        4,
+        "SERIALIZABLE lasts for the session"
+    );
+    conn.execute("SET NOCOUNT ON").await.unwrap();
+    conn.execute("USE [db]").await.unwrap();
+    conn.execute("UPDATE t SET a = 1").await.unwrap();
+    let apis: Vec<(Api, String)> = server
+        .calls()
+        .into_iter()
+        .filter(|c| c.api != Api::Login && !c.sql.contains("transaction_isolation_level"))
+        .map(|c| (c.api, c.sql))
+        .collect();
+    assert_eq!(
+        apis,
+        vec![
+            (
+                Api::Batch,
+                "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE".to_string()
+            ),
+            (Api::Batch, "SET NOCOUNT ON".to_string()),
+            (Api::Batch, "USE [db]".to_string()),
+            (Api::Rpc, "UPDATE t SET a = 1".to_string()),
+        ]
+    );
+    let err = conn
+        .execute_with("SET DEADLOCK_PRIORITY @P1", &[Value::Int(-5)])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("would not last"), "{err}");
+}
+
+support::benchmark! {
+    static IFI_OFF = small,
+    title: "ifi = false, scripted",
+    run: RunSpec {
+        repeat: 1,
+        warmup: 0,
+        ..RunSpec::DEFAULT
+    },
+    cells: [cell("ifi_off", StorageSpec {
+        ifi: Some(false),
+        ..StorageSpec::DEFAULT
+    })],
+}
+
+/// Finding 5 of issue 29: `CREATE DATABASE` runs into `Command Timeout`. tiberius 0.13 sends no
+/// Attention and refuses every later statement on that connection, while SQL Server goes on and
+/// creates the database after all (the double's catalog applies a timed-out statement, without
+/// the marker that would come next). The cleanup ends the creating session with a `KILL` guarded
+/// by its login time from a fresh connection, waits until the session is gone, drops the late
+/// database (created by this run's session after its login), and turns every trace flag it set
+/// off again on the fresh connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_creation_is_ended_and_cleaned_up_on_a_fresh_connection() {
+    let server = sql_server_2022();
+    server
+        .times("CREATE DATABASE", 1, Reply::Timeout)
+        .on(
+            "AS login_time",
+            Reply::rows(
+                &["spid", "login_time"],
+                vec![vec![
+                    Value::Int(58),
+                    Value::Text("2026-12-01T10:00:00.000".into()),
+                ]],
+            ),
+        )
+        // The killed session is still rolling back at the first look.
+        .times(
+            "AS can_see",
+            1,
+            Reply::rows(
+                &["sessions", "can_see"],
+                vec![vec![Value::Int(1), Value::Int(1)]],
+            ),
+        );
+    let settings =
+        ConnectSettings::scripted(&format!("{ADO};Command Timeout=30"), &server).unwrap();
+    let mut backend = Backend::Mssql(Box::new(
+        MssqlBackend::connect(settings, Hooks::default(), false)
+            .await
+            .unwrap(),
+    ));
+    let ctx = context(
+        "mssql-scripted-create-timeout",
+        Scale::smoke(),
+        Volumes::default(),
+    );
+    let result = run_benchmark(&IFI_OFF, None, &ctx, &mut backend)
+        .await
+        .unwrap();
+    let CellStatus::Failed(why) = &result.cells[0].status else {
+        panic!("{:?}", result.cells[0].status)
+    };
+    assert!(why.contains("command timeout"), "{why}");
+    assert!(
+        !server.calls_with("DBCC TRACEON(").is_empty(),
+        "the cell turned a trace flag on"
+    );
+    assert_eq!(
+        server.trace_flags(),
+        Vec::<u32>::new(),
+        "every trace flag set for the cell is off again: {why}"
+    );
+    let kills = server.calls_with("KILL 58");
+    assert_eq!(kills.len(), 1, "{why}");
+    assert!(
+        kills[0]
+            .sql
+            .contains("login_time = CONVERT(datetime, N'2026-12-01T10:00:00.000', 126)"),
+        "{}",
+        kills[0].sql
+    );
+    let create = server
+        .calls()
+        .iter()
+        .position(|c| c.sql.starts_with("CREATE DATABASE"))
+        .unwrap();
+    let kill = server
+        .calls()
+        .iter()
+        .position(|c| c.sql.contains("KILL 58"))
+        .unwrap();
+    assert_eq!(
+        server.calls()[kill - 1].api,
+        Api::Login,
+        "the KILL goes from a fresh connection"
+    );
+    let gone = server
+        .calls()
+        .iter()
+        .rposition(|c| c.sql.contains("AS can_see"))
+        .unwrap();
+    let dropped = server
+        .calls()
+        .iter()
+        .position(|c| c.sql.contains("DROP DATABASE"))
+        .unwrap();
+    assert!(
+        create < kill && kill < gone && gone < dropped,
+        "killed, then waited for, then dropped"
+    );
+    assert!(
+        server.databases().is_empty(),
+        "the database CREATE DATABASE made after its timeout was dropped: {why}"
+    );
+    let _ = std::fs::remove_dir_all(&ctx.work_dir);
+}
+
+/// Finding 7 of issue 29: a cell that declares no recovery inherits `model`'s FULL, and a FULL
+/// database that never had a full backup truncates its log at checkpoints as SIMPLE does. SQL
+/// Server 2022 answers `recovery_model_desc` with FULL and `last_log_backup_lsn` with NULL for
+/// such a database (sys.database_recovery_status); the run records it as pseudo-simple, and a
+/// cell that declared FULL (its log chain started by the full backup) as FULL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_recovery_in_effect_is_recorded() {
+    let server = sql_server_2022();
+    let result = run_default(&server, "mssql-scripted-recovery").await;
+    let cell = &result.cells[0];
+    assert_eq!(cell.status, CellStatus::Ok, "{:?}", cell.status);
+    let run = serde_json::to_value(&cell.runs[0]).unwrap();
+    assert_eq!(
+        run["facts"]["recovery"],
+        "FULL (pseudo-simple: no full backup yet, so the log truncates at checkpoints as in SIMPLE)",
+        "{run}"
+    );
+    assert!(result.backend.preconditions["model_recovery"].contains("pseudo-simple"));
+
+    let server = sql_server_2022();
+    server.on(
+        "last_log_backup_lsn",
+        Reply::rows(
+            &["last_log_backup_lsn"],
+            vec![vec![Value::Text("37000000012800001".into())]],
+        ),
+    );
+    let mut backend = scripted_backend(&server).await;
+    let ctx = context(
+        "mssql-scripted-recovery-full",
+        Scale::smoke(),
+        Volumes::default(),
+    );
+    let result = run_benchmark(&SMALL, Some(&["full_recovery"]), &ctx, &mut backend)
+        .await
+        .unwrap();
+    let run = serde_json::to_value(&result.cells[0].runs[0]).unwrap();
+    assert_eq!(run["facts"]["recovery"], "FULL", "{run}");
+}

@@ -49,6 +49,10 @@ pub struct Evidence {
     pub values: BTreeMap<String, f64>,
     /// Metrics the backend could not provide, with the reason.
     pub unavailable: BTreeMap<String, String>,
+    /// What the backend found true of the database in the window, in words (SQL Server: the
+    /// recovery behaviour in effect, `FULL (pseudo-simple: …)` for a FULL database that never had
+    /// a full backup).
+    pub facts: BTreeMap<String, String>,
     /// Every autogrowth in the window, in order.
     pub autogrowths: Vec<AutogrowthEvent>,
 }

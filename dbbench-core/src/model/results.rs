@@ -269,6 +269,10 @@ pub struct RunResult {
     pub values: BTreeMap<String, f64>,
     /// Metrics the backend could not provide, with the reason.
     pub unavailable: BTreeMap<String, String>,
+    /// What the backend found true of the database in the window, in words (the recovery
+    /// behaviour in effect on SQL Server); absent in files written before the field existed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub facts: BTreeMap<String, String>,
     /// Every autogrowth of a data or log file in the measured window, in order.
     #[serde(default)]
     pub autogrowths: Vec<AutogrowthEvent>,
@@ -308,6 +312,7 @@ impl RunResult {
         self.counts.extend(evidence.counts);
         self.values.extend(evidence.values);
         self.unavailable.extend(evidence.unavailable);
+        self.facts.extend(evidence.facts);
         self.autogrowths.extend(evidence.autogrowths);
     }
 }

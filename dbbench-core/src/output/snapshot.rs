@@ -177,6 +177,9 @@ fn timing(
 struct DeterministicView {
     laps: Vec<String>,
     counts: BTreeMap<String, i64>,
+    /// What the backend found true of the database (the recovery behaviour in effect).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    facts: BTreeMap<String, String>,
     files: Vec<FileView>,
     #[serde(skip_serializing_if = "Option::is_none")]
     log: Option<LogView>,
@@ -292,6 +295,7 @@ fn deterministic(run: &RunResult) -> DeterministicView {
             .filter(|(name, _)| !(concurrent && varies(name)))
             .map(|(name, value)| (name.clone(), *value))
             .collect(),
+        facts: run.facts.clone(),
         files: run
             .files
             .iter()

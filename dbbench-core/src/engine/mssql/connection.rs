@@ -2,7 +2,7 @@
 //! dbbench's backend-neutral [`Value`]s.
 
 use super::connect::ConnectSettings;
-use super::double::{Api, Reply, ScriptedServer};
+use super::double::{Api, Reply, ScriptedServer, Session};
 use super::{errors, routing};
 use crate::model::error::Result;
 use crate::model::value::{Row, Value};
@@ -17,7 +17,8 @@ pub type TdsClient = tiberius::Client<Compat<tokio::net::TcpStream>>;
 /// What a connection talks to: a real server, or the scripted stand-in of tests.
 enum Link {
     Tds(Box<TdsClient>),
-    Scripted(ScriptedServer),
+    /// The scripted server, and what it keeps for this connection.
+    Scripted(ScriptedServer, Session),
 }
 
 /// One connection to SQL Server.
@@ -26,7 +27,8 @@ enum Link {
 /// parameters go as a plain batch (`simple_query`); `execute` and `query` with parameters go as
 /// an RPC through `sp_executesql`, except that a statement that changes `@@TRANCOUNT` always goes
 /// as a plain batch, because SQL Server rejects a changed transaction count across an EXECUTE
-/// (error 266).
+/// (error 266), and so does a session setting (`SET …`, `USE …`), which SQL Server would undo
+/// when the EXECUTE returns.
 pub struct MssqlConnection {
     link: Link,
     settings: ConnectSettings,
@@ -61,7 +63,7 @@ impl MssqlConnection {
     /// A connection to database `database` of a scripted server (tests).
     pub fn scripted_in(server: ScriptedServer, settings: ConnectSettings, database: &str) -> Self {
         MssqlConnection {
-            link: Link::Scripted(server),
+            link: Link::Scripted(server, Session::default()),
             settings,
             database: database.to_string(),
             cancel: None,
@@ -73,7 +75,7 @@ impl MssqlConnection {
     pub fn raw(&mut self) -> Result<&mut TdsClient> {
         match &mut self.link {
             Link::Tds(client) => Ok(client),
-            Link::Scripted(_) => Err(crate::model::error::Error::msg(
+            Link::Scripted(..) => Err(crate::model::error::Error::msg(
                 "a scripted connection has no TDS client",
             )),
         }
@@ -84,22 +86,38 @@ impl MssqlConnection {
         &self.settings
     }
 
-    /// The scripted server's answer as this connection's result.
-    fn scripted_reply(&self, server: &ScriptedServer, api: Api, sql: &str) -> Result<Reply> {
-        match server.answer_in(api, &self.database, sql) {
-            Reply::Error { code, message } => Err(errors::server(
-                &self.settings,
-                code,
-                &message,
-                &format!("running `{}`", headline(sql)),
-            )),
+    /// The scripted server's answer as this connection's result. A connection whose command
+    /// timed out sends nothing more, as tiberius refuses it.
+    fn scripted_reply(&mut self, api: Api, sql: &str) -> Result<Reply> {
+        let Link::Scripted(server, session) = &mut self.link else {
+            return Err(crate::model::error::Error::msg("not a scripted connection"));
+        };
+        let action = format!("running `{}`", headline(sql));
+        if session.is_dead() {
+            return Err(errors::out_of_sync(&self.settings, &action));
+        }
+        let reply = server.answer_in(api, &self.database, sql);
+        let own = session.answer(api, sql);
+        match reply {
+            Reply::Error { code, message } => {
+                Err(errors::server(&self.settings, code, &message, &action))
+            }
+            Reply::Timeout => {
+                session.kill();
+                Err(errors::command_timeout(
+                    &self.settings,
+                    &action,
+                    "the server did not send the next part of the command result (scripted)",
+                ))
+            }
+            Reply::Sets(sets) if sets.is_empty() => Ok(own.unwrap_or(Reply::Sets(sets))),
             other => Ok(other),
         }
     }
 
     /// Runs one statement with `@P1`… parameters; returns the rows it changed. A statement that
-    /// changes `@@TRANCOUNT` goes as a plain batch (and reports 0 rows: a batch's row counts are
-    /// not surfaced by tiberius).
+    /// changes `@@TRANCOUNT` or a session setting goes as a plain batch (and reports 0 rows: a
+    /// batch's row counts are not surfaced by tiberius).
     pub(crate) async fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
         if routing::changes_trancount(sql) {
             if !params.is_empty() {
@@ -114,15 +132,26 @@ impl MssqlConnection {
             self.batch(sql).await?;
             return Ok(0);
         }
+        if routing::changes_session(sql) {
+            if !params.is_empty() {
+                return Err(crate::model::error::Error::Config(format!(
+                    "`{}` changes a session setting (SET or USE) and takes parameters: only \
+                     sp_executesql carries parameters, and SQL Server restores a SET option or \
+                     the database changed inside it when it returns, so the setting would not \
+                     last; send the SET or USE as a statement of its own, without parameters",
+                    headline(sql)
+                )));
+            }
+            // A plain batch, so the setting lasts for the rest of the session.
+            self.batch(sql).await?;
+            return Ok(0);
+        }
         let settings = &self.settings;
         match &mut self.link {
-            Link::Scripted(server) => {
-                let server = server.clone();
-                match self.scripted_reply(&server, Api::Rpc, sql)? {
-                    Reply::Affected(n) => Ok(n),
-                    _ => Ok(0),
-                }
-            }
+            Link::Scripted(..) => match self.scripted_reply(Api::Rpc, sql)? {
+                Reply::Affected(n) => Ok(n),
+                _ => Ok(0),
+            },
             Link::Tds(client) => {
                 let data: Vec<ColumnData<'_>> = params.iter().map(to_column_data).collect();
                 let refs: Vec<&dyn tiberius::ToSql> =
@@ -145,13 +174,10 @@ impl MssqlConnection {
     pub(crate) async fn query_all(&mut self, sql: &str) -> Result<Vec<Vec<Row>>> {
         let settings = &self.settings;
         match &mut self.link {
-            Link::Scripted(server) => {
-                let server = server.clone();
-                match self.scripted_reply(&server, Api::Batch, sql)? {
-                    Reply::Sets(sets) => Ok(sets),
-                    _ => Ok(Vec::new()),
-                }
-            }
+            Link::Scripted(..) => match self.scripted_reply(Api::Batch, sql)? {
+                Reply::Sets(sets) => Ok(sets),
+                _ => Ok(Vec::new()),
+            },
             Link::Tds(client) => {
                 let stream = match client.simple_query(sql).await {
                     Ok(stream) => stream,
@@ -177,13 +203,10 @@ impl MssqlConnection {
         }
         let settings = &self.settings;
         match &mut self.link {
-            Link::Scripted(server) => {
-                let server = server.clone();
-                match self.scripted_reply(&server, Api::Rpc, sql)? {
-                    Reply::Sets(sets) => Ok(sets.into_iter().next().unwrap_or_default()),
-                    _ => Ok(Vec::new()),
-                }
-            }
+            Link::Scripted(..) => match self.scripted_reply(Api::Rpc, sql)? {
+                Reply::Sets(sets) => Ok(sets.into_iter().next().unwrap_or_default()),
+                _ => Ok(Vec::new()),
+            },
             Link::Tds(client) => {
                 let data: Vec<ColumnData<'_>> = params.iter().map(to_column_data).collect();
                 let refs: Vec<&dyn tiberius::ToSql> =
@@ -211,11 +234,9 @@ impl MssqlConnection {
         let settings = self.settings.clone();
         let fail = |e| errors::map(&settings, e, &format!("bulk-loading into {table}"));
         match &mut self.link {
-            Link::Scripted(server) => {
+            Link::Scripted(..) => {
                 let count = rows.count() as u64;
-                let server = server.clone();
                 self.scripted_reply(
-                    &server,
                     Api::Bulk,
                     &format!(
                         "INSERT BULK {table} ({}) -- {count} rows",

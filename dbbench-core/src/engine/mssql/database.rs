@@ -69,6 +69,8 @@ pub struct MssqlDatabase {
     pub(super) unavailable: BTreeMap<String, String>,
     pub(super) cancel: std::sync::Arc<crate::util::cancel::Cancel>,
     pub(super) product: super::identity::Product,
+    /// The recovery behaviour in effect when the window opened, or why it is unknown.
+    pub(super) recovery: Mutex<Option<std::result::Result<String, String>>>,
 }
 
 impl std::fmt::Debug for MssqlDatabase {
@@ -156,6 +158,8 @@ impl MssqlDatabase {
                 });
             }
         }
+        let recovery = self.recovery_in_effect(conn).await;
+        *self.recovery.lock().unwrap_or_else(|p| p.into_inner()) = Some(recovery);
         if self.cold_cache || cache == crate::model::start::CacheState::Cold {
             conn.batch(hooks::COLD_CACHE_SQL).await?;
         } else {
@@ -165,6 +169,40 @@ impl MssqlDatabase {
         let window = Window::open(conn, &self.context()).await;
         *self.window.lock().unwrap_or_else(|p| p.into_inner()) = Some(window);
         Ok(())
+    }
+
+    /// The recovery behaviour in effect: the database's recovery model (inherited from `model`
+    /// when the cell declares none) and, for FULL or BULK_LOGGED, whether the log chain started;
+    /// a FULL database that never had a full backup truncates its log as SIMPLE does.
+    async fn recovery_in_effect(
+        &self,
+        conn: &mut MssqlConnection,
+    ) -> std::result::Result<String, String> {
+        let rows = conn
+            .query(&super::readback::recovery_model_sql(&self.name), &[])
+            .await
+            .map_err(|e| e.to_string())?;
+        let model = rows
+            .first()
+            .and_then(|r| r.get::<Option<String>>(0).ok().flatten())
+            .ok_or("sys.databases gives no recovery model for the database")?;
+        if model.trim().eq_ignore_ascii_case("SIMPLE") {
+            return Ok(super::readback::describe_recovery(&model, false));
+        }
+        let rows = conn
+            .query(&provision::chain_check_sql(&self.name), &[])
+            .await
+            .map_err(|e| {
+                format!(
+                    "{} recovery; whether its log chain started: {e}",
+                    model.trim()
+                )
+            })?;
+        let started = rows
+            .first()
+            .and_then(|r| r.get::<Option<String>>(0).ok().flatten())
+            .is_some();
+        Ok(super::readback::describe_recovery(&model, started))
     }
 
     /// The window's evidence.
@@ -190,6 +228,20 @@ impl MssqlDatabase {
         evidence
             .unavailable
             .extend(self.unavailable.iter().map(|(k, v)| (k.clone(), v.clone())));
+        match self
+            .recovery
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            Some(Ok(recovery)) => {
+                evidence.facts.insert("recovery".into(), recovery);
+            }
+            Some(Err(why)) => {
+                evidence.unavailable.insert("recovery".into(), why);
+            }
+            None => {}
+        }
         Ok(evidence)
     }
 

@@ -68,6 +68,12 @@ pub enum Reply {
         /// The message.
         message: String,
     },
+    /// No answer within the command timeout. tiberius 0.13 then marks the connection out of
+    /// sync and refuses every later statement on it without sending it (`RoundTripTimeout` and
+    /// `Connection::ensure_not_poisoned` in tiberius' `src/tds/stream/token.rs` and
+    /// `src/client/connection.rs`); it sends no Attention, so SQL Server goes on running the
+    /// statement: the catalog applies it, as the server does when the statement finishes later.
+    Timeout,
 }
 
 impl Reply {
@@ -82,6 +88,66 @@ impl Reply {
             code,
             message: message.to_string(),
         }
+    }
+}
+
+/// What SQL Server keeps for one connection between statements, as far as the double models it:
+/// the transaction isolation level and whether the connection is still usable.
+///
+/// SQL Server 2008–2022 (SET Statements (Transact-SQL)): "if a SET statement is specified in a
+/// dynamic SQL string that is run by using either sp_executesql or EXECUTE, the value of the SET
+/// option is restored after control is returned from the batch"; in a plain batch it lasts for
+/// the session. `sys.dm_exec_sessions.transaction_isolation_level` reports it: 1 READ
+/// UNCOMMITTED, 2 READ COMMITTED (the default), 3 REPEATABLE READ, 4 SERIALIZABLE, 5 SNAPSHOT.
+#[derive(Debug, Clone, Default)]
+pub struct Session {
+    isolation: Option<i64>,
+    /// A command timed out on this connection (see [`Reply::Timeout`]).
+    dead: bool,
+}
+
+impl Session {
+    /// Whether the connection may still be used.
+    pub fn is_dead(&self) -> bool {
+        self.dead
+    }
+
+    /// Marks the connection unusable, as tiberius does after a command timeout.
+    pub(crate) fn kill(&mut self) {
+        self.dead = true;
+    }
+
+    /// The isolation level `sql` sets, if it sets one.
+    fn isolation_set_by(sql: &str) -> Option<i64> {
+        let upper = sql.to_ascii_uppercase();
+        let rest = &upper[upper.find("SET TRANSACTION ISOLATION LEVEL")? + 31..];
+        let rest = rest.trim_start();
+        [
+            ("READ UNCOMMITTED", 1),
+            ("READ COMMITTED", 2),
+            ("REPEATABLE READ", 3),
+            ("SERIALIZABLE", 4),
+            ("SNAPSHOT", 5),
+        ]
+        .into_iter()
+        .find(|(name, _)| rest.starts_with(name))
+        .map(|(_, level)| level)
+    }
+
+    /// Applies `sql` sent through `api` to the session, and answers the session's own view.
+    pub(crate) fn answer(&mut self, api: Api, sql: &str) -> Option<Reply> {
+        if api == Api::Batch {
+            if let Some(level) = Session::isolation_set_by(sql) {
+                self.isolation = Some(level);
+            }
+        }
+        if sql.contains("transaction_isolation_level") && sql.contains("sys.dm_exec_sessions") {
+            return Some(Reply::rows(
+                &["transaction_isolation_level"],
+                vec![vec![Value::Int(self.isolation.unwrap_or(2))]],
+            ));
+        }
+        None
     }
 }
 
@@ -121,6 +187,24 @@ struct Catalog {
     databases: std::collections::BTreeMap<String, Database>,
     /// Whose answers.
     product: Recorded,
+    /// Trace flags on globally (`DBCC TRACEON(…, -1)` until `DBCC TRACEOFF(…, -1)`).
+    trace_flags: std::collections::BTreeSet<u32>,
+}
+
+/// The numbers in the parentheses after `command` (`DBCC TRACEON(3004, 3605, -1)`), the final
+/// `-1` (global) left out.
+fn flags_after(sql: &str, command: &str) -> Option<Vec<u32>> {
+    let start = sql.find(command)? + command.len();
+    let inner = &sql[start..];
+    let inner = &inner[..inner.find(')')?];
+    Some(
+        inner
+            .split(',')
+            .filter_map(|n| n.trim().parse::<i64>().ok())
+            .filter(|n| *n > 0)
+            .map(|n| n as u32)
+            .collect(),
+    )
 }
 
 #[derive(Default)]
@@ -191,6 +275,48 @@ impl Catalog {
                     .keys()
                     .filter(|n| n.starts_with(crate::engine::OWNED_PREFIX))
                     .map(online)
+                    .collect(),
+            ));
+        }
+        // SQL Server 2016–2022: DBCC TRACESTATUS(f, -1) returns one row per flag with TraceFlag,
+        // Status, Global and Session (Global = 1 while the flag is on for the instance).
+        if let Some(flags) = flags_after(sql, "DBCC TRACEON(") {
+            self.trace_flags.extend(flags);
+            return Some(Reply::Sets(Vec::new()));
+        }
+        if let Some(flags) = flags_after(sql, "DBCC TRACEOFF(") {
+            for flag in flags {
+                self.trace_flags.remove(&flag);
+            }
+            return Some(Reply::Sets(Vec::new()));
+        }
+        if let Some(flags) = flags_after(sql, "DBCC TRACESTATUS(") {
+            let on = |f: &u32| i64::from(self.trace_flags.contains(f));
+            return Some(Reply::rows(
+                &["TraceFlag", "Status", "Global", "Session"],
+                flags
+                    .iter()
+                    .map(|f| {
+                        vec![
+                            Value::Int(i64::from(*f)),
+                            Value::Int(on(f)),
+                            Value::Int(on(f)),
+                            Value::Int(0),
+                        ]
+                    })
+                    .collect(),
+            ));
+        }
+        // Who created a database of this name: the double has one login, which created every
+        // database after its sessions logged in.
+        if sql.contains("AS created_by_this_session") {
+            let name = literal_after(sql, "d.name =")?;
+            return Some(Reply::rows(
+                &["database_id", "created_by_this_session"],
+                self.databases
+                    .get(&name)
+                    .map(|d| vec![Value::Int(d.id), Value::Int(1)])
+                    .into_iter()
                     .collect(),
             ));
         }
@@ -380,6 +506,15 @@ impl ScriptedServer {
             .unwrap_or_default()
     }
 
+    /// The trace flags the catalog holds on globally now.
+    pub fn trace_flags(&self) -> Vec<u32> {
+        self.lock()
+            .catalog
+            .as_ref()
+            .map(|c| c.trace_flags.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
     /// Every statement so far, in order.
     pub fn calls(&self) -> Vec<Call> {
         self.lock().calls.clone()
@@ -436,7 +571,7 @@ impl ScriptedServer {
         };
         let modelled = match (&reply, api, inner.catalog.as_mut()) {
             (
-                None | Some(Reply::Sets(_)) | Some(Reply::Affected(_)),
+                None | Some(Reply::Sets(_)) | Some(Reply::Affected(_)) | Some(Reply::Timeout),
                 Api::Batch | Api::Rpc,
                 Some(c),
             ) => c.answer(sql, database),

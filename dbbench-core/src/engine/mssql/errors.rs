@@ -196,10 +196,7 @@ pub fn map(settings: &ConnectSettings, error: tiberius::error::Error, action: &s
         T::Io {
             kind: std::io::ErrorKind::TimedOut,
             message,
-        } => Error::Other(settings.scrub(&format!(
-            "{action}: the server did not answer within the command timeout \
-                 (`Command Timeout` in DBBENCH_MSSQL): {message}"
-        ))),
+        } => command_timeout(settings, action, &message),
         T::Tls(message) => Error::Config(settings.scrub(&format!(
             "{action}: TLS failed: {message}; for a self-signed server certificate add \
              `TrustServerCertificate=true` to DBBENCH_MSSQL, or `encrypt=false` where the server \
@@ -207,6 +204,35 @@ pub fn map(settings: &ConnectSettings, error: tiberius::error::Error, action: &s
         ))),
         other => Error::Other(settings.scrub(&format!("{action}: {other}"))),
     }
+}
+
+/// The words every command-timeout error carries, by which [`is_command_timeout`] knows it.
+const COMMAND_TIMEOUT: &str = "the server did not answer within the command timeout";
+
+/// A command that got no answer within `Command Timeout`. tiberius 0.13 sends no Attention then
+/// and marks the connection out of sync (`RoundTripTimeout` in its `src/tds/stream/token.rs`):
+/// SQL Server goes on running the statement, and the connection can send nothing more, not even
+/// an Attention (`Client::cancel_query` refuses a desynced connection). The statement must be
+/// ended from another connection ([`super::cancel::end_statement`]).
+pub fn command_timeout(settings: &ConnectSettings, action: &str, message: &str) -> Error {
+    Error::Other(settings.scrub(&format!(
+        "{action}: {COMMAND_TIMEOUT} (`Command Timeout` in DBBENCH_MSSQL), and SQL Server may \
+         still be running it: {message}"
+    )))
+}
+
+/// A statement refused by tiberius because an earlier command on the connection timed out.
+pub fn out_of_sync(settings: &ConnectSettings, action: &str) -> Error {
+    Error::Other(settings.scrub(&format!(
+        "{action}: Protocol error: connection was left out of sync with the server by a command \
+         timeout (the previous response is only partly read) and can no longer be used; open a \
+         new connection"
+    )))
+}
+
+/// Whether `error` is a command timeout: the statement may still run on the server.
+pub fn is_command_timeout(error: &Error) -> bool {
+    matches!(error, Error::Other(text) if text.contains(COMMAND_TIMEOUT))
 }
 
 /// `Error::Server` for server error `code` with `message`, the action and the advice.

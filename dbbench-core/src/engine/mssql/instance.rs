@@ -27,6 +27,8 @@ pub struct InstanceChanges {
     applied: Vec<String>,
     /// The work directory where undo that must wait for a restart is recorded.
     owed_in: Option<std::path::PathBuf>,
+    /// Why each statement still in `undo` failed at the last `restore` (same order).
+    failed: Vec<String>,
 }
 
 impl std::fmt::Debug for InstanceChanges {
@@ -45,6 +47,7 @@ impl InstanceChanges {
             undo: Vec::new(),
             applied: Vec::new(),
             owed_in: None,
+            failed: Vec::new(),
         }
     }
 
@@ -78,9 +81,13 @@ impl InstanceChanges {
         &self.applied
     }
 
-    /// Undoes every change through `conn`; every undo batch is tried, the errors are joined.
+    /// Undoes every change through `conn`; every undo batch is tried, the errors are joined. An
+    /// undo that fails is kept (it is still owed): a later `restore`, and at the latest the drop
+    /// of these changes, runs it again on a fresh connection, and what still fails then is
+    /// recorded as owed for the next start against this server ([`super::owed`]).
     pub async fn restore(&mut self, conn: &mut super::MssqlConnection) -> Result<()> {
         let mut errors = Vec::new();
+        let mut kept = Vec::new();
         while let Some(statement) = self.undo.pop() {
             let Err(e) = conn.batch(&statement).await else {
                 continue;
@@ -102,12 +109,19 @@ impl InstanceChanges {
                     super::connection::headline(&statement),
                     super::owed::path(dir).display()
                 )),
-                Err(()) => errors.push(format!(
-                    "`{}`: {e}",
-                    super::connection::headline(&statement)
-                )),
+                Err(()) => {
+                    errors.push(format!(
+                        "`{}`: {e}",
+                        super::connection::headline(&statement)
+                    ));
+                    kept.push((statement, e.to_string()));
+                }
             }
         }
+        // Popped last-first; put back so the next attempt runs them in the same order.
+        kept.reverse();
+        self.failed = kept.iter().map(|(_, why)| why.clone()).collect();
+        self.undo = kept.into_iter().map(|(statement, _)| statement).collect();
         self.applied.clear();
         if errors.is_empty() {
             Ok(())
@@ -119,30 +133,45 @@ impl InstanceChanges {
         }
     }
 
-    /// Undoes every change on a fresh connection, blocking: the safety net for `Drop`.
-    fn restore_blocking(&mut self) -> Result<()> {
+    /// Undoes every change on a fresh connection, blocking: the safety net for `Drop`. Returns
+    /// the undo still failing, with why.
+    fn restore_blocking(&mut self) -> Vec<(String, String)> {
         let undo = std::mem::take(&mut self.undo);
         let settings = self.settings.clone();
         let owed_in = self.owed_in.clone();
-        let worker = std::thread::spawn(move || -> Result<()> {
-            let runtime = tokio::runtime::Builder::new_current_thread()
+        let worker = std::thread::spawn(move || -> Vec<(String, String)> {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
-                .map_err(|e| Error::msg(format!("cannot start a runtime to undo changes: {e}")))?;
+            {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    let why = format!("cannot start a runtime to undo changes: {e}");
+                    return undo.into_iter().map(|u| (u, why.clone())).collect();
+                }
+            };
             runtime.block_on(async move {
-                let mut conn = settings.connect(Some("master")).await?;
+                let mut conn = match settings.connect(Some("master")).await {
+                    Ok(conn) => conn,
+                    Err(e) => return undo.into_iter().map(|u| (u, e.to_string())).collect(),
+                };
                 let mut changes = InstanceChanges {
                     settings,
                     undo,
                     applied: Vec::new(),
                     owed_in,
+                    failed: Vec::new(),
                 };
-                changes.restore(&mut conn).await
+                let _ = changes.restore(&mut conn).await;
+                // Taken out, so dropping `changes` does not start this safety net again.
+                let failed = std::mem::take(&mut changes.failed);
+                std::mem::take(&mut changes.undo)
+                    .into_iter()
+                    .zip(failed)
+                    .collect()
             })
         });
-        worker
-            .join()
-            .unwrap_or_else(|_| Err(Error::msg("the thread undoing instance changes panicked")))
+        worker.join().unwrap_or_default()
     }
 }
 
@@ -151,8 +180,25 @@ impl Drop for InstanceChanges {
         if self.undo.is_empty() {
             return;
         }
-        if let Err(e) = self.restore_blocking() {
-            crate::util::console::say(&format!("dbbench › mssql: {e}"));
+        let server = self.settings.server().to_string();
+        for (statement, why) in self.restore_blocking() {
+            let headline = super::connection::headline(&statement);
+            let recorded = self
+                .owed_in
+                .as_ref()
+                .map(|dir| super::owed::record(dir, &server, &statement, &why).map(|()| dir));
+            crate::util::console::say(&match recorded {
+                Some(Ok(dir)) => format!(
+                    "dbbench › mssql: `{headline}` failed again on a fresh connection ({why}); it \
+                     is recorded as owed in {} and dbbench runs it at its next start against \
+                     {server}",
+                    super::owed::path(dir).display()
+                ),
+                _ => format!(
+                    "dbbench › mssql: could not undo an instance change; run it by hand on \
+                     {server}: `{statement}` ({why})"
+                ),
+            });
         }
     }
 }

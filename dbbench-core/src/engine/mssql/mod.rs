@@ -62,7 +62,6 @@ use database::claim;
 use instance::InstanceChanges;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
-use teardown::{drop_owned, Dropping};
 
 /// The SQL Server backend: connection settings and what is known about the server.
 #[derive(Debug)]
@@ -244,6 +243,12 @@ impl MssqlBackend {
     pub async fn create(&mut self, plan: &DatabasePlan) -> Result<MssqlDatabase> {
         self.hooks.restart(&self.settings).await?;
         let mut admin = self.settings.connect(Some("master")).await?;
+        // Only a bounded command can time out and leave its statement running: then the
+        // session is named, so the cleanup can end that statement ([`cancel::end_statement`]).
+        let session = match self.settings.command_timeout() {
+            Some(_) => cancel::identify(&mut admin).await,
+            None => None,
+        };
         if !self.owed_settled {
             self.owed_settled = true;
             let (done, still) =
@@ -263,6 +268,8 @@ impl MssqlBackend {
         claim(&mut admin, &plan.name, &self.facts.product).await?;
         let mut build = Build {
             changes: InstanceChanges::new(self.settings.clone()).owed_in(&plan.work_dir),
+            probe: InstanceChanges::new(self.settings.clone()).owed_in(&plan.work_dir),
+            create_sent: false,
             created: false,
             counts: BTreeMap::new(),
             unavailable: BTreeMap::new(),
@@ -284,18 +291,20 @@ impl MssqlBackend {
                 unavailable: build.unavailable,
                 cancel: crate::util::cancel::Cancel::new(),
                 product: self.facts.product.clone(),
+                recovery: Mutex::new(None),
             }),
             Err(e) => {
-                let mut problems = Vec::new();
-                if build.created {
-                    let how = Dropping::own(&self.facts.product, false);
-                    if let Err(d) = drop_owned(&mut admin, &plan.name, false, how).await {
-                        problems.push(format!("dropping the half-made database: {d}"));
-                    }
-                }
-                if let Err(r) = build.changes.restore(&mut admin).await {
-                    problems.push(r.to_string());
-                }
+                let problems = creation::clean_up(
+                    &self.settings,
+                    &self.facts.product,
+                    &plan.name,
+                    &mut build,
+                    admin,
+                    session.as_ref(),
+                    &e,
+                    cancel::Patience::CREATION,
+                )
+                .await;
                 if problems.is_empty() {
                     Err(e)
                 } else {

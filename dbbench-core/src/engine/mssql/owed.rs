@@ -176,4 +176,51 @@ mod tests {
             2
         );
     }
+
+    /// Finding 5 of issue 29: an undo that fails is kept, not forgotten. The drop of the changes
+    /// runs it again on a fresh connection; what still fails there is recorded as owed and
+    /// finished at the next start.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failed_undo_stays_owed_until_it_succeeds() {
+        use crate::engine::mssql::instance::{Change, InstanceChanges};
+        const OFF: &str = "DBCC TRACEOFF(1806, -1) WITH NO_INFOMSGS;";
+        let change = Change {
+            what: "trace flag 1806 on (ifi = false)".into(),
+            apply: "DBCC TRACEON(1806, -1) WITH NO_INFOMSGS;".into(),
+            undo: vec![OFF.into()],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let server = ScriptedServer::new();
+        let settings =
+            ConnectSettings::scripted("server=tcp:h,1433;user id=u;password=p", &server).unwrap();
+        let failing = || Reply::error(2812, "Could not find stored procedure (scripted failure)");
+
+        // Fails once, then succeeds at the drop's retry on a fresh connection.
+        let mut conn = settings.connect(Some("master")).await.unwrap();
+        let mut changes = InstanceChanges::new(settings.clone()).owed_in(dir.path());
+        changes.apply(&mut conn, &change).await.unwrap();
+        server.times("TRACEOFF", 1, failing());
+        assert!(changes.restore(&mut conn).await.is_err());
+        drop(changes);
+        assert_eq!(
+            server.calls_with("TRACEOFF").len(),
+            2,
+            "tried again at the drop"
+        );
+        assert!(owed(dir.path(), "h,1433").unwrap().is_empty());
+
+        // Fails at the restore and at the drop: owed, and finished at the next start.
+        let mut changes = InstanceChanges::new(settings.clone()).owed_in(dir.path());
+        changes.apply(&mut conn, &change).await.unwrap();
+        server.times("TRACEOFF", 2, failing());
+        assert!(changes.restore(&mut conn).await.is_err());
+        drop(changes);
+        let left = owed(dir.path(), "h,1433").unwrap();
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert_eq!(left[0].statement, OFF);
+        let (done, still) = settle(&mut conn, dir.path(), "h,1433").await.unwrap();
+        assert_eq!((done.len(), still.len()), (1, 0));
+        assert_eq!(server.calls_with("TRACEOFF").len(), 5);
+        assert!(!path(dir.path()).exists());
+    }
 }

@@ -21,6 +21,32 @@ pub const FILES_SQL: &str =
      CAST(is_percent_growth AS int) AS is_percent_growth \
      FROM sys.database_files ORDER BY file_id;";
 
+/// The recovery model of database `name` as the server holds it (inherited from `model` when the
+/// cell declares none).
+pub fn recovery_model_sql(name: &str) -> String {
+    format!(
+        "SELECT CAST(recovery_model_desc AS nvarchar(60)) AS recovery \
+         FROM sys.databases WHERE database_id = DB_ID({});",
+        super::tsql::literal(name)
+    )
+}
+
+/// The recovery behaviour in effect, in words: the model, and for FULL or BULK_LOGGED whether
+/// the log chain has started (`chain_started`: `sys.database_recovery_status.last_log_backup_lsn`
+/// is not NULL). Until the first full backup such a database truncates its log at checkpoints as
+/// SIMPLE does (sys.database_recovery_status docs: a NULL `last_log_backup_lsn` means no log
+/// backup can be taken; Paul Randal and Kalen Delaney call it pseudo-simple).
+pub fn describe_recovery(model: &str, chain_started: bool) -> String {
+    let model = model.trim().to_ascii_uppercase();
+    match model.as_str() {
+        "FULL" | "BULK_LOGGED" if !chain_started => format!(
+            "{model} (pseudo-simple: no full backup yet, so the log truncates at checkpoints as \
+             in SIMPLE)"
+        ),
+        _ => model,
+    }
+}
+
 /// The files the server placed itself (the cell declared none, [`provision::server_places`]):
 /// their logical names and paths from the rows of [`FILES_SQL`], nothing declared to compare.
 /// `Err` says why none could be read (no rows: the server does not list its files).
@@ -251,5 +277,17 @@ mod tests {
         // Babelfish lists no files of its databases.
         let why = located(&[]).unwrap_err();
         assert!(why.contains("0 data and 0 log files"), "{why}");
+    }
+
+    #[test]
+    fn recovery_in_effect_says_pseudo_simple() {
+        assert_eq!(
+            describe_recovery("FULL", false),
+            "FULL (pseudo-simple: no full backup yet, so the log truncates at checkpoints as in \
+             SIMPLE)"
+        );
+        assert_eq!(describe_recovery("FULL", true), "FULL");
+        assert!(describe_recovery("BULK_LOGGED", false).starts_with("BULK_LOGGED (pseudo-simple"));
+        assert_eq!(describe_recovery("SIMPLE", false), "SIMPLE");
     }
 }

@@ -1,9 +1,18 @@
 //! Which tiberius API a statement must take. tiberius sends `execute` and parameterised `query`
-//! as an RPC call of `sp_executesql`; SQL Server requires the transaction count to be the same
-//! before and after an EXECUTE, so `BEGIN TRANSACTION`, `COMMIT` and `ROLLBACK` sent that way
-//! fail with error 266 ("Transaction count after EXECUTE indicates a mismatching number of BEGIN
-//! and COMMIT statements"; tedious #891, rbatis #473). Such statements go as a plain batch
-//! (`simple_query`), which is not wrapped in an EXECUTE.
+//! as an RPC call of `sp_executesql`, and two kinds of statement cannot go that way:
+//!
+//! - Transaction control. SQL Server requires the transaction count to be the same before and
+//!   after an EXECUTE, so `BEGIN TRANSACTION`, `COMMIT` and `ROLLBACK` sent that way fail with
+//!   error 266 ("Transaction count after EXECUTE indicates a mismatching number of BEGIN and
+//!   COMMIT statements"; tedious #891, rbatis #473).
+//! - Session settings. "If a SET statement is specified in a dynamic SQL string that is run by
+//!   using either sp_executesql or EXECUTE, the value of the SET option is restored after control
+//!   is returned from the batch" (SET Statements (Transact-SQL), SQL Server 2008 to 2022), and a
+//!   `USE` inside it lasts only until it ends (sp_executesql docs): `SET TRANSACTION ISOLATION
+//!   LEVEL SERIALIZABLE` sent as an RPC would be silently undone before the next statement.
+//!
+//! Both go as a plain batch (`simple_query`), which is not wrapped in an EXECUTE, so its settings
+//! last for the session.
 
 /// Whether `sql` may change `@@TRANCOUNT`: it begins, commits or rolls back a transaction, or
 /// turns implicit transactions on. Comments, string literals and bracketed names are ignored, so
@@ -24,7 +33,69 @@ pub fn changes_trancount(sql: &str) -> bool {
     })
 }
 
-/// The upper-cased words of `sql` outside comments, literals and quoted identifiers.
+/// The session options of `SET` (SET Statements (Transact-SQL): date and time, locking,
+/// miscellaneous, query execution, ISO settings, statistics and transaction statements).
+const SESSION_OPTIONS: &[&str] = &[
+    "DATEFIRST",
+    "DATEFORMAT",
+    "DEADLOCK_PRIORITY",
+    "LOCK_TIMEOUT",
+    "CONCAT_NULL_YIELDS_NULL",
+    "CURSOR_CLOSE_ON_COMMIT",
+    "FIPS_FLAGGER",
+    "IDENTITY_INSERT",
+    "LANGUAGE",
+    "OFFSETS",
+    "QUOTED_IDENTIFIER",
+    "ARITHABORT",
+    "ARITHIGNORE",
+    "FMTONLY",
+    "NOCOUNT",
+    "NOEXEC",
+    "NUMERIC_ROUNDABORT",
+    "PARSEONLY",
+    "QUERY_GOVERNOR_COST_LIMIT",
+    "RESULT_SET_CACHING",
+    "ROWCOUNT",
+    "TEXTSIZE",
+    "ANSI_DEFAULTS",
+    "ANSI_NULL_DFLT_OFF",
+    "ANSI_NULL_DFLT_ON",
+    "ANSI_NULLS",
+    "ANSI_PADDING",
+    "ANSI_WARNINGS",
+    "FORCEPLAN",
+    "SHOWPLAN_ALL",
+    "SHOWPLAN_TEXT",
+    "SHOWPLAN_XML",
+    "STATISTICS",
+    "IMPLICIT_TRANSACTIONS",
+    "REMOTE_PROC_TRANSACTIONS",
+    "TRANSACTION",
+    "XACT_ABORT",
+    "CONTEXT_INFO",
+    "NO_BROWSETABLE",
+];
+
+/// Whether `sql` changes a setting of the session: a `SET` of a session option (not `SET
+/// @variable`, not an `UPDATE … SET column =`) or `USE <database>` (not the `USE HINT` / `USE
+/// PLAN` query hints). Such a statement must go as a plain batch to last beyond itself.
+pub fn changes_session(sql: &str) -> bool {
+    let words = words(sql);
+    words.iter().enumerate().any(|(i, w)| {
+        let next = words.get(i + 1).map(String::as_str);
+        let after = words.get(i + 2).map(String::as_str);
+        match w.as_str() {
+            "SET" => next.is_some_and(|n| SESSION_OPTIONS.contains(&n)) && after != Some("="),
+            "USE" => next.is_some_and(|n| n != "HINT" && n != "PLAN" && n != "="),
+            _ => false,
+        }
+    })
+}
+
+/// The upper-cased words of `sql` outside comments, literals and quoted identifiers, with every
+/// `=` as a word of its own (so `SET a = 1` is told from `SET NOCOUNT ON`). A quoted name is one
+/// word `[]`, so `USE [db]` still has a word after `USE`.
 fn words(sql: &str) -> Vec<String> {
     let chars: Vec<char> = sql.chars().collect();
     let mut out = Vec::new();
@@ -69,6 +140,11 @@ fn words(sql: &str) -> Vec<String> {
                 j += 1;
             }
             i = j + 1;
+            out.push("[]".to_string());
+        } else if c == '=' {
+            flush(&mut word, &mut out);
+            out.push("=".to_string());
+            i += 1;
         } else if c.is_alphanumeric() || c == '_' || c == '@' {
             word.push(c);
             i += 1;
@@ -116,6 +192,46 @@ mod tests {
             "SELECT @@TRANCOUNT",
         ] {
             assert!(!changes_trancount(sql), "{sql}");
+        }
+    }
+
+    #[test]
+    fn session_settings_are_recognised() {
+        for sql in [
+            "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+            "set transaction isolation level read uncommitted;",
+            "SET NOCOUNT ON",
+            "SET XACT_ABORT ON; INSERT INTO t VALUES (1)",
+            "SET LOCK_TIMEOUT 250",
+            "SET DEADLOCK_PRIORITY LOW",
+            "SET STATISTICS IO ON",
+            "SET ANSI_NULLS, QUOTED_IDENTIFIER ON",
+            "SET IDENTITY_INSERT dbo.t ON",
+            "SET IMPLICIT_TRANSACTIONS OFF",
+            "USE [dbbench_x]",
+            "USE tempdb; SELECT 1",
+            "-- a comment\nSET DATEFORMAT ymd",
+        ] {
+            assert!(changes_session(sql), "{sql}");
+        }
+    }
+
+    #[test]
+    fn other_sets_and_uses_are_not_session_settings() {
+        for sql in [
+            "UPDATE t SET a = 1",
+            "UPDATE t SET nocount = 1",
+            "UPDATE t SET [transaction] = 1",
+            "SET @x = 1",
+            "DECLARE @n int; SET @n = 5; SELECT @n",
+            "SELECT a FROM t OPTION (USE HINT ('DISABLE_OPTIMIZED_PLAN_FORCING'))",
+            "SELECT a FROM t OPTION (USE PLAN N'<xml/>')",
+            "INSERT INTO t VALUES (N'SET NOCOUNT ON')",
+            "/* USE master */ SELECT 1",
+            "ALTER DATABASE [x] SET RECOVERY SIMPLE",
+            "SELECT @@OPTIONS",
+        ] {
+            assert!(!changes_session(sql), "{sql}");
         }
     }
 }

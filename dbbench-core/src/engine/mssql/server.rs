@@ -43,6 +43,22 @@ pub const MODEL_RECOVERY_SQL: &str =
     "SELECT CAST(recovery_model_desc AS nvarchar(60)) AS recovery \
      FROM sys.databases WHERE name = N'model';";
 
+/// `model`'s recovery model as a precondition: what a cell that declares no `recovery` inherits.
+/// A new FULL or BULK_LOGGED database has had no full backup, so its log truncates at checkpoints
+/// as in SIMPLE until one is taken (pseudo-simple); each run records the behaviour in effect
+/// (`facts.recovery`).
+pub fn describe_model_recovery(model: &str) -> String {
+    let model = model.trim();
+    if model.eq_ignore_ascii_case("FULL") || model.eq_ignore_ascii_case("BULK_LOGGED") {
+        format!(
+            "{model} (inherited by cells that declare no recovery; without a full backup such a \
+             database is pseudo-simple, each run's facts.recovery says which applied)"
+        )
+    } else {
+        model.to_string()
+    }
+}
+
 /// Facts about the server.
 #[derive(Debug, Clone)]
 pub struct ServerFacts {
@@ -217,10 +233,11 @@ impl ServerFacts {
             .iter()
             .try_fold(false, |any, (_, on)| on.clone().map(|on| any || on));
         let model_recovery = match conn.query(MODEL_RECOVERY_SQL, &[]).await {
-            Ok(r) => r
-                .first()
-                .and_then(|r| r.get::<String>(0).ok())
-                .unwrap_or_default(),
+            Ok(r) => describe_model_recovery(
+                &r.first()
+                    .and_then(|r| r.get::<String>(0).ok())
+                    .unwrap_or_default(),
+            ),
             Err(e) => format!("unknown ({e})"),
         };
         let model = conn

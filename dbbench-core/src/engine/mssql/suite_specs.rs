@@ -231,7 +231,8 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
         })
         .collect();
     let session = growth_events::session_name(db);
-    let pattern = format!("/var/opt/mssql/log/{session}*.xel");
+    let file = format!("/var/opt/mssql/log/{session}_0_133512345678900000.xel");
+    let pattern = growth_events::file_pattern(&file, &session);
     // Read before the script: whether the name is free, the IFI state, tempdb's files.
     let mut out = format!(
         "-- claim (a leftover is dropped only with its marker)\n{}\n",
@@ -264,7 +265,12 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
         out.push_str(&format!("{s}\n"));
     }
     out.push_str(&format!(
-        "-- window\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n",
+        "-- the recovery in effect (FULL or BULK_LOGGED: and whether the log chain started)\n{}\n{}\n",
+        super::readback::recovery_model_sql(db),
+        super::provision::chain_check_sql(db),
+    ));
+    out.push_str(&format!(
+        "-- window\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n",
         growth_events::file_name_sql(&session),
         growth_events::drop_sql(&session),
         growth_events::create_sql(&session, 7, growth_events::Target::EventFile),
@@ -275,7 +281,8 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
         vlf::LOG_INFO_SQL,
         waits::SNAPSHOT_SQL,
         growth_events::read_file_sql(&pattern),
-        growth_events::delete_files_sql(&pattern),
+        growth_events::files_sql(&pattern),
+        growth_events::delete_file_sql(&file),
     ));
     out.push_str(&format!(
         "-- teardown\n-- in a connection to the database:\n{}\n-- in master:\n{}\n{}\n{}\n",

@@ -72,27 +72,75 @@ pub fn file_name_sql(session: &str) -> String {
 }
 
 /// The pattern that matches every rollover file of the session whose current file is `file`
-/// (`…\dbbench_growth_x_0_133512345.xel` → `…\dbbench_growth_x*.xel`).
+/// (`…/dbbench_growth_x_0_133512345.xel` → `…/dbbench_growth_x_0_*.xel`). SQL Server names an
+/// event file `<filename>_0_<long integer>.xel`, for the first file and every rollover file
+/// (Event File Target, SQL Server 2012–2016 docs; unchanged through 2022). The `_0_` keeps the
+/// pattern from matching the files of a database whose name merely extends this one
+/// (`…_r0_42` and `…_r0_4242`); [`is_own_file`] checks each name exactly.
 pub fn file_pattern(file: &str, session: &str) -> String {
     match file.rfind(session) {
-        Some(pos) => format!("{}{session}*.xel", &file[..pos]),
+        Some(pos) => format!("{}{session}_0_*.xel", &file[..pos]),
         None => file.to_string(),
     }
 }
 
-/// Every growth event in the event files matching `pattern`.
+/// Whether `path` is one of `session`'s event files: its name is exactly
+/// `<session>_0_<digits>.xel`, as SQL Server names them (a database whose name extends this one,
+/// `<db>_0_<more>`, still has a name that is not all digits there).
+pub fn is_own_file(path: &str, session: &str) -> bool {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    name.strip_prefix(session)
+        .and_then(|rest| rest.strip_prefix("_0_"))
+        .and_then(|rest| rest.strip_suffix(".xel"))
+        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Every growth event in the event files matching `pattern`, with the file each came from (the
+/// caller keeps only the session's own files and database).
 pub fn read_file_sql(pattern: &str) -> String {
     format!(
-        "SELECT CAST(event_data AS nvarchar(max)) AS event_data \
+        "SELECT CAST(file_name AS nvarchar(260)) AS file_name, \
+         CAST(event_data AS nvarchar(max)) AS event_data \
          FROM sys.fn_xe_file_target_read_file({}, NULL, NULL, NULL) \
          WHERE object_name = N'database_file_size_change';",
         literal(pattern)
     )
 }
 
-/// Deletes the event files matching `pattern` (SQL Server 2019+, sysadmin).
-pub fn delete_files_sql(pattern: &str) -> String {
-    format!("EXEC master.sys.xp_delete_files {};", literal(pattern))
+/// The event files matching `pattern` that hold at least one event (a rollover file always
+/// does: it rolled over because it was full).
+pub fn files_sql(pattern: &str) -> String {
+    format!(
+        "SELECT DISTINCT CAST(file_name AS nvarchar(260)) AS file_name \
+         FROM sys.fn_xe_file_target_read_file({}, NULL, NULL, NULL);",
+        literal(pattern)
+    )
+}
+
+/// Deletes exactly the event file `path` (SQL Server 2019+, sysadmin). `sys.xp_delete_files` also
+/// takes wildcards; dbbench names each file, so no file of another session is ever matched.
+pub fn delete_file_sql(path: &str) -> String {
+    format!("EXEC master.sys.xp_delete_files {};", literal(path))
+}
+
+/// The session's event files: the current one and every rollover file of exactly this session
+/// that holds events.
+pub async fn own_files(
+    conn: &mut MssqlConnection,
+    file: &str,
+    session: &str,
+) -> Result<Vec<String>> {
+    let mut files = vec![file.to_string()];
+    let rows = conn
+        .query(&files_sql(&file_pattern(file, session)), &[])
+        .await?;
+    for row in rows {
+        let name = row.get::<String>(0)?;
+        if is_own_file(&name, session) && !files.contains(&name) {
+            files.push(name);
+        }
+    }
+    Ok(files)
 }
 
 /// Reads the ring buffer's XML.
@@ -154,11 +202,19 @@ pub async fn stop_and_clean(conn: &mut MssqlConnection, session: &str) -> Vec<St
         problems.push(e.to_string());
     }
     if let Some((file, _)) = file {
-        let pattern = file_pattern(&file, session);
-        if let Err(e) = conn.batch(&delete_files_sql(&pattern)).await {
-            problems.push(format!(
-                "the event files {pattern} remain on the server; delete them by hand ({e})"
-            ));
+        let files = match own_files(conn, &file, session).await {
+            Ok(files) => files,
+            Err(e) => {
+                problems.push(format!("listing the event files of {session}: {e}"));
+                vec![file]
+            }
+        };
+        for path in files {
+            if let Err(e) = conn.batch(&delete_file_sql(&path)).await {
+                problems.push(format!(
+                    "the event file {path} remains on the server; delete it by hand ({e})"
+                ));
+            }
         }
     }
     problems
@@ -203,6 +259,8 @@ impl DurationUnit {
 /// One `database_file_size_change` event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrowthEvent {
+    /// `database_id`, where the event carries it.
+    pub database_id: Option<i64>,
     /// `file_id`.
     pub file_id: i64,
     /// `file_name` (logical).
@@ -267,6 +325,7 @@ fn parse_event(event: roxmltree::Node<'_, '_>) -> Result<GrowthEvent> {
             .ok_or_else(|| Error::msg(format!("a growth event has no numeric `{name}`")))
     };
     Ok(GrowthEvent {
+        database_id: field("database_id").and_then(|v| v.parse().ok()),
         file_id: number("file_id")?,
         file_name: field("file_name").unwrap_or_default().to_string(),
         size_change_kb: number("size_change_kb")?,
@@ -275,13 +334,27 @@ fn parse_event(event: roxmltree::Node<'_, '_>) -> Result<GrowthEvent> {
     })
 }
 
-/// Parses the `event_data` rows of [`read_file_sql`]: one `<event>` document each.
-pub fn parse_event_file(documents: &[String]) -> Result<Vec<GrowthEvent>> {
-    let mut events = Vec::with_capacity(documents.len());
-    for text in documents {
+/// Parses the `(file_name, event_data)` rows of [`read_file_sql`], one `<event>` document each,
+/// keeping only events from `session`'s own files ([`is_own_file`]) about database
+/// `database_id` (the session's filter already says so; a file of another session that the
+/// pattern still matched must not add its events).
+pub fn parse_event_file(
+    records: &[(String, String)],
+    session: &str,
+    database_id: i64,
+) -> Result<Vec<GrowthEvent>> {
+    let mut events = Vec::with_capacity(records.len());
+    for (file, text) in records {
+        if !is_own_file(file, session) {
+            continue;
+        }
         let doc = roxmltree::Document::parse(text)
             .map_err(|e| Error::msg(format!("an event_file record is not XML: {e}")))?;
-        events.push(parse_event(doc.root_element())?);
+        let event = parse_event(doc.root_element())?;
+        if event.database_id.is_some_and(|id| id != database_id) {
+            continue;
+        }
+        events.push(event);
     }
     Ok(events)
 }
@@ -357,6 +430,7 @@ mod tests {
         assert_eq!(
             rb.events[0],
             GrowthEvent {
+                database_id: Some(7),
                 file_id: 2,
                 file_name: "log".into(),
                 size_change_kb: 1024,
@@ -432,13 +506,14 @@ mod tests {
         let pattern = file_pattern(file, &name);
         assert_eq!(
             pattern,
-            "/var/opt/mssql/log/dbbench_growth_dbbench_x_r0_4242*.xel"
+            "/var/opt/mssql/log/dbbench_growth_dbbench_x_r0_4242_0_*.xel"
         );
         insta::assert_snapshot!([
             create_sql(&name, 7, Target::EventFile),
             file_name_sql(&name),
             read_file_sql(&pattern),
-            delete_files_sql(&pattern),
+            files_sql(&pattern),
+            delete_file_sql(file),
             create_sql(&name, 7, Target::RingBuffer),
             read_sql(&name),
             DURATION_UNIT_SQL.to_string(),
@@ -448,22 +523,132 @@ mod tests {
     }
 
     #[test]
+    fn only_this_sessions_files_are_its_own() {
+        // Run A's database is dbbench_s_c_r0_42, run B's dbbench_s_c_r0_4242 (PIDs 42 and 4242).
+        let a = session_name("dbbench_s_c_r0_42");
+        let dir = "C:\\Program Files\\Microsoft SQL Server\\MSSQL16.MSSQLSERVER\\MSSQL\\Log\\";
+        assert!(is_own_file(
+            &format!("{dir}{a}_0_133512345678900000.xel"),
+            &a
+        ));
+        assert!(is_own_file(&format!("/var/opt/mssql/log/{a}_0_1.xel"), &a));
+        for other in [
+            format!("{dir}dbbench_growth_dbbench_s_c_r0_4242_0_133512345678900000.xel"),
+            // A database whose name extends this one with `_0_…`.
+            format!("{dir}{a}_0_x_r0_7_0_133512345678900000.xel"),
+            format!("{dir}{a}_0_.xel"),
+            format!("{dir}{a}.xel"),
+        ] {
+            assert!(!is_own_file(&other, &a), "{other}");
+        }
+    }
+
+    #[test]
     fn parses_event_file_records() {
         // event_data rows of sys.fn_xe_file_target_read_file: one <event> document per row.
-        let docs: Vec<String> = (0..3)
-            .map(|i| {
-                format!(
-                    r#"<event name="database_file_size_change" package="sqlserver" timestamp="2024-05-01T10:00:0{i}.000Z"><data name="file_id"><value>2</value></data><data name="size_change_kb"><value>1024</value></data><data name="duration"><value>{}</value></data><data name="is_automatic"><value>true</value></data><data name="file_name"><value><![CDATA[log]]></value></data></event>"#,
-                    1000 * (i + 1)
-                )
-            })
-            .collect();
-        let events = parse_event_file(&docs).unwrap();
+        let session = session_name("dbbench_x_r0_42");
+        let own = format!("/var/opt/mssql/log/{session}_0_133512345678900000.xel");
+        let event = |db: i64, i: u64| {
+            format!(
+                r#"<event name="database_file_size_change" package="sqlserver" timestamp="2024-05-01T10:00:0{i}.000Z"><data name="database_id"><value>{db}</value></data><data name="file_id"><value>2</value></data><data name="size_change_kb"><value>1024</value></data><data name="duration"><value>{}</value></data><data name="is_automatic"><value>true</value></data><data name="file_name"><value><![CDATA[log]]></value></data></event>"#,
+                1000 * (i + 1)
+            )
+        };
+        let mut records: Vec<(String, String)> =
+            (0..3).map(|i| (own.clone(), event(7, i))).collect();
+        // Another database's event in this file, and another session's file: neither counts.
+        records.push((own.clone(), event(9, 4)));
+        records.push((
+            "/var/opt/mssql/log/dbbench_growth_dbbench_x_r0_4242_0_133512345678900000.xel".into(),
+            event(7, 5),
+        ));
+        let events = parse_event_file(&records, &session, 7).unwrap();
         let growth = per_file(&events, Some(DurationUnit::Micros));
         assert_eq!(
             (growth[&2].events, growth[&2].bytes, growth[&2].max_ms),
             (3, 3 << 20, 3.0)
         );
-        assert!(parse_event_file(&["<event".to_string()]).is_err());
+        assert!(parse_event_file(&[(own, "<event".to_string())], &session, 7).is_err());
+    }
+
+    /// `pattern` (with `*` wildcards, as `sys.xp_delete_files` takes it) matches `path`.
+    fn matches(pattern: &str, path: &str) -> bool {
+        let parts: Vec<&str> = pattern.split('*').collect();
+        let mut rest = path;
+        for (i, part) in parts.iter().enumerate() {
+            if i == 0 {
+                let Some(r) = rest.strip_prefix(part) else {
+                    return false;
+                };
+                rest = r;
+            } else if i == parts.len() - 1 {
+                return rest.ends_with(part);
+            } else {
+                let Some(at) = rest.find(part) else {
+                    return false;
+                };
+                rest = &rest[at + part.len()..];
+            }
+        }
+        rest.is_empty()
+    }
+
+    /// Finding 8 of issue 29: run A (database `…_r0_42`) cleans up its growth session while run
+    /// B (`…_r0_4242`, PID 4242) still writes its event file in the same directory. SQL Server
+    /// 2022 answers `target_data` with A's current file and `sys.fn_xe_file_target_read_file`
+    /// with the file names its pattern matched; A deletes its own files only, each by its exact
+    /// name.
+    #[tokio::test]
+    async fn the_clean_up_deletes_only_this_sessions_files() {
+        use crate::engine::mssql::double::{Reply, ScriptedServer};
+        use crate::engine::mssql::ConnectSettings;
+        use crate::model::value::Value;
+        let server = ScriptedServer::new();
+        let a = session_name("dbbench_s_c_r0_42");
+        let dir = "/var/opt/mssql/log/";
+        let current = format!("{dir}{a}_0_133512345678900000.xel");
+        let rollover = format!("{dir}{a}_0_133512345600000000.xel");
+        let live = format!("{dir}dbbench_growth_dbbench_s_c_r0_4242_0_133512345678900000.xel");
+        server.on(
+            "EventFileTarget/File/@name",
+            Reply::rows(
+                &["file_name", "dropped_buffers"],
+                vec![vec![Value::Text(current.clone()), Value::Int(0)]],
+            ),
+        );
+        server.on(
+            "SELECT DISTINCT CAST(file_name",
+            Reply::rows(
+                &["file_name"],
+                [&current, &rollover, &live]
+                    .iter()
+                    .map(|f| vec![Value::Text(f.to_string())])
+                    .collect(),
+            ),
+        );
+        let settings =
+            ConnectSettings::scripted("server=tcp:h,1433;user id=u;password=p", &server).unwrap();
+        let mut conn = settings.connect(Some("master")).await.unwrap();
+        let problems = stop_and_clean(&mut conn, &a).await;
+        assert!(problems.is_empty(), "{problems:?}");
+        let deleted: Vec<String> = server
+            .calls_with("xp_delete_files")
+            .iter()
+            .filter_map(|c| {
+                let start = c.sql.find("N'")? + 2;
+                let end = c.sql.rfind('\'')?;
+                Some(c.sql[start..end].replace("''", "'"))
+            })
+            .collect();
+        assert!(
+            deleted.iter().all(|pattern| !matches(pattern, &live)),
+            "a live run's event file would be deleted: {deleted:?}"
+        );
+        for own in [&current, &rollover] {
+            assert!(
+                deleted.iter().any(|pattern| matches(pattern, own)),
+                "{own} is left: {deleted:?}"
+            );
+        }
     }
 }

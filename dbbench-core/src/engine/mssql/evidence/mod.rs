@@ -310,7 +310,7 @@ async fn read_growth(
     // measured time, so the last growths of the window are not lost.
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let events = match target {
-        growth_events::Target::EventFile => read_event_file(conn, &session, evidence).await,
+        growth_events::Target::EventFile => read_event_file(conn, ctx, &session, evidence).await,
         growth_events::Target::RingBuffer => read_ring_buffer(conn, &session, evidence).await,
     };
     let cleanup = growth_events::stop_and_clean(conn, &session).await;
@@ -330,6 +330,7 @@ async fn read_growth(
 
 async fn read_event_file(
     conn: &mut MssqlConnection,
+    ctx: &WindowContext<'_>,
     session: &str,
     evidence: &mut Evidence,
 ) -> Outcome<Vec<growth_events::GrowthEvent>> {
@@ -340,10 +341,15 @@ async fn read_event_file(
             "the Extended Events session {session} was not running"
         ))?;
     let pattern = growth_events::file_pattern(&file, session);
-    let records = rows(conn, &growth_events::read_file_sql(&pattern)).await?;
-    let documents = records
+    let records = rows(conn, &growth_events::read_file_sql(&pattern))
+        .await?
         .iter()
-        .map(|r| r.get::<String>(0))
+        .map(|r| {
+            Ok((
+                r.get_named::<String>("file_name")?,
+                r.get_named::<String>("event_data")?,
+            ))
+        })
         .collect::<crate::model::error::Result<Vec<_>>>()
         .map_err(|e| e.to_string())?;
     if dropped > 0 {
@@ -352,7 +358,7 @@ async fn read_event_file(
             format!("the event file target dropped {dropped} buffers; per-file growth counts are a lower bound"),
         );
     }
-    growth_events::parse_event_file(&documents).map_err(|e| e.to_string())
+    growth_events::parse_event_file(&records, session, ctx.database_id).map_err(|e| e.to_string())
 }
 
 async fn read_ring_buffer(
