@@ -21,7 +21,8 @@
 //! - `options` and `value`: which options exist where, and what each value means;
 //! - `setting`: the typed values of storage and run options;
 //! - `size`: size, growth and duration literals;
-//! - `case`: the `#[case]` helper attributes;
+//! - `case`: the `#[case]` and `#[cases]` helper attributes;
+//! - `like`: cases that start from other cases;
 //! - `not_on`: the `#[not_on]` helper attribute;
 //! - `matrix`: cells from lists and cases, and their names;
 //! - `check`: contradictions between options;
@@ -34,6 +35,7 @@ mod case;
 mod check;
 mod errors;
 mod expand;
+mod like;
 mod matrix;
 mod not_on;
 mod options;

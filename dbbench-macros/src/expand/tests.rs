@@ -73,7 +73,7 @@ fn the_function_is_emitted_unchanged_but_for_its_cases() {
 }
 
 #[test]
-fn errors_are_emitted_with_the_function_and_without_cells() {
+fn errors_are_emitted_with_the_function_and_the_module_s_shape_without_cells() {
     let tokens = db_bench(
         quote!(grwth = "1MB", repeat = 0),
         quote! {
@@ -85,7 +85,12 @@ fn errors_are_emitted_with_the_function_and_without_cells() {
     assert_eq!(tokens.matches("compile_error").count(), 2, "{tokens}");
     assert!(tokens.contains("async fn f"));
     assert!(!tokens.contains("case"));
-    assert!(!tokens.contains("mod f"));
+    // The module exists, so `f::BENCHMARK` resolves, with defaults, no cells and no tests.
+    assert!(tokens.contains("mod f"));
+    assert!(tokens.contains("RunSpec :: DEFAULT"), "{tokens}");
+    assert!(tokens.contains("cells : & []"), "{tokens}");
+    assert!(!tokens.contains("test"), "{tokens}");
+    assert!(!tokens.contains("super :: f"), "{tokens}");
 }
 
 #[test]
