@@ -100,6 +100,7 @@ fn list_tokens(attr: &Attribute, errors: &mut Errors) -> Option<proc_macro2::Tok
 /// Parses one `#[case(...)]`.
 fn parse_case(attr: &Attribute, index: usize, errors: &mut Errors) -> Option<Written> {
     let tokens = list_tokens(attr, errors)?;
+    let before = errors.count();
     let raw = parse::parse_options(tokens, index, errors);
     let has_name = raw.iter().any(|option| option.key == "name");
     let options = options::case_options(raw, errors);
@@ -114,6 +115,7 @@ fn parse_case(attr: &Attribute, index: usize, errors: &mut Errors) -> Option<Wri
         backends: options.backends,
         without: Vec::new(),
         mirrors: None,
+        complete: errors.count() == before,
     })
 }
 
@@ -122,6 +124,7 @@ fn parse_case_set(attr: &Attribute, index: usize, errors: &mut Errors) -> Vec<Wr
     let Some(tokens) = list_tokens(attr, errors) else {
         return Vec::new();
     };
+    let before = errors.count();
     let raw = parse::parse_options(tokens, index, errors);
     let given = |key: Key| raw.iter().any(|option| option.key == key.as_str());
     let (has_like, has_prefix) = (given(Key::Like), given(Key::Prefix));
@@ -140,6 +143,7 @@ fn parse_case_set(attr: &Attribute, index: usize, errors: &mut Errors) -> Vec<Wr
     let Some(prefix) = options.prefix.filter(|p| prefix_ok(p, errors)) else {
         return Vec::new();
     };
+    let complete = errors.count() == before;
     options
         .like
         .into_iter()
@@ -150,6 +154,7 @@ fn parse_case_set(attr: &Attribute, index: usize, errors: &mut Errors) -> Vec<Wr
             backends: options.backends.clone(),
             without: options.without.clone(),
             mirrors: Some(source.value),
+            complete,
         })
         .collect()
 }

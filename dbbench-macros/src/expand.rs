@@ -49,7 +49,19 @@ pub fn db_bench(args: TokenStream, item: TokenStream) -> TokenStream {
 /// cells, so that code referring to `name::BENCHMARK` compiles and only the real errors show (as
 /// tokio's macros expand the full function on an error). Its body never calls the function,
 /// whose signature may be what is wrong.
+///
+/// Left out where the module itself would be a second error: for a method (an `impl` cannot hold
+/// a module) and under a second `#[db_bench]` (which generates the module already).
 fn shape(func: &ItemFn) -> TokenStream {
+    let applied_again = func.attrs.iter().any(|attr| {
+        attr.path()
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == crate::symbol::DB_BENCH)
+    });
+    if applied_again || func.sig.receiver().is_some() {
+        return TokenStream::new();
+    }
     let ident = &func.sig.ident;
     let name = ident.unraw().to_string();
     let vis = &func.vis;

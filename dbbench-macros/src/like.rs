@@ -30,6 +30,9 @@ pub struct Written {
     pub without: Vec<Spanned<Key>>,
     /// For a case of `#[cases]`: the case it was made from, whose article figures it shares.
     pub mirrors: Option<String>,
+    /// Whether every option of its attribute was valid: a case with a rejected option may look
+    /// like the case it starts from only because that option is missing.
+    pub complete: bool,
 }
 
 /// A case with everything it inherits resolved.
@@ -196,7 +199,11 @@ impl Resolver<'_> {
         if let Some(backends) = &w.backends {
             out.backends = Some(backends.clone());
         }
-        if let Some(like) = w.like.as_ref().filter(|_| ok && out.same_as(&base)) {
+        if let Some(like) = w
+            .like
+            .as_ref()
+            .filter(|_| ok && w.complete && out.same_as(&base))
+        {
             let message = if w.storage.is_empty() && w.backends.is_none() {
                 format!(
                     "case `{}` is `{}` with nothing changed, so it would measure the same \

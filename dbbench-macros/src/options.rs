@@ -340,23 +340,23 @@ fn backend_run(
     for inner in raw {
         let name = inner.key.to_string();
         let span = inner.key.span();
-        let key =
-            match Key::lookup(&name) {
-                Some(key) if key.is_per_backend() => key,
-                _ => {
-                    let names = Key::PER_BACKEND.iter().map(|k| k.as_str());
-                    let hint = suggest::did_you_mean(&name, names.clone(), suggest::Quote::Code);
-                    let list: Vec<String> = names.map(|n| format!("`{n}`")).collect();
-                    let message =
-                        format!(
-                    "`{name}` cannot differ per backend{hint}; in `{word}(...)` only {} can: \
-                     set anything else for the whole benchmark",
-                    suggest::one_of(list.iter().map(|s| s.trim_matches('`')), suggest::Quote::Code)
+        let key = match Key::lookup(&name) {
+            Some(key) if key.is_per_backend() => key,
+            _ => {
+                let names = Key::PER_BACKEND.iter().map(|k| k.as_str());
+                let hint = match suggest::nearest(&name, names.clone()) {
+                    Some(near) => format!("; did you mean `{near}`? In"),
+                    None => ": in".to_string(),
+                };
+                let message = format!(
+                    "`{name}` cannot be given per backend{hint} `{word}(...)` only {} can \
+                         differ; set anything else for the whole benchmark",
+                    suggest::one_of(names, suggest::Quote::Code)
                 );
-                    errors.error(span, message);
-                    continue;
-                }
-            };
+                errors.error(span, message);
+                continue;
+            }
+        };
         if !seen.insert(key) {
             errors.error(
                 span,
