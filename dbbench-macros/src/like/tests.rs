@@ -174,3 +174,117 @@ fn a_case_set_needs_like_and_a_valid_prefix() {
     );
     assert!(errors[4].contains("did you mean \"growth\"?"), "{errors:?}");
 }
+
+/// The example of `docs/options.md`, with the cells its table says it expands to.
+#[test]
+fn the_documented_example_expands_as_its_table_says() {
+    let (cells, errors) = cells_of(
+        quote!(
+            fixture = "credit",
+            recovery = "full",
+            log_size = "400MB",
+            scale_storage = true
+        ),
+        vec![
+            parse_quote!(#[case(name = "test_1", data_size = "1000MB", growth = "1MB", log_growth = "1MB", ifi = false, backends = ["embedded", "mssql"])]),
+            parse_quote!(#[case(name = "test_2", like = "test_1", ifi = true)]),
+            parse_quote!(#[case(name = "test_3", like = "test_2", growth = "1024MB", log_growth = "1024MB")]),
+            parse_quote!(#[case(name = "test_4", like = "test_3", log_size = "32000MB", log_pregrow = "4000MB")]),
+            parse_quote!(#[cases(like = ["test_1", "test_3", "test_4"], prefix = "pg_", backends = "postgres", recovery = "simple", log_size = "32000MB", without = ["data_size", "growth"])]),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    let table: Vec<(String, Vec<String>)> =
+        cells.iter().map(|c| (c.name.clone(), config(c))).collect();
+    let row = |name: &str, options: &[&str]| {
+        (
+            name.to_string(),
+            options.iter().map(|o| o.to_string()).collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(
+        table,
+        [
+            row(
+                "test_1",
+                &[
+                    "data_size=1000MB",
+                    "growth=1MB",
+                    "log_size=400MB",
+                    "log_growth=1MB",
+                    "ifi=false",
+                    "recovery=full"
+                ]
+            ),
+            row(
+                "test_2",
+                &[
+                    "data_size=1000MB",
+                    "growth=1MB",
+                    "log_size=400MB",
+                    "log_growth=1MB",
+                    "ifi=true",
+                    "recovery=full"
+                ]
+            ),
+            row(
+                "test_3",
+                &[
+                    "data_size=1000MB",
+                    "growth=1024MB",
+                    "log_size=400MB",
+                    "log_growth=1024MB",
+                    "ifi=true",
+                    "recovery=full"
+                ]
+            ),
+            row(
+                "test_4",
+                &[
+                    "data_size=1000MB",
+                    "growth=1024MB",
+                    "log_size=32000MB",
+                    "log_growth=1024MB",
+                    "log_pregrow=4000MB",
+                    "ifi=true",
+                    "recovery=full"
+                ]
+            ),
+            row(
+                "pg_test_1",
+                &[
+                    "log_size=32000MB",
+                    "log_growth=1MB",
+                    "ifi=false",
+                    "recovery=simple"
+                ]
+            ),
+            row(
+                "pg_test_3",
+                &[
+                    "log_size=32000MB",
+                    "log_growth=1024MB",
+                    "ifi=true",
+                    "recovery=simple"
+                ]
+            ),
+            row(
+                "pg_test_4",
+                &[
+                    "log_size=32000MB",
+                    "log_growth=1024MB",
+                    "log_pregrow=4000MB",
+                    "ifi=true",
+                    "recovery=simple"
+                ]
+            ),
+        ]
+    );
+    let backends: Vec<Vec<Backend>> = cells
+        .iter()
+        .map(|c| c.backends.as_ref().unwrap().value.clone())
+        .collect();
+    assert_eq!(backends[3], [Backend::Embedded, Backend::Mssql]);
+    assert_eq!(backends[6].len(), 1);
+    assert_ne!(backends[6][0], Backend::Embedded);
+}
