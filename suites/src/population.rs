@@ -56,11 +56,8 @@ const FULL_TABLE_BYTES: u64 = 1 << 40;
 )]
 #[case(
     name = "same_volume",
-    data_size = "1TB",
-    growth = "1024MB",
-    ifi = true,
-    log_size = "250MB",
-    log_growth = "50MB",
+    data_size = "1TB", growth = "1024MB", ifi = true,
+    log_size = "250MB", log_growth = "50MB",
     backends = ["embedded", "mssql"]
 )]
 #[case(

@@ -69,10 +69,8 @@ use dbbench_core::{db_bench, Result, Session};
 // Each test is the one before with one change, as the article describes them.
 #[case(
     name = "test_1",
-    data_size = "1000MB",
-    growth = "1MB",
+    data_size = "1000MB", growth = "1MB", ifi = false,
     log_growth = "1MB",
-    ifi = false,
     backends = ["embedded", "mssql"]
 )]
 #[case(name = "test_2", like = "test_1", ifi = true)]
