@@ -150,3 +150,57 @@ fn at_smoke_scale_the_minimum_runs_and_says_why() {
         "{stopping:?}"
     );
 }
+
+/// The benchmark's target is generous (60 s); the embedded backend's own is the tight one, so
+/// the run on the embedded engine must stop on the backend's budget and say whose it was.
+const EMBEDDED_OWN: &[(dbbench_core::BackendKind, Precision)] = &[(
+    dbbench_core::BackendKind::Embedded,
+    Precision {
+        hundredths_of_percent: 500,
+        min_rounds: 3,
+        max_rounds: 8,
+        budget: Duration::from_millis(200),
+    },
+)];
+
+const fn own_on_embedded() -> RunSpec {
+    RunSpec {
+        precision_on: EMBEDDED_OWN,
+        ..run(60_000)
+    }
+}
+
+support::benchmark! {
+    static OWN = sleeps,
+    title: "sleeps within the embedded engine's own 200 ms",
+    run: own_on_embedded(),
+    cells: [cell("fast", StorageSpec::DEFAULT), cell("slow", StorageSpec::DEFAULT)],
+}
+
+#[test]
+fn a_backend_s_own_run_options_apply_there_and_the_stop_line_says_so() {
+    let ctx = context(
+        "precision-own",
+        Scale::parse("0.001").unwrap(),
+        Volumes::default(),
+    );
+    let result = judged(&OWN, &ctx);
+    let precision = result.run.precision.clone().expect("a target");
+    assert_eq!(precision.budget_s, 0.2);
+    assert_eq!(precision.backend.as_deref(), Some("embedded"));
+    let stopping = result.stopping.clone().expect("recorded");
+    // The benchmark's 60 s would have allowed up to 8 rounds; the backend's 200 ms allows 3.
+    assert_eq!(stopping.rounds, 3, "{stopping:?}");
+    if stopping.reason == StopReason::Budget {
+        let line = stopping.line(Some(&precision));
+        assert!(
+            line.contains("the time budget under embedded's own run options"),
+            "{line}"
+        );
+    }
+    assert!(
+        summary::render(&result).contains("within 0.2 s, embedded's own"),
+        "{}",
+        summary::render(&result)
+    );
+}

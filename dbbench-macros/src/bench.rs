@@ -26,6 +26,9 @@ pub struct Bench {
     pub cells: Vec<Cell>,
     /// Backends the benchmark's question does not apply to, with the reason (`#[not_on]`).
     pub not_on: Vec<NotOn>,
+    /// Each cell of a `#[cases]` case with the cell it was made from (`pg_test_1`, `test_1`),
+    /// for the article's columns.
+    pub mirrors: Vec<(String, String)>,
 }
 
 /// Analyses `#[db_bench(args)]` on `func`, removing the `#[case]` and `#[not_on]` attributes from
@@ -37,7 +40,7 @@ pub fn analyse(args: TokenStream, func: &mut ItemFn) -> syn::Result<Bench> {
     let mut errors = Errors::new();
     let raw = parse::parse_options(args, 0, &mut errors);
     let options = options::bench_options(raw, &mut errors);
-    let cases = case::take_cases(&mut func.attrs, &mut errors);
+    let cases = case::take_cases(&mut func.attrs, &options.storage_keys(), &mut errors);
     let not_on = not_on::take_not_on(&mut func.attrs, &mut errors);
     if let Some(backends) = &options.run.backends {
         for n in not_on
@@ -53,16 +56,45 @@ pub fn analyse(args: TokenStream, func: &mut ItemFn) -> syn::Result<Bench> {
             errors.error(n.backend.span, message);
         }
     }
+    for own in &options.run.per_backend {
+        if not_on.iter().any(|n| n.backend.value == own.backend.value) {
+            let word = own.backend.value.keyword();
+            let message = format!(
+                "`#[not_on]` says the question does not apply on {word}, where nothing runs, so \
+                 `{word}(...)` has nothing to bound: remove it"
+            );
+            errors.error(own.backend.span, message);
+        }
+    }
     signature::check(func, &mut errors);
     let cells = matrix::cells(&options, &cases, &mut errors);
     check::check(&options, &cases, &cells, &mut errors);
     errors.finish()?;
+    let mirrors = mirrors(&cases, &cells);
     Ok(Bench {
         title: title(&func.attrs),
         run: options.run,
         cells,
         not_on,
+        mirrors,
     })
+}
+
+/// `(cell, the cell it mirrors)` for every cell of a case made by `#[cases]`: the case's name
+/// replaced by its source's, the matrix part kept (`pg_test_1__data_files_8`, `test_1__data_files_8`).
+fn mirrors(cases: &[case::Case], cells: &[Cell]) -> Vec<(String, String)> {
+    cells
+        .iter()
+        .filter_map(|cell| {
+            let name = cell.case.as_deref()?;
+            let case = cases.iter().find(|c| c.name.value == name)?;
+            let source = case.mirrors.as_deref()?;
+            Some((
+                cell.name.clone(),
+                format!("{source}{}", &cell.name[name.len()..]),
+            ))
+        })
+        .collect()
 }
 
 /// The first non-empty line of the doc comment: what reports show as the benchmark's title.

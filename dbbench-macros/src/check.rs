@@ -31,6 +31,7 @@ pub fn check(options: &BenchOptions, cases: &[Case], cells: &[Cell], errors: &mu
     scale_storage(&options.run, cells, errors);
     divisors(options, errors);
     precision(options, errors);
+    per_backend(options, errors);
 }
 
 fn size_of(cell: &Cell, key: Key) -> Option<(&SizeValue, &Setting)> {
@@ -53,13 +54,22 @@ fn case_overrides_axis(options: &BenchOptions, cases: &[Case], errors: &mut Erro
         })
         .collect();
     for case in cases {
-        for setting in case.storage.iter().filter(|s| axes.contains(&s.key)) {
+        // Only what the case writes: an inherited value is reported at the case that wrote it.
+        for setting in case.own.iter().filter(|s| axes.contains(&s.key)) {
             let message = format!(
                 "`{key}` is a list in `#[db_bench]`, so each cell of this case already takes one of its values; \
                  setting it here would make those cells identical: remove `{key}` from this case or make it a single value in `#[db_bench]`",
                 key = setting.key
             );
-            errors.error(setting.span, message);
+            errors.once(format!("case-axis {:?}", setting.id), setting.span, message);
+        }
+        for key in case.without.iter().filter(|k| axes.contains(&k.value)) {
+            let message = format!(
+                "`{k}` is a list in `#[db_bench]`, whose values name the cells, so `without` \
+                 cannot leave it unset: remove {k:?} from `without`",
+                k = key.value.as_str()
+            );
+            errors.once(format!("without-axis {:?}", key.span), key.span, message);
         }
     }
 }
@@ -70,7 +80,7 @@ fn case_backends(run: &RunOptions, cases: &[Case], errors: &mut Errors) {
     let Some(bench) = &run.backends else {
         return;
     };
-    for case in cases {
+    for case in cases.iter().filter(|case| case.own_backends) {
         let Some(own) = &case.backends else {
             continue;
         };
@@ -88,7 +98,8 @@ fn case_backends(run: &RunOptions, cases: &[Case], errors: &mut Errors) {
             backend_list(&bench.value, "and"),
             backend_list(&own.value, "or"),
         );
-        errors.error(own.span, message);
+        // The cases of one `#[cases]` share the value.
+        errors.once(format!("case-backends {:?}", own.span), own.span, message);
     }
 }
 
@@ -402,6 +413,61 @@ fn precision(options: &BenchOptions, errors: &mut Errors) {
             m.value
         );
         errors.error(m.span, message);
+    }
+}
+
+/// `postgres(budget = "5m")` changes the bounds of the precision target on one backend, so it
+/// needs a target, a backend the benchmark runs on, and bounds that still fit together.
+fn per_backend(options: &BenchOptions, errors: &mut Errors) {
+    let run = &options.run;
+    for own in &run.per_backend {
+        let word = own.backend.value.keyword();
+        if !options.given.contains(&Key::Precision) {
+            let message = format!(
+                "`{word}(...)` changes the bounds of the precision target on {word}, but none is \
+                 set: add `precision = \"5%\"` to `#[db_bench]`"
+            );
+            errors.error(own.backend.span, message);
+            continue;
+        }
+        if let Some(all) = run
+            .backends
+            .as_ref()
+            .filter(|b| !b.value.contains(&own.backend.value))
+        {
+            let message = format!(
+                "`{word}(...)` sets run options for {word}, but `backends` allows only {}: \
+                 remove `{word}(...)` or add \"{word}\" to `backends`",
+                backend_list(&all.value, "and")
+            );
+            errors.error(own.backend.span, message);
+            continue;
+        }
+        let min = own
+            .min_repeat
+            .as_ref()
+            .or(run.min_repeat.as_ref())
+            .map_or(dbbench_options::defaults::MIN_REPEAT, |m| m.value);
+        let max = own
+            .max_repeat
+            .as_ref()
+            .or(run.max_repeat.as_ref())
+            .map_or(dbbench_options::defaults::MAX_REPEAT, |m| m.value);
+        if max < min {
+            let (span, fix) = match (&own.max_repeat, &own.min_repeat) {
+                (Some(m), _) => (m.span, format!("raise `max_repeat` to at least {min}")),
+                (None, Some(m)) => (
+                    m.span,
+                    format!(
+                        "lower `min_repeat` to at most {max}, or set `max_repeat` in `{word}(...)`"
+                    ),
+                ),
+                (None, None) => continue,
+            };
+            let message =
+                format!("on {word} the fewest rounds would be {min} but the most {max}: {fix}");
+            errors.error(span, message);
+        }
     }
 }
 

@@ -64,6 +64,11 @@ impl Errors {
         }
     }
 
+    /// How many errors were recorded so far, to tell whether one stage found any.
+    pub fn count(&self) -> usize {
+        self.errors.len()
+    }
+
     /// Whether nothing was recorded.
     #[cfg(test)]
     pub fn is_empty(&self) -> bool {

@@ -10,6 +10,7 @@
 
 use crate::bench::{self, Bench};
 use crate::matrix::Cell;
+use crate::options::{self, BackendRun, RunOptions};
 use crate::setting::{
     Backend, Cache, Fixture, GrowthValue, Order, Recovery, SizeValue, StorageValue,
 };
@@ -38,7 +39,57 @@ pub fn db_bench(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(bench) => generate(&func, &bench),
         Err(error) => {
             let error = error.to_compile_error();
-            quote!(#error #func)
+            let shape = shape(&func);
+            quote!(#error #func #shape)
+        }
+    }
+}
+
+/// The module a benchmark with errors would have had, with a `BENCHMARK` of defaults and no
+/// cells, so that code referring to `name::BENCHMARK` compiles and only the real errors show (as
+/// tokio's macros expand the full function on an error). Its body never calls the function,
+/// whose signature may be what is wrong.
+///
+/// Left out where the module itself would be a second error: for a method (an `impl` cannot hold
+/// a module) and under a second `#[db_bench]` (which generates the module already).
+fn shape(func: &ItemFn) -> TokenStream {
+    let applied_again = func.attrs.iter().any(|attr| {
+        attr.path()
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == crate::symbol::DB_BENCH)
+    });
+    if applied_again || func.sig.receiver().is_some() {
+        return TokenStream::new();
+    }
+    let ident = &func.sig.ident;
+    let name = ident.unraw().to_string();
+    let vis = &func.vis;
+    let cfgs = func.attrs.iter().filter(|attr| attr.path().is_ident("cfg"));
+    let allow_case = (!is_snake_case(&name)).then(|| quote!(#[allow(non_snake_case)]));
+    quote! {
+        #(#cfgs)*
+        #[doc(hidden)]
+        #allow_case
+        #vis mod #ident {
+            #[allow(dead_code)]
+            pub static BENCHMARK: ::dbbench_core::__private::BenchmarkSpec =
+                ::dbbench_core::__private::BenchmarkSpec {
+                    name: #name,
+                    module_path: ::core::module_path!(),
+                    manifest_dir: ::core::env!("CARGO_MANIFEST_DIR"),
+                    source_file: ::core::file!(),
+                    title: "",
+                    run: ::dbbench_core::__private::RunSpec::DEFAULT,
+                    cells: &[],
+                    body: __dbbench_body,
+                };
+
+            fn __dbbench_body<'a>(
+                _: &'a mut ::dbbench_core::__private::Session,
+            ) -> ::dbbench_core::__private::BodyFuture<'a> {
+                ::core::unreachable!("a benchmark whose attribute has errors does not compile")
+            }
         }
     }
 }
@@ -217,33 +268,23 @@ fn run_spec(bench: &Bench) -> TokenStream {
         let n = Literal::u32_unsuffixed(d.value);
         fields.push(quote!(default_divisor: #n));
     }
-    if let Some(p) = &run.precision {
-        // Every option of the target is written, with the defaults where the attribute left
-        // them out, so the runtime sees one complete `Precision`.
-        let hundredths = Literal::u32_unsuffixed(p.value);
-        let min = Literal::u32_unsuffixed(
-            run.min_repeat
-                .as_ref()
-                .map_or(dbbench_options::defaults::MIN_REPEAT, |m| m.value),
-        );
-        let max = Literal::u32_unsuffixed(
-            run.max_repeat
-                .as_ref()
-                .map_or(dbbench_options::defaults::MAX_REPEAT, |m| m.value),
-        );
-        let budget = Literal::u64_unsuffixed(
-            run.budget
-                .as_ref()
-                .map_or(dbbench_options::defaults::BUDGET_MS, |b| b.value),
-        );
-        fields.push(quote!(precision: ::core::option::Option::Some(
-            ::dbbench_core::__private::Precision {
-                hundredths_of_percent: #hundredths,
-                min_rounds: #min,
-                max_rounds: #max,
-                budget: ::core::time::Duration::from_millis(#budget),
-            }
-        )));
+    if let Some(precision) = precision(run, None) {
+        fields.push(quote!(precision: ::core::option::Option::Some(#precision)));
+    }
+    if !run.per_backend.is_empty() {
+        let entries = run.per_backend.iter().filter_map(|own| {
+            let variant = format_ident!("{}", own.backend.value.variant());
+            let precision = precision(run, Some(own))?;
+            Some(quote!((::dbbench_core::__private::BackendKind::#variant, #precision)))
+        });
+        fields.push(quote!(precision_on: &[#(#entries),*]));
+    }
+    if !bench.mirrors.is_empty() {
+        let pairs = bench
+            .mirrors
+            .iter()
+            .map(|(cell, source)| quote!((#cell, #source)));
+        fields.push(quote!(mirrors: &[#(#pairs),*]));
     }
     if let Some(cache) = &run.cache {
         let variant = match cache.value {
@@ -258,6 +299,45 @@ fn run_spec(bench: &Bench) -> TokenStream {
             ..::dbbench_core::__private::RunSpec::DEFAULT
         }
     }
+}
+
+/// The precision target, on one backend (`own`) or on all: every bound is written, with the
+/// benchmark's where the backend leaves it out and the defaults where both do, so the runtime
+/// sees one complete `Precision`.
+fn precision(run: &RunOptions, own: Option<&BackendRun>) -> Option<TokenStream> {
+    let pick = |own: Option<&Option<options::Spanned<u32>>>,
+                all: &Option<options::Spanned<u32>>,
+                default: u32| {
+        own.and_then(Option::as_ref)
+            .or(all.as_ref())
+            .map_or(default, |v| v.value)
+    };
+    let hundredths = own
+        .and_then(|o| o.precision.as_ref())
+        .or(run.precision.as_ref())?
+        .value;
+    let hundredths = Literal::u32_unsuffixed(hundredths);
+    let min = Literal::u32_unsuffixed(pick(
+        own.map(|o| &o.min_repeat),
+        &run.min_repeat,
+        dbbench_options::defaults::MIN_REPEAT,
+    ));
+    let max = Literal::u32_unsuffixed(pick(
+        own.map(|o| &o.max_repeat),
+        &run.max_repeat,
+        dbbench_options::defaults::MAX_REPEAT,
+    ));
+    let budget = own
+        .and_then(|o| o.budget.as_ref())
+        .or(run.budget.as_ref())
+        .map_or(dbbench_options::defaults::BUDGET_MS, |b| b.value);
+    let budget = Literal::u64_unsuffixed(budget);
+    Some(quote!(::dbbench_core::__private::Precision {
+        hundredths_of_percent: #hundredths,
+        min_rounds: #min,
+        max_rounds: #max,
+        budget: ::core::time::Duration::from_millis(#budget),
+    }))
 }
 
 /// `&[…]` of the runtime's `BackendKind`s; empty when there are none.

@@ -21,7 +21,8 @@
 //! - `options` and `value`: which options exist where, and what each value means;
 //! - `setting`: the typed values of storage and run options;
 //! - `size`: size, growth and duration literals;
-//! - `case`: the `#[case]` helper attributes;
+//! - `case`: the `#[case]` and `#[cases]` helper attributes;
+//! - `like`: cases that start from other cases;
 //! - `not_on`: the `#[not_on]` helper attribute;
 //! - `matrix`: cells from lists and cases, and their names;
 //! - `check`: contradictions between options;
@@ -34,6 +35,7 @@ mod case;
 mod check;
 mod errors;
 mod expand;
+mod like;
 mod matrix;
 mod not_on;
 mod options;
@@ -54,7 +56,11 @@ use proc_macro::TokenStream;
 /// may be lists, which make one cell per value; run options (`repeat`, `warmup`, `fixture`,
 /// `backends`, `timeout`, `order`, `baseline`, `scale_storage`, `smoke_divisor`,
 /// `default_divisor`) apply to every cell. Each `#[case(name = "...", ...)]` below the attribute
-/// is a named cell with its own storage options, and may set its own `backends`. One
+/// is a named cell with its own storage options, and may set its own `backends`; `like = "other"`
+/// starts it from another case's options. `#[cases(like = ["a", "b"], prefix = "pg_", ...)]`
+/// makes `pg_a` and `pg_b` from `a` and `b` with the same changes (`without = [...]` leaves options
+/// unset). `postgres(budget = "5m")` in `#[db_bench]` gives one backend its own precision
+/// bounds (`precision`, `min_repeat`, `max_repeat`, `budget`). One
 /// `#[not_on(postgres = "why")]` names backends the benchmark's question does not apply to: there
 /// it runs no cell and reports the sentence instead.
 ///

@@ -82,6 +82,14 @@ pub fn take_not_on(attrs: &mut Vec<Attribute>, errors: &mut Errors) -> Vec<NotOn
                     errors.error(items.span, message);
                     None
                 }
+                Some(RawValue::Nested(nested)) => {
+                    let message = format!(
+                        "`{word}` in `#[not_on]` takes its reason after `=`: \
+                         `{word} = \"why the question does not apply on {word}\"`"
+                    );
+                    errors.error(nested.span, message);
+                    None
+                }
                 None => {
                     let message = format!(
                         "`{word}` in `#[not_on]` needs the reason the outputs show: \

@@ -1,9 +1,12 @@
 //! The options of one attribute: which keys exist where, duplicates, and which may be lists.
 //!
-//! `#[db_bench]` takes storage options (single values or lists, which make a matrix) and run
-//! options. `#[case]` takes a `name`, single storage values and `backends`, the one run option a
-//! case may set for its own cells. Values are converted by `value.rs`; this module decides
-//! whether a key is allowed at all in its place.
+//! `#[db_bench]` takes storage options (single values or lists, which make a matrix), run
+//! options, and per backend the run options that may differ there (`postgres(budget = "5m")`).
+//! `#[case]` takes a `name`, the case it starts from (`like`), single storage values and
+//! `backends`, the one run option a case may set for its own cells. `#[cases]` takes the cases it
+//! makes others from (`like = [...]`), the `prefix` of their names, the values they change and
+//! the options they leave unset (`without`). Values are converted by `value.rs`; this module
+//! decides whether a key is allowed at all in its place.
 
 use crate::errors::Errors;
 use crate::parse::{RawOption, RawValue, Value};
@@ -87,6 +90,24 @@ pub struct RunOptions {
     pub budget: Option<Spanned<u64>>,
     /// `cache`
     pub cache: Option<Spanned<Cache>>,
+    /// The run options that differ per backend: `postgres(budget = "5m", min_repeat = 3)`.
+    pub per_backend: Vec<BackendRun>,
+}
+
+/// The run options of one backend, `postgres(budget = "5m", min_repeat = 3)`: each replaces the
+/// benchmark's on that backend; the others keep the benchmark's.
+#[derive(Debug, Clone)]
+pub struct BackendRun {
+    /// The backend, where its name was written.
+    pub backend: Spanned<Backend>,
+    /// `precision`, in hundredths of a percent.
+    pub precision: Option<Spanned<u32>>,
+    /// `min_repeat`
+    pub min_repeat: Option<Spanned<u32>>,
+    /// `max_repeat`
+    pub max_repeat: Option<Spanned<u32>>,
+    /// `budget`, in milliseconds.
+    pub budget: Option<Spanned<u64>>,
 }
 
 /// The options of `#[db_bench(...)]`.
@@ -101,14 +122,44 @@ pub struct BenchOptions {
     pub given: HashSet<Key>,
 }
 
+impl BenchOptions {
+    /// The storage options this attribute sets, as single values or lists.
+    pub fn storage_keys(&self) -> HashSet<Key> {
+        self.storage
+            .iter()
+            .map(|declared| match declared {
+                Declared::One(setting) => setting.key,
+                Declared::Axis(axis) => axis.key,
+            })
+            .collect()
+    }
+}
+
 /// The options of one `#[case(...)]`.
 #[derive(Debug, Clone, Default)]
 pub struct CaseOptions {
     /// `name`, if given and valid.
     pub name: Option<Spanned<String>>,
+    /// `like`: the case this one starts from.
+    pub like: Option<Spanned<String>>,
     /// The storage overrides.
     pub storage: Vec<Setting>,
     /// `backends`: the backends this case's cells run on instead of the benchmark's.
+    pub backends: Option<Spanned<Vec<Backend>>>,
+}
+
+/// The options of one `#[cases(...)]`: cases made from others.
+#[derive(Debug, Clone, Default)]
+pub struct CaseSetOptions {
+    /// `like`: the cases to make others from, in order.
+    pub like: Vec<Spanned<String>>,
+    /// `prefix`: what each new case's name starts with, before the name of its case.
+    pub prefix: Option<Spanned<String>>,
+    /// `without`: options the new cases leave unset.
+    pub without: Vec<Spanned<Key>>,
+    /// The values the new cases change.
+    pub storage: Vec<Setting>,
+    /// `backends` of the new cases.
     pub backends: Option<Spanned<Vec<Backend>>>,
 }
 
@@ -117,6 +168,14 @@ pub fn bench_options(raw: Vec<RawOption>, errors: &mut Errors) -> BenchOptions {
     let mut out = BenchOptions::default();
     let mut seen = HashSet::new();
     for option in raw {
+        let name = option.key.to_string();
+        if let Some((_, backend)) = Backend::all().find(|(word, _)| *word == name) {
+            let backend = Spanned::new(backend, option.key.span());
+            if let Some(run) = backend_run(backend, &option, &out.run.per_backend, errors) {
+                out.run.per_backend.push(run);
+            }
+            continue;
+        }
         let Some((key, value)) = known(&option, Place::Bench, &mut seen, errors) else {
             continue;
         };
@@ -154,12 +213,17 @@ pub fn case_options(raw: Vec<RawOption>, errors: &mut Errors) -> CaseOptions {
                 errors.error(list.span, message);
                 continue;
             }
+            // `known` reports `key(...)` and passes on no value for it.
+            RawValue::Nested(_) => continue,
         };
         if key == Key::Name {
             out.name = value::case_name(value, errors).map(|name| Spanned {
                 value: name,
                 span: value.span,
             });
+        } else if key == Key::Like {
+            out.like = value::string(key, value, errors)
+                .map(|name| Spanned::new(name.to_string(), value.span));
         } else if let Some(setting) = value::storage(key, value, errors) {
             out.storage.push(setting);
         }
@@ -167,25 +231,205 @@ pub fn case_options(raw: Vec<RawOption>, errors: &mut Errors) -> CaseOptions {
     out
 }
 
+/// Interprets the options of one `#[cases(...)]`.
+pub fn case_set_options(raw: Vec<RawOption>, errors: &mut Errors) -> CaseSetOptions {
+    let mut out = CaseSetOptions::default();
+    let mut seen = HashSet::new();
+    for option in raw {
+        let Some((key, value)) = known(&option, Place::CaseSet, &mut seen, errors) else {
+            continue;
+        };
+        let items: &[Value] = match value {
+            RawValue::One(value) => std::slice::from_ref(value),
+            RawValue::List(list) => &list.items,
+            RawValue::Nested(_) => continue,
+        };
+        match key {
+            Key::Backends => out.backends = backends(value, Place::CaseSet, errors),
+            Key::Like | Key::Without => {
+                if items.is_empty() {
+                    let message = format!(
+                        "`{key}` has an empty list: name at least one {}",
+                        if key == Key::Like {
+                            "case, such as `like = [\"test_1\"]`"
+                        } else {
+                            "option, such as `without = [\"data_size\"]`"
+                        }
+                    );
+                    let span = match value {
+                        RawValue::List(list) => list.span,
+                        _ => option.key.span(),
+                    };
+                    errors.error(span, message);
+                }
+                for item in items {
+                    let Some(text) = value::string(key, item, errors) else {
+                        continue;
+                    };
+                    if key == Key::Like {
+                        out.like.push(Spanned::new(text.to_string(), item.span));
+                        continue;
+                    }
+                    match Key::lookup(text).filter(|k| k.is_storage()) {
+                        Some(k) => out.without.push(Spanned::new(k, item.span)),
+                        None => {
+                            let names = Key::STORAGE.iter().map(|k| k.as_str());
+                            let message = format!(
+                                "`without` names storage options, and {text:?} is not one{}",
+                                suggest::did_you_mean(text, names, suggest::Quote::Str)
+                            );
+                            value::report(item, errors, message);
+                        }
+                    }
+                }
+            }
+            _ => {
+                let RawValue::One(value) = value else {
+                    let message = format!(
+                        "`#[cases]` takes one value per option, not a list: the cases it makes \
+                         all change `{key}` to that value"
+                    );
+                    if let RawValue::List(list) = value {
+                        errors.error(list.span, message);
+                    }
+                    continue;
+                };
+                if key == Key::Prefix {
+                    out.prefix = value::string(key, value, errors)
+                        .map(|p| Spanned::new(p.to_string(), value.span));
+                } else if let Some(setting) = value::storage(key, value, errors) {
+                    out.storage.push(setting);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `postgres(budget = "5m", min_repeat = 3)` in `#[db_bench]`: the run options of one backend.
+fn backend_run(
+    backend: Spanned<Backend>,
+    option: &RawOption,
+    earlier: &[BackendRun],
+    errors: &mut Errors,
+) -> Option<BackendRun> {
+    let word = backend.value.keyword();
+    let Some(RawValue::Nested(nested)) = &option.value else {
+        let message = format!(
+            "`{word}` takes the run options that differ on that backend, in parentheses: write \
+             `{word}(budget = \"5m\", min_repeat = 3)`"
+        );
+        errors.error(backend.span, message);
+        return None;
+    };
+    if earlier.iter().any(|r| r.backend.value == backend.value) {
+        let message =
+            format!("`{word}(...)` is given twice; put all of {word}'s run options in one");
+        errors.error(backend.span, message);
+        return None;
+    }
+    let mut run = BackendRun {
+        backend,
+        precision: None,
+        min_repeat: None,
+        max_repeat: None,
+        budget: None,
+    };
+    let raw = crate::parse::parse_options(nested.tokens.clone(), 0, errors);
+    let mut seen = HashSet::new();
+    for inner in raw {
+        let name = inner.key.to_string();
+        let span = inner.key.span();
+        let key = match Key::lookup(&name) {
+            Some(key) if key.is_per_backend() => key,
+            _ => {
+                let names = Key::PER_BACKEND.iter().map(|k| k.as_str());
+                let hint = match suggest::nearest(&name, names.clone()) {
+                    Some(near) => format!("; did you mean `{near}`? In"),
+                    None => ": in".to_string(),
+                };
+                let message = format!(
+                    "`{name}` cannot be given per backend{hint} `{word}(...)` only {} can \
+                         differ; set anything else for the whole benchmark",
+                    suggest::one_of(names, suggest::Quote::Code)
+                );
+                errors.error(span, message);
+                continue;
+            }
+        };
+        if !seen.insert(key) {
+            errors.error(
+                span,
+                format!("`{key}` is set twice in `{word}(...)`; remove one of them"),
+            );
+            continue;
+        }
+        let value = match &inner.value {
+            Some(RawValue::One(value)) => value,
+            _ => {
+                let message = format!(
+                    "`{key}` needs one value: write {}",
+                    value::example(key, None)
+                );
+                errors.error(span, message);
+                continue;
+            }
+        };
+        let at = |v| Spanned::new(v, value.span);
+        match key {
+            Key::Precision => run.precision = value::percent(key, value, errors).map(at),
+            Key::MinRepeat => run.min_repeat = value::int(key, value, 2, 1000, errors).map(at),
+            Key::MaxRepeat => run.max_repeat = value::int(key, value, 2, 1000, errors).map(at),
+            Key::Budget => {
+                run.budget =
+                    value::duration(key, value, errors).map(|v| Spanned::new(v, value.span))
+            }
+            _ => unreachable!("`{key}` is not a per-backend option"),
+        }
+    }
+    if seen.is_empty() {
+        let message = format!(
+            "`{word}()` changes nothing: give the run options that differ on {word}, such as \
+             `{word}(budget = \"5m\")`, or remove it"
+        );
+        errors.error(nested.span, message);
+    }
+    Some(run)
+}
+
 /// Which attribute an option is in.
 #[derive(Clone, Copy, PartialEq)]
 enum Place {
     Bench,
     Case,
+    CaseSet,
 }
 
 impl Place {
     fn allows(self, key: Key) -> bool {
         match self {
             Place::Bench => key.is_storage() || key.is_run(),
-            Place::Case => key == Key::Name || key.is_storage() || key.is_per_case(),
+            Place::Case => {
+                matches!(key, Key::Name | Key::Like) || key.is_storage() || key.is_per_case()
+            }
+            Place::CaseSet => {
+                matches!(key, Key::Like | Key::Prefix | Key::Without)
+                    || key.is_storage()
+                    || key.is_per_case()
+            }
         }
     }
 
     fn valid_keys(self) -> Vec<Key> {
         match self {
             Place::Bench => Key::STORAGE.into_iter().chain(Key::RUN).collect(),
-            Place::Case => std::iter::once(Key::Name)
+            Place::Case => [Key::Name, Key::Like]
+                .into_iter()
+                .chain(Key::STORAGE)
+                .chain(Key::PER_CASE)
+                .collect(),
+            Place::CaseSet => [Key::Like, Key::Prefix, Key::Without]
+                .into_iter()
                 .chain(Key::STORAGE)
                 .chain(Key::PER_CASE)
                 .collect(),
@@ -205,7 +449,24 @@ fn known<'o>(
     let key = match Key::lookup(&name) {
         Some(key) if place.allows(key) => key,
         Some(Key::Name) => {
-            let message = "`name` belongs in `#[case(...)]`; the benchmark itself is named after its function";
+            let message = match place {
+                Place::CaseSet => "`#[cases]` names its cases after the ones in `like`, with `prefix` in front: remove `name`, or declare a single case with `#[case(name = ...)]`",
+                _ => "`name` belongs in `#[case(...)]`; the benchmark itself is named after its function",
+            };
+            errors.error(span, message);
+            return None;
+        }
+        Some(key @ (Key::Like | Key::Prefix | Key::Without)) => {
+            let message = match (place, key) {
+                (Place::Bench, Key::Like) => {
+                    "`like` belongs in `#[case(...)]`, where it names the case this one starts from"
+                        .to_string()
+                }
+                _ => format!(
+                    "`{key}` belongs in `#[cases(...)]`, which makes cases from others: \
+                     `#[cases(like = [\"test_1\", \"test_2\"], prefix = \"pg_\", ...)]`"
+                ),
+            };
             errors.error(span, message);
             return None;
         }
@@ -222,6 +483,7 @@ fn known<'o>(
             let attribute = match place {
                 Place::Bench => "",
                 Place::Case => " in `#[case]`",
+                Place::CaseSet => " in `#[cases]`",
             };
             let hint = match suggest::nearest(&name, names.clone()) {
                 Some(near) => format!("did you mean `{near}`? "),
@@ -247,6 +509,12 @@ fn known<'o>(
         return None;
     }
     match &option.value {
+        Some(RawValue::Nested(nested)) => {
+            let message =
+                format!("options are set with `=`: write `{key} = value`, not `{key}(value)`");
+            errors.error(nested.span, message);
+            None
+        }
         Some(value) => Some((key, value)),
         None => {
             let message = format!("`{key}` needs a value: write {}", value::example(key, None));
@@ -265,6 +533,7 @@ fn storage(
 ) -> Option<Declared> {
     match value {
         RawValue::One(value) => value::storage(key, value, errors).map(Declared::One),
+        RawValue::Nested(_) => None,
         RawValue::List(list) => {
             if list.items.is_empty() {
                 let message = format!(
@@ -306,6 +575,7 @@ fn run(key: Key, value: &RawValue, run: &mut RunOptions, errors: &mut Errors) {
             errors.error(list.span, message);
             return;
         }
+        RawValue::Nested(_) => return,
     };
     let span = value.span;
     match key {
@@ -373,11 +643,12 @@ fn backends(value: &RawValue, place: Place, errors: &mut Errors) -> Option<Spann
     let (items, span): (&[Value], Span) = match value {
         RawValue::One(value) => (std::slice::from_ref(value), value.span),
         RawValue::List(list) => (&list.items, list.span),
+        RawValue::Nested(_) => return None,
     };
     if items.is_empty() {
         let without = match place {
             Place::Bench => "to allow every backend",
-            Place::Case => "to run this case on the benchmark's backends",
+            Place::Case | Place::CaseSet => "to run this case on the benchmark's backends",
         };
         let message = format!(
             "`backends` has an empty list; name at least one backend, such as `backends = [\"mssql\"]`, or remove it {without}"

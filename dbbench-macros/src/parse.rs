@@ -31,6 +31,19 @@ pub enum RawValue {
     One(Value),
     /// A bracketed list: `data_files = [1, 2, 4]`.
     List(List),
+    /// Options in parentheses after the name, `postgres(budget = "5m")`: only a backend takes
+    /// them (its own run options); anywhere else `options.rs` says to write `key = value`.
+    Nested(Nested),
+}
+
+/// The parenthesised options of `postgres(budget = "5m", min_repeat = 3)`, parsed by the caller
+/// with [`parse_options`] so that their errors are collected like any others.
+#[derive(Debug)]
+pub struct Nested {
+    /// The span of the whole `(...)`.
+    pub span: Span,
+    /// The tokens inside the parentheses.
+    pub tokens: TokenStream,
 }
 
 /// A bracketed list of values.
@@ -163,10 +176,13 @@ fn parse_entry(input: ParseStream, attr: usize, entry: usize) -> syn::Result<Raw
         })
     } else if input.peek(token::Paren) {
         let group: proc_macro2::Group = input.parse()?;
-        Err(syn::Error::new(
-            group.span(),
-            format!("options are set with `=`: write `{key} = value`, not `{key}(value)`"),
-        ))
+        Ok(RawOption {
+            key,
+            value: Some(RawValue::Nested(Nested {
+                span: group.span(),
+                tokens: group.stream(),
+            })),
+        })
     } else if input.is_empty() || input.peek(Token![,]) {
         Ok(RawOption { key, value: None })
     } else {
@@ -331,13 +347,13 @@ mod tests {
     fn recovers_after_a_syntax_error() {
         let (options, errors) =
             parse(quote!(growth = , ifi(true), "x" = 1, repeat = 2 3, warmup = 1));
-        assert_eq!(errors.len(), 4, "{errors:?}");
+        assert_eq!(errors.len(), 3, "{errors:?}");
         assert!(errors[0].contains("expected a value after `growth =`"));
-        assert!(errors[1].contains("write `ifi = value`"));
-        assert!(errors[2].contains("expected an option name"));
-        assert!(errors[3].contains("expected `,` between options"));
+        assert!(errors[1].contains("expected an option name"));
+        assert!(errors[2].contains("expected `,` between options"));
         let keys: Vec<String> = options.iter().map(|o| o.key.to_string()).collect();
-        assert_eq!(keys, ["repeat", "warmup"]);
+        assert_eq!(keys, ["ifi", "repeat", "warmup"]);
+        assert!(matches!(options[0].value, Some(RawValue::Nested(_))));
     }
 
     #[test]

@@ -82,7 +82,7 @@ pub fn example(key: Key, written: Option<&Value>) -> String {
             Key::Cache => [symbol::WARM, symbol::COLD].contains(&word.as_str()),
             Key::Backends => Backend::all().any(|(keyword, _)| keyword == word),
             Key::Growth | Key::LogGrowth | Key::TempdbGrowth => word == symbol::GROWTH_NONE,
-            Key::Baseline | Key::Name | Key::DataOn | Key::LogOn => true,
+            Key::Baseline | Key::Name | Key::Like | Key::Prefix | Key::DataOn | Key::LogOn => true,
             _ => false,
         };
         if takes_word && syn::parse_str::<syn::Ident>(word).is_ok() {
@@ -115,6 +115,9 @@ pub fn example(key: Key, written: Option<&Value>) -> String {
         Key::Cache => &["\"warm\"", "\"cold\""],
         Key::Baseline => &["\"data_files_1\""],
         Key::Name => &["\"test_3\""],
+        Key::Like => &["\"test_3\""],
+        Key::Prefix => &["\"pg_\""],
+        Key::Without => &["[\"data_size\", \"growth\"]"],
     };
     let forms: Vec<String> = values.iter().map(|v| format!("{key} = {v}")).collect();
     suggest::one_of(forms.iter().map(String::as_str), Quote::Code)

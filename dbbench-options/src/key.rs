@@ -72,6 +72,12 @@ pub enum Key {
     Cache,
     /// `name`: the name of a `#[case]`.
     Name,
+    /// `like`: the case (or, in `#[cases]`, the cases) a case starts from.
+    Like,
+    /// `prefix`: in `#[cases]`, what the name of each case made from another starts with.
+    Prefix,
+    /// `without`: in `#[cases]`, options the cases made from others leave unset.
+    Without,
 }
 
 impl Key {
@@ -117,7 +123,7 @@ impl Key {
     pub const PER_CASE: [Key; 1] = [Key::Backends];
 
     /// Every key, for looking a name up.
-    pub const ALL: [Key; 30] = [
+    pub const ALL: [Key; 33] = [
         Key::DataFiles,
         Key::DataSize,
         Key::Growth,
@@ -148,6 +154,9 @@ impl Key {
         Key::Budget,
         Key::Cache,
         Key::Name,
+        Key::Like,
+        Key::Prefix,
+        Key::Without,
     ];
 
     /// The option as written in an attribute.
@@ -183,6 +192,9 @@ impl Key {
             Key::Budget => "budget",
             Key::Cache => "cache",
             Key::Name => "name",
+            Key::Like => "like",
+            Key::Prefix => "prefix",
+            Key::Without => "without",
         }
     }
 
@@ -199,6 +211,18 @@ impl Key {
     /// Whether this is a run option (see [`Key::RUN`]).
     pub fn is_run(self) -> bool {
         Key::RUN.contains(&self)
+    }
+
+    /// Options that say where a case comes from rather than what it configures: `name` and
+    /// `like` in `#[case]`, `like`, `prefix` and `without` in `#[cases]`.
+    pub const STRUCTURE: [Key; 4] = [Key::Name, Key::Like, Key::Prefix, Key::Without];
+
+    /// Run options that may differ per backend, in `#[db_bench(postgres(budget = "5m"))]`.
+    pub const PER_BACKEND: [Key; 4] = [Key::Precision, Key::MinRepeat, Key::MaxRepeat, Key::Budget];
+
+    /// Whether this run option may differ per backend (see [`Key::PER_BACKEND`]).
+    pub fn is_per_backend(self) -> bool {
+        Key::PER_BACKEND.contains(&self)
     }
 
     /// Whether a `#[case]` may set this run option (see [`Key::PER_CASE`]).
@@ -226,9 +250,13 @@ mod tests {
     }
 
     #[test]
-    fn storage_and_run_options_partition_the_keys_except_name() {
+    fn storage_run_and_structure_options_partition_the_keys() {
         for key in Key::ALL {
-            let groups = [key.is_storage(), key.is_run(), key == Key::Name];
+            let groups = [
+                key.is_storage(),
+                key.is_run(),
+                Key::STRUCTURE.contains(&key),
+            ];
             assert_eq!(groups.iter().filter(|g| **g).count(), 1, "{key}");
         }
     }

@@ -56,33 +56,24 @@ const FULL_TABLE_BYTES: u64 = 1 << 40;
 )]
 #[case(
     name = "same_volume",
-    data_size = "1TB",
-    growth = "1024MB",
-    ifi = true,
-    log_size = "250MB",
-    log_growth = "50MB",
+    data_size = "1TB", growth = "1024MB", ifi = true,
+    log_size = "250MB", log_growth = "50MB",
     backends = ["embedded", "mssql"]
 )]
 #[case(
     name = "separate_volumes",
-    data_size = "1TB",
-    growth = "1024MB",
-    ifi = true,
-    log_size = "250MB",
-    log_growth = "50MB",
+    like = "same_volume",
     data_on = "data",
-    log_on = "log",
-    backends = ["embedded", "mssql"]
+    log_on = "log"
 )]
 // PostgreSQL: the cluster's data directory and its WAL (`initdb --waldir`) on one volume or on
 // two. Its data files are not pre-sized and its WAL keeps the cluster's defaults (16 MB
 // segments, zero-filled), so the volumes are the only difference.
-#[case(name = "pg_same_volume", backends = ["postgres"])]
-#[case(
-    name = "pg_separate_volumes",
-    data_on = "data",
-    log_on = "log",
-    backends = ["postgres"]
+#[cases(
+    like = ["same_volume", "separate_volumes"],
+    prefix = "pg_",
+    backends = "postgres",
+    without = ["data_size", "growth", "ifi", "log_size", "log_growth"]
 )]
 pub async fn population(db: &mut Session) -> Result<()> {
     let workers = workers_at(db.scale(), 128);
@@ -110,6 +101,5 @@ pub fn article() -> dbbench_core::cli::Reference {
             .elapsed_s(20_842.0)
             .note("log moved to an 8-drive SATA RAID-10 array, the best case"),
     )
-    .same_as("pg_same_volume", "same_volume")
-    .same_as("pg_separate_volumes", "separate_volumes")
+    .mirrors(population::BENCHMARK.run.mirrors)
 }

@@ -22,6 +22,9 @@ fn ui() {
         "several",
         "precision",
         "not_on",
+        "like",
+        "per_backend",
+        "shape",
     ] {
         t.compile_fail(format!("tests/ui/{topic}/*.rs"));
     }

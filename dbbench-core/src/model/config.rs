@@ -301,6 +301,13 @@ pub struct RunSpec {
     /// Backends the benchmark's question does not apply to, each with the sentence that says why
     /// (`#[not_on(postgres = "…")]`): there it runs no cell and reports that sentence instead.
     pub not_on: &'static [(BackendKind, &'static str)],
+    /// The precision target on backends whose run options differ
+    /// (`#[db_bench(postgres(budget = "5m"))]`), complete with the benchmark's other bounds; on
+    /// any other backend `precision` applies.
+    pub precision_on: &'static [(BackendKind, Precision)],
+    /// Each cell made by `#[cases]` with the cell it was made from (`("pg_test_1", "test_1")`),
+    /// so that the article's figures for one are shown for the other.
+    pub mirrors: &'static [(&'static str, &'static str)],
 }
 
 /// A precision target: run rounds (every cell once, in the benchmark's order) until the 95%
@@ -354,11 +361,29 @@ impl RunSpec {
         precision: None,
         cache: crate::model::start::CacheState::Warm,
         not_on: &[],
+        precision_on: &[],
+        mirrors: &[],
     };
+
+    /// The precision target on `kind`: its own where the benchmark gives that backend run options
+    /// of its own, else the benchmark's; with whether it is the backend's own.
+    pub fn precision_on(&self, kind: BackendKind) -> (Option<Precision>, bool) {
+        match self.precision_on.iter().find(|(k, _)| *k == kind) {
+            Some((_, own)) => (Some(*own), true),
+            None => (self.precision, false),
+        }
+    }
 
     /// The rounds that always run: `repeat`, or a precision target's minimum.
     pub fn rounds(&self) -> u32 {
         self.precision.map_or(self.repeat, |p| p.min_rounds)
+    }
+
+    /// The rounds that always run on `kind`, whose run options may be its own.
+    pub fn rounds_on(&self, kind: BackendKind) -> u32 {
+        self.precision_on(kind)
+            .0
+            .map_or(self.repeat, |p| p.min_rounds)
     }
 }
 

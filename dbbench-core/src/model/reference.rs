@@ -76,6 +76,15 @@ impl Reference {
         self
     }
 
+    /// [`Reference::same_as`] for each `(cell, case)` pair: the cells `#[cases]` made from the
+    /// article's cases, as the benchmark lists them (`doubling::BENCHMARK.run.mirrors`), so the
+    /// pairing is declared once, in the attribute.
+    pub fn mirrors(self, pairs: &[(&str, &str)]) -> Reference {
+        pairs.iter().fold(self, |reference, (cell, case)| {
+            reference.same_as(cell, case)
+        })
+    }
+
     /// Adds a case.
     pub fn case(mut self, case: ReferenceCase) -> Reference {
         self.cases.push(case);

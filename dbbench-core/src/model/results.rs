@@ -95,21 +95,26 @@ impl Stopping {
     /// ±4.1%, test_2)". `precision` is the target the rounds ran under: with it, a budget spent
     /// before the minimum rounds ended says so, and what to change.
     pub fn line(&self, precision: Option<&PrecisionInfo>) -> String {
+        let whose = precision.map_or(String::new(), PrecisionInfo::whose);
         let why = match &self.reason {
             StopReason::Fixed => "the fixed `repeat` count".to_string(),
             StopReason::TargetMet => {
-                "every ratio's 95% interval reached the precision target".into()
+                format!("every ratio's 95% interval reached the precision target{whose}")
             }
-            StopReason::RoundLimit => "the round limit (`max_repeat`)".into(),
+            StopReason::RoundLimit => format!("the round limit (`max_repeat`){whose}"),
             StopReason::Budget => match precision {
                 Some(p) if self.elapsed_s > p.budget_s => format!(
-                    "the time budget: the minimum {} rounds took longer than its {} s (raise \
-                     `budget` or lower `min_repeat` to fit this machine and backend)",
+                    "the time budget{whose}: the minimum {} rounds took longer than its {} s \
+                     (raise `budget` or lower `min_repeat` to fit this machine and backend)",
                     p.min_rounds, p.budget_s
+                ),
+                Some(p) if p.backend.is_some() => format!(
+                    "the time budget{whose}, {} s (another round would have exceeded it)",
+                    p.budget_s
                 ),
                 _ => "the time budget (another round would have exceeded it)".into(),
             },
-            StopReason::Unjudged(why) => format!("the minimum rounds, since {why}"),
+            StopReason::Unjudged(why) => format!("the minimum rounds{whose}, since {why}"),
         };
         let widest = self.widest.as_ref().map_or(String::new(), |(cell, w)| {
             format!(
@@ -167,18 +172,33 @@ pub struct PrecisionInfo {
     pub max_rounds: u32,
     /// No round starts after this many seconds.
     pub budget_s: f64,
+    /// The backend whose own run options these are (`postgres(budget = "5m")`); absent where
+    /// the benchmark's applied, and in files written before backends could have their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
 }
 
 impl PrecisionInfo {
-    /// "±5% (3 to 20 rounds, within 300 s)".
+    /// "±5% (3 to 20 rounds, within 300 s)", and "…, postgres's own" where the backend has run
+    /// options of its own.
     pub fn describe(&self) -> String {
         format!(
-            "±{}% ({} to {} rounds, within {} s)",
+            "±{}% ({} to {} rounds, within {} s{})",
             crate::model::units::percent_text(self.target),
             self.min_rounds,
             self.max_rounds,
-            self.budget_s
+            self.budget_s,
+            self.backend
+                .as_ref()
+                .map_or(String::new(), |b| format!(", {b}'s own"))
         )
+    }
+
+    /// " under postgres's own run options", or nothing where the benchmark's applied.
+    pub fn whose(&self) -> String {
+        self.backend
+            .as_ref()
+            .map_or(String::new(), |b| format!(" under {b}'s own run options"))
     }
 }
 
@@ -328,6 +348,7 @@ mod stopping_tests {
             min_rounds: 4,
             max_rounds: 10,
             budget_s: 100.0,
+            backend: None,
         };
         let stopping = |elapsed_s| Stopping {
             rounds: 4,
@@ -350,5 +371,40 @@ mod stopping_tests {
         assert!(stopping(159.8)
             .line(None)
             .contains("another round would have exceeded it"));
+    }
+
+    #[test]
+    fn a_backend_s_own_run_options_are_named_in_the_stop_line() {
+        let precision = PrecisionInfo {
+            target: 0.05,
+            min_rounds: 3,
+            max_rounds: 12,
+            budget_s: 300.0,
+            backend: Some("postgres".into()),
+        };
+        let stopping = |reason, elapsed_s| Stopping {
+            rounds: 5,
+            reason,
+            widest: None,
+            elapsed_s,
+        };
+        assert_eq!(
+            stopping(StopReason::Budget, 281.4).line(Some(&precision)),
+            "stopped after 5 rounds in 281.4 s: the time budget under postgres's own run \
+             options, 300 s (another round would have exceeded it)"
+        );
+        assert_eq!(
+            stopping(StopReason::Budget, 310.0).line(Some(&precision)),
+            "stopped after 5 rounds in 310.0 s: the time budget under postgres's own run \
+             options: the minimum 3 rounds took longer than its 300 s (raise `budget` or lower \
+             `min_repeat` to fit this machine and backend)"
+        );
+        assert!(stopping(StopReason::RoundLimit, 1.0)
+            .line(Some(&precision))
+            .contains("the round limit (`max_repeat`) under postgres's own run options"));
+        assert_eq!(
+            precision.describe(),
+            "±5% (3 to 12 rounds, within 300 s, postgres's own)"
+        );
     }
 }

@@ -161,8 +161,10 @@ async fn run_cells(
     }
     // The rounds that always run (`repeat`, or a precision target's minimum); a target then adds
     // rounds one at a time until its rule stops it.
-    let per_cell = bench.run.warmup + bench.run.rounds();
-    let target = bench.run.precision.filter(|_| scale.name != "smoke");
+    // A backend may have run options of its own (`postgres(budget = "5m")`).
+    let (precision, _) = bench.run.precision_on(kind);
+    let per_cell = bench.run.warmup + bench.run.rounds_on(kind);
+    let target = precision.filter(|_| scale.name != "smoke");
     for cell in &mut results {
         recorder.cell_started(cell)?;
         if cell.status != CellStatus::Ok {
@@ -187,8 +189,8 @@ async fn run_cells(
             .map(|c| c.runs.iter().filter(|r| !r.warmup).count() as u32)
             .max()
             .unwrap_or(0)
-            .max(bench.run.rounds()),
-        None => bench.run.rounds(),
+            .max(bench.run.rounds_on(kind)),
+        None => bench.run.rounds_on(kind),
     };
     let fixed = bench.run.warmup + rounds;
     let order: Vec<(usize, u32)> = match bench.run.order {
@@ -212,7 +214,7 @@ async fn run_cells(
         .baseline_on(kind)
         .unwrap_or(bench.cells[bench.baseline_index()].name);
     let paired = bench.run.order == Order::Interleaved;
-    let pilot = bench.run.rounds() as usize;
+    let pilot = bench.run.rounds_on(kind) as usize;
     let started = std::time::Instant::now();
     let mut stop_reason = None;
     let mut interrupted = None;
@@ -333,7 +335,7 @@ async fn run_cells(
             recorder.cell_finished(&cell.name, &CellStatus::Ok)?;
         }
     }
-    let reason = stop_reason.unwrap_or_else(|| match bench.run.precision {
+    let reason = stop_reason.unwrap_or_else(|| match precision {
         Some(_) if target.is_none() => StopReason::Unjudged(
             "at smoke scale windows last milliseconds, which measure scheduler noise: the target \
              applies at the default and larger scales"
@@ -421,7 +423,7 @@ fn header(
         backend,
         host: HostInfo::detect(&ctx.work_dir, std::path::Path::new(bench.manifest_dir)),
         run: RunInfo {
-            repeat: bench.run.rounds(),
+            repeat: bench.run.rounds_on(kind),
             warmup: bench.run.warmup,
             fixture: bench.run.fixture.keyword().to_string(),
             fixture_rows: match bench.run.fixture {
@@ -432,12 +434,16 @@ fn header(
             baseline,
             timeout_s: bench.run.timeout.map(|t| t.as_secs_f64()),
             build_profile: crate::model::results::build_profile().to_string(),
-            precision: bench.run.precision.map(|p| PrecisionInfo {
-                target: p.target(),
-                min_rounds: p.min_rounds,
-                max_rounds: p.max_rounds,
-                budget_s: p.budget.as_secs_f64(),
-            }),
+            precision: {
+                let (precision, own) = bench.run.precision_on(kind);
+                precision.map(|p| PrecisionInfo {
+                    target: p.target(),
+                    min_rounds: p.min_rounds,
+                    max_rounds: p.max_rounds,
+                    budget_s: p.budget.as_secs_f64(),
+                    backend: own.then(|| kind.keyword().to_string()),
+                })
+            },
             cache: bench.run.cache,
         },
         cells: Vec::new(),

@@ -73,7 +73,7 @@ fn the_function_is_emitted_unchanged_but_for_its_cases() {
 }
 
 #[test]
-fn errors_are_emitted_with_the_function_and_without_cells() {
+fn errors_are_emitted_with_the_function_and_the_module_s_shape_without_cells() {
     let tokens = db_bench(
         quote!(grwth = "1MB", repeat = 0),
         quote! {
@@ -85,7 +85,12 @@ fn errors_are_emitted_with_the_function_and_without_cells() {
     assert_eq!(tokens.matches("compile_error").count(), 2, "{tokens}");
     assert!(tokens.contains("async fn f"));
     assert!(!tokens.contains("case"));
-    assert!(!tokens.contains("mod f"));
+    // The module exists, so `f::BENCHMARK` resolves, with defaults, no cells and no tests.
+    assert!(tokens.contains("mod f"));
+    assert!(tokens.contains("RunSpec :: DEFAULT"), "{tokens}");
+    assert!(tokens.contains("cells : & []"), "{tokens}");
+    assert!(!tokens.contains("test"), "{tokens}");
+    assert!(!tokens.contains("super :: f"), "{tokens}");
 }
 
 #[test]
@@ -121,4 +126,58 @@ fn snake_case_as_rustc_sees_it() {
     assert!(is_snake_case("__private"));
     assert!(!is_snake_case("data_files_8__growth_1mb"));
     assert!(!is_snake_case("Match"));
+}
+
+#[test]
+fn expands_cases_made_from_others_and_a_backend_s_run_options() {
+    let expanded = expand(
+        quote!(
+            recovery = "full",
+            data_files = [1, 2],
+            precision = "5%",
+            min_repeat = 5,
+            budget = "130s",
+            postgres(min_repeat = 3, budget = "300s")
+        ),
+        quote! {
+            async fn f(db: &mut Session) -> Result<()> { Ok(()) }
+        },
+    );
+    // Without cases: only the backend's target is new.
+    assert!(expanded.contains("precision_on: &["), "{expanded}");
+    assert!(expanded.contains("min_rounds: 3"), "{expanded}");
+    assert!(expanded.contains("from_millis(300000)"), "{expanded}");
+    assert!(!expanded.contains("mirrors"), "{expanded}");
+    let tokens = db_bench(
+        quote!(recovery = "full", data_files = [1, 2]),
+        quote! {
+            #[case(name = "t_1", growth = "1MB", backends = "embedded")]
+            #[case(name = "t_2", like = "t_1", growth = "2MB")]
+            #[cases(like = ["t_1", "t_2"], prefix = "pg_", backends = "postgres", without = ["growth"])]
+            async fn f(db: &mut Session) -> Result<()> { Ok(()) }
+        },
+    );
+    let file: syn::File = syn::parse2(tokens).expect("the expansion parses as a file");
+    let expanded = prettyplease::unparse(&file);
+    insta::assert_snapshot!(expanded);
+}
+
+#[test]
+fn no_module_is_added_where_it_would_be_a_second_error() {
+    for item in [
+        quote!(
+            async fn f(&mut self, db: &mut Session) -> Result<()> {
+                Ok(())
+            }
+        ),
+        quote!(
+            #[db_bench]
+            async fn f(db: &mut Session) -> Result<()> {
+                Ok(())
+            }
+        ),
+    ] {
+        let tokens = db_bench(quote!(grwth = "1MB"), item).to_string();
+        assert!(!tokens.contains("mod f"), "{tokens}");
+    }
 }

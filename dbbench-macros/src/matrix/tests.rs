@@ -12,7 +12,7 @@ fn cells_of(args: TokenStream, cases: Vec<Attribute>) -> (Vec<Cell>, Vec<String>
     let mut errors = Errors::new();
     let options = bench_options(parse_options(args, 0, &mut errors), &mut errors);
     let mut attrs = cases;
-    let cases = take_cases(&mut attrs, &mut errors);
+    let cases = take_cases(&mut attrs, &options.storage_keys(), &mut errors);
     let cells = cells(&options, &cases, &mut errors);
     (cells, errors.messages())
 }

@@ -107,7 +107,7 @@ fn unknown_options_list_the_valid_ones_and_suggest_the_nearest() {
     assert!(errors[0].starts_with("unknown option `speed`; valid options are: `data_files`"));
     let (_, errors) = case(quote!(nme = "a"));
     assert!(errors[0].starts_with(
-        "unknown option `nme` in `#[case]`; did you mean `name`? valid options are: `name`, `data_files`"
+        "unknown option `nme` in `#[case]`; did you mean `name`? valid options are: `name`, `like`, `data_files`"
     ));
     assert!(errors[0].ends_with("`log_on`, `backends`"), "{errors:?}");
 }
