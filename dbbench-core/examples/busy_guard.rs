@@ -208,6 +208,18 @@ fn server(n: u32) -> Result<()> {
         let loaded = run_benchmark(bench, None, &ctx, &mut backend).await;
         stop(&pids);
         show_server("loaded", &loaded?);
+        let roots: Vec<u32> = backend.server_on_host().iter().map(|s| s.pid).collect();
+        let reads = 200;
+        for (label, roots) in [("without", &[][..]), ("with", &roots[..])] {
+            let start = Instant::now();
+            for _ in 0..reads {
+                std::hint::black_box(Monitor::open_with(roots).close());
+            }
+            println!(
+                "open + close of one window {label} the server's tree: {:.0} µs (mean of {reads})",
+                start.elapsed().as_secs_f64() / f64::from(reads) * 1e6
+            );
+        }
         Ok(())
     });
     let _ = std::fs::remove_dir_all(&work_dir);
