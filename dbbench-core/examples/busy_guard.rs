@@ -11,6 +11,15 @@
 //!    calibration moves on one machine.
 //!
 //! `cargo run --release -p dbbench-core --example busy_guard [-- N]`
+//!
+//! With `server` as the first argument it measures instead a database server on this machine:
+//! the plain workload (the credit fixture doubled five times, no storage options, so Babelfish
+//! runs it too) at the default scale on the backend of `DBBENCH_BACKEND` (`mssql` with
+//! `DBBENCH_MSSQL`, `postgres` with `DBBENCH_POSTGRES`), `N` repetitions idle and `N` beside two
+//! CPU burners, printing per window the cores the server used (counted as the workload) and
+//! those of other processes (judged).
+//!
+//! `DBBENCH_BACKEND=mssql DBBENCH_MSSQL=… cargo run -p dbbench-core --example busy_guard -- server 3`
 
 use dbbench_core::__internals::config::{FixtureKind, Growth, RunSpec, Size, StorageSpec};
 use dbbench_core::__internals::{
@@ -55,15 +64,40 @@ static BENCH: BenchmarkSpec = BenchmarkSpec {
     body: doubling,
 };
 
+static PLAIN: BenchmarkSpec = BenchmarkSpec {
+    name: "busy_guard_server",
+    module_path: "busy_guard::busy_guard_server",
+    manifest_dir: env!("CARGO_MANIFEST_DIR"),
+    source_file: file!(),
+    title: "plain doubling",
+    run: RunSpec {
+        fixture: FixtureKind::Credit,
+        repeat: 3,
+        warmup: 0,
+        ..RunSpec::DEFAULT
+    },
+    cells: &[CellSpec {
+        name: "plain",
+        storage: StorageSpec::DEFAULT,
+        backends: &[],
+    }],
+    body: doubling,
+};
+
 /// Two niced busy loops, bounded by `timeout`, started through a shell that exits at once so
 /// that they are not this process's descendants; returns their process ids.
 fn burners() -> Vec<u32> {
+    burners_niced(19)
+}
+
+/// Two busy loops at `nice` as [`burners`].
+fn burners_niced(nice: u32) -> Vec<u32> {
     let out = Command::new("sh")
         .arg("-c")
-        .arg(
-            "for i in 1 2; do nice -n 19 timeout 120 sh -c 'while :; do :; done' \
-             >/dev/null 2>&1 & echo $!; done",
-        )
+        .arg(format!(
+            "for i in 1 2; do nice -n {nice} timeout 240 sh -c 'while :; do :; done' \
+             >/dev/null 2>&1 & echo $!; done"
+        ))
         .stdout(Stdio::piped())
         .output()
         .expect("sh runs");
@@ -107,7 +141,100 @@ fn show(label: &str, result: &BenchmarkResult) {
     println!("{label:6} mean elapsed {mean:.3} s");
 }
 
+/// Each window's figures on a server of this machine: the server's cores beside the others'.
+fn show_server(label: &str, result: &BenchmarkResult) {
+    let cores = |c: Option<f64>| c.map_or("–".into(), |c| format!("{c:.2}"));
+    for run in result.cells[0].measured() {
+        let i = run.interference.clone().unwrap_or_default();
+        println!(
+            "{label:6} rep {}  elapsed {:7.3} s  server CPU {:>5} cores  other CPU {:>5} cores  \
+             kernel {:>5}  load {:>5}  {}",
+            run.index + 1,
+            run.elapsed_s,
+            cores(i.server_cpu_cores),
+            cores(i.other_cpu_cores),
+            cores(i.kernel_cpu_cores),
+            i.load_1m.map_or("–".into(), |l| format!("{l:.2}")),
+            if i.disturbed() {
+                format!("DISTURBED: {}", i.disturbed_by.join("; "))
+            } else if i.judged {
+                "quiet".into()
+            } else {
+                "not judged".into()
+            }
+        );
+    }
+    for cell in &result.cells {
+        if !cell.runs.iter().any(|r| !r.warmup) {
+            println!("{label:6} {}: {:?}", cell.name, cell.status);
+        }
+    }
+}
+
+/// The server mode (module docs).
+fn server(n: u32) -> Result<()> {
+    let work_dir = std::env::temp_dir().join(format!("dbbench-busy-guard-{}", std::process::id()));
+    let ctx = RunContext {
+        scale: Scale::parse("default")?,
+        volumes: Default::default(),
+        work_dir: work_dir.clone(),
+    };
+    let bench: &'static BenchmarkSpec = Box::leak(Box::new(BenchmarkSpec {
+        run: RunSpec {
+            repeat: n,
+            ..PLAIN.run
+        },
+        ..PLAIN
+    }));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let outcome = runtime.block_on(async {
+        let mut backend = Backend::from_env().await?;
+        match backend.server_on_host() {
+            Some(s) => println!("server on this host: {}", s.describe()),
+            None => println!("no server on this host: every other process is a neighbour"),
+        }
+        println!(
+            "{n} repetitions of {} at the default scale, idle then beside two burners",
+            PLAIN.title
+        );
+        let idle = run_benchmark(bench, None, &ctx, &mut backend).await?;
+        show_server("idle", &idle);
+        let pids = burners_niced(0);
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let loaded = run_benchmark(bench, None, &ctx, &mut backend).await;
+        stop(&pids);
+        show_server("loaded", &loaded?);
+        let roots: Vec<u32> = backend.server_on_host().iter().map(|s| s.pid).collect();
+        let reads = 200;
+        for (label, roots) in [("without", &[][..]), ("with", &roots[..])] {
+            let start = Instant::now();
+            for _ in 0..reads {
+                std::hint::black_box(Monitor::open_with(roots).close());
+            }
+            println!(
+                "open + close of one window {label} the server's tree: {:.0} µs (mean of {reads})",
+                start.elapsed().as_secs_f64() / f64::from(reads) * 1e6
+            );
+        }
+        Ok(())
+    });
+    let _ = std::fs::remove_dir_all(&work_dir);
+    outcome
+}
+
 fn main() -> Result<()> {
+    if std::env::args().nth(1).as_deref() == Some("server") {
+        return server(
+            std::env::args()
+                .nth(2)
+                .and_then(|a| a.parse().ok())
+                .unwrap_or(3),
+        );
+    }
     let n: u32 = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())

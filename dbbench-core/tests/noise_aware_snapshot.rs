@@ -90,6 +90,7 @@ fn result(times: [&[f64]; 2], growth_events: u64) -> BenchmarkResult {
         cells,
         reference: None,
         calibration: Some(calibration(0.1)),
+        server_on_host: None,
         stopping: None,
         not_applicable: None,
         elsewhere: Vec::new(),

@@ -93,6 +93,17 @@ impl Backend {
         }
     }
 
+    /// The server's processes on this machine, when the server runs here and is not dbbench's
+    /// own (a SQL Server or Babelfish on this host, an existing PostgreSQL reached through
+    /// `DBBENCH_POSTGRES`): the busy-machine guard counts their CPU as the workload's.
+    pub fn server_on_host(&self) -> Option<&crate::model::interference::ServerOnHost> {
+        match self {
+            Backend::Embedded(_) => None,
+            Backend::Mssql(b) => b.server_on_host(),
+            Backend::Postgres(b) => b.server_on_host(),
+        }
+    }
+
     /// Fails with [`Error::Unsupported`] for an option this backend cannot honour.
     pub fn check(&self, storage: &StorageSpec) -> Result<()> {
         match self {

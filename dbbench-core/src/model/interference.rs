@@ -7,12 +7,17 @@
 //!
 //! * **other processes' CPU**, in cores: the machine's busy CPU time (`/proc/stat`) minus that of
 //!   dbbench's own process and its descendants (a managed PostgreSQL cluster, pgbench) and that
-//!   of the kernel's threads, per second of window. The one signal that names the neighbours, so
-//!   the one the verdict rests on.
+//!   of the kernel's threads, and that of the database server's processes when the server runs on
+//!   this machine ([`ServerOnHost`]), per second of window. The one signal that names the
+//!   neighbours, so the one the verdict rests on.
 //! * **kernel threads' CPU**, in cores: writeback, block-layer, file-system journal, loop-device
 //!   and disk-encryption workers (`kworker`, `jbd2`, `kcryptd`, …). Recorded, not judged: they
 //!   mostly do the benchmark's own I/O, and on a loop device that alone passes the threshold (up
 //!   to 0.5 cores a window on a loop-mounted ext4).
+//! * **the server's CPU**, in cores: a database server on this machine (SQL Server, Babelfish, a
+//!   PostgreSQL reached with `DBBENCH_POSTGRES`) and its child processes. Recorded, not judged:
+//!   the server's work is the workload. (A managed PostgreSQL cluster is in dbbench's own process
+//!   tree and counts as its own.)
 //! * **steal**: the share of the machine's CPU time the hypervisor gave to other guests.
 //! * **CPU and I/O pressure** (Linux PSI, `/proc/pressure/*`, "some" line): the share of the
 //!   window in which at least one task waited for a CPU or for I/O. Recorded, not judged: a
@@ -40,6 +45,11 @@ pub struct Interference {
     /// container) and in recordings made before dbbench told them apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_cpu_cores: Option<f64>,
+    /// CPU used by the database server's processes on this machine, in cores; absent when the
+    /// server is elsewhere (or is dbbench's own managed cluster, counted as dbbench's), and in
+    /// recordings made before dbbench told a local server apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_cores: Option<f64>,
     /// Share of the machine's CPU time stolen by the hypervisor (0 to 1).
     pub steal: Option<f64>,
     /// Share of the window in which some task waited for a CPU (PSI, 0 to 1).
@@ -53,6 +63,38 @@ pub struct Interference {
     /// Why the window counts as disturbed; empty when it does not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disturbed_by: Vec<String>,
+}
+
+/// A database server running on this machine, whose processes' CPU is the workload's rather than
+/// a neighbour's: the root of its process tree (SQL Server's `sqlservr`, PostgreSQL's
+/// postmaster) and how dbbench found it. Every process under the root counts as the server's,
+/// also those started after it was found.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct ServerOnHost {
+    /// The root's process name (`postgres`, `sqlservr`).
+    pub name: String,
+    /// The root's pid.
+    pub pid: u32,
+    /// Its descendants when dbbench found it.
+    pub children: u32,
+    /// How the root was found (`the parent of this session's backend, pg_backend_pid() 4242`).
+    pub found_by: String,
+}
+
+impl ServerOnHost {
+    /// "postgres (pid 7778) and its 7 children, counted as the workload, not as neighbours (the
+    /// parent of this session's backend, @@SPID 16773)".
+    pub fn describe(&self) -> String {
+        let children = match self.children {
+            0 => String::new(),
+            1 => " and its 1 child".into(),
+            n => format!(" and its {n} children"),
+        };
+        format!(
+            "{} (pid {}){children}, counted as the workload, not as neighbours ({})",
+            self.name, self.pid, self.found_by
+        )
+    }
 }
 
 /// When a window counts as disturbed.
@@ -241,6 +283,32 @@ mod tests {
             busiest.describe(),
             "other processes used up to 1.15 cores; the hypervisor stole up to 18% of the CPU time"
         );
+    }
+
+    #[test]
+    fn a_server_on_the_host_is_described_and_read_from_old_files() {
+        let server = ServerOnHost {
+            name: "postgres".into(),
+            pid: 7778,
+            children: 7,
+            found_by: "the parent of this session's backend, @@SPID 16773".into(),
+        };
+        assert_eq!(
+            server.describe(),
+            "postgres (pid 7778) and its 7 children, counted as the workload, not as neighbours \
+             (the parent of this session's backend, @@SPID 16773)"
+        );
+        // A window recorded before the server was told apart reads without the figure, and one
+        // without it writes none.
+        let old: Interference = serde_json::from_str(
+            r#"{"window_s": 1.0, "other_cpu_cores": 1.13, "steal": 0.0, "cpu_pressure": null,
+                "io_pressure": null, "load_1m": null, "judged": true}"#,
+        )
+        .unwrap();
+        assert_eq!(old.server_cpu_cores, None);
+        assert!(!serde_json::to_string(&old)
+            .unwrap()
+            .contains("server_cpu_cores"));
     }
 
     #[test]

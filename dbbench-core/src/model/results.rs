@@ -45,6 +45,11 @@ pub struct BenchmarkResult {
     /// before calibrations existed, and where the calibration could not be taken).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<super::calibration::Calibration>,
+    /// The database server's processes on this machine, counted as the workload by the
+    /// busy-machine guard (absent when the server is elsewhere or is dbbench's own, and in files
+    /// written before the field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_on_host: Option<super::interference::ServerOnHost>,
     /// How many rounds ran and why no more did (absent in files written before the field
     /// existed, and while the benchmark is still running).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -417,6 +417,14 @@ fn environment(result: &BenchmarkResult) -> String {
             escape(&calibration.line())
         );
     }
+    // What the busy-machine guard took for the server rather than for neighbours.
+    if let Some(server) = &result.server_on_host {
+        let _ = writeln!(
+            out,
+            "<p class=\"env\">server processes on this host: {}</p>",
+            escape(&server.describe())
+        );
+    }
     out
 }
 
@@ -461,6 +469,27 @@ mod tests {
             assert!(work.join("report").join(chart).exists(), "{chart} written");
         }
         assert!(work.join("results/suite.vlf.doubling.csv").exists());
+    }
+
+    #[test]
+    fn the_environment_names_a_server_on_this_host() {
+        let mut result = crate::model::sample::vlf();
+        assert!(!environment(&result).contains("server processes"));
+        result.server_on_host = Some(crate::model::interference::ServerOnHost {
+            name: "sqlservr".into(),
+            pid: 500,
+            children: 1,
+            found_by: "the parent of SQL Server's process, SERVERPROPERTY('ProcessID') 512".into(),
+        });
+        let html = environment(&result);
+        assert!(
+            html.contains(
+                "<p class=\"env\">server processes on this host: sqlservr (pid 500) and its 1 \
+                 child, counted as the workload, not as neighbours (the parent of SQL Server&#39;s \
+                 process"
+            ),
+            "{html}"
+        );
     }
 
     #[test]

@@ -28,6 +28,13 @@ pub fn render(result: &BenchmarkResult) -> String {
     if let Some(calibration) = &result.calibration {
         let _ = writeln!(out, "  machine calibration: {}", calibration.line());
     }
+    if let Some(server) = &result.server_on_host {
+        let _ = writeln!(
+            out,
+            "  server processes on this host: {}",
+            server.describe()
+        );
+    }
     if let Some(line) = not_applicable_line(result) {
         let _ = writeln!(out, "  {line}");
         return out;
@@ -135,6 +142,27 @@ mod tests {
         let text = render(&result);
         assert!(
             text.contains("cases for other backends, not run on embedded: test_6 (mssql)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_server_on_this_host_is_named_under_the_header() {
+        let mut result = crate::model::sample::vlf();
+        assert!(!render(&result).contains("server processes"));
+        result.server_on_host = Some(crate::model::interference::ServerOnHost {
+            name: "postgres".into(),
+            pid: 7778,
+            children: 7,
+            found_by: "the postmaster, parent of this session's backend, @@SPID 16773 on Babelfish"
+                .into(),
+        });
+        let text = render(&result);
+        assert!(
+            text.contains(
+                "\n  server processes on this host: postgres (pid 7778) and its 7 children, \
+                 counted as the workload, not as neighbours (the postmaster"
+            ),
             "{text}"
         );
     }

@@ -46,11 +46,13 @@ pub async fn run_repetition(
     backend: &mut Backend,
     rep: Repetition<'_>,
 ) -> Result<(RunResult, WindowTimes)> {
+    // A server on this machine is the workload, not a neighbour, to the busy-machine guard.
+    let server: Vec<u32> = backend.server_on_host().iter().map(|s| s.pid).collect();
     let created = Instant::now();
     let database = Arc::new(backend.create(&rep.plan).await?);
     let create_s = created.elapsed().as_secs_f64();
     let cancel = database.cancel().clone();
-    let outcome = measure(&database, &rep, create_s)
+    let outcome = measure(&database, &rep, create_s, &server)
         .await
         .map_err(|e| stopped(&cancel, e, rep.number));
     let dropped = Instant::now();
@@ -80,6 +82,7 @@ async fn measure(
     database: &Arc<Database>,
     rep: &Repetition<'_>,
     create_s: f64,
+    server: &[u32],
 ) -> Result<(RunResult, WindowTimes)> {
     let loading = Instant::now();
     let mut conn = database.connect().await?;
@@ -121,7 +124,7 @@ async fn measure(
     );
     // The busy-machine guard reads its counters just before the clock starts and just after it
     // stops, so its reads (a file per kernel thread) are outside the measured time.
-    let monitor = crate::util::monitor::Monitor::open();
+    let monitor = crate::util::monitor::Monitor::open_with(server);
     session.start_clock();
     let started = Instant::now();
     let window_start = WindowTimes::now_ns();

@@ -99,6 +99,14 @@ async fn run_cells(
         .collect();
     let dirs = backend.local_dirs(&ctx.work_dir, &volumes, &names);
     let mut header = header(bench, ctx, &scale, backend_info, started_at_unix_s);
+    header.server_on_host = backend.server_on_host().cloned();
+    if let Some(server) = &header.server_on_host {
+        say_once(&format!(
+            "dbbench › server processes on this host: {}",
+            server.describe()
+        ));
+    }
+    let server_roots: Vec<u32> = header.server_on_host.iter().map(|s| s.pid).collect();
     if let Some(why) = &header.not_applicable {
         // Nothing to measure, so nothing to calibrate: the sentence is the whole result.
         crate::util::console::say(&format!(
@@ -117,7 +125,7 @@ async fn run_cells(
         header.stopping = Some(stopping);
         return Ok(header);
     }
-    let calibration = calibrate(recorder, &dirs)?;
+    let calibration = calibrate(recorder, &dirs, &server_roots)?;
     header.calibration = calibration.clone();
     let declared: Vec<&str> = bench
         .cells
@@ -400,6 +408,17 @@ fn kept(results: &[CellResult], per_cell: Option<u32>) -> String {
     format!("kept {}", counts.join(", "))
 }
 
+/// Says `line` unless it was the last line said this way: a benchmark process says which
+/// processes are the server once, not at every benchmark's start.
+fn say_once(line: &str) {
+    static LAST: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if last.as_deref() != Some(line) {
+        crate::util::console::say(line);
+        *last = Some(line.to_string());
+    }
+}
+
 /// The benchmark's header: everything of its results but the cells.
 fn header(
     bench: &'static BenchmarkSpec,
@@ -449,6 +468,7 @@ fn header(
         cells: Vec::new(),
         reference: None,
         calibration: None,
+        server_on_host: None,
         stopping: None,
         not_applicable: bench.not_applicable_on(kind).map(str::to_string),
         elsewhere: bench.elsewhere_on(kind),
@@ -462,6 +482,7 @@ fn header(
 fn calibrate(
     recorder: &mut dyn Recorder,
     dirs: &[(String, PathBuf)],
+    server_roots: &[u32],
 ) -> Result<Option<crate::model::calibration::Calibration>> {
     let earlier = recorder.calibration()?;
     let missing: Vec<&(String, PathBuf)> = dirs
@@ -482,8 +503,9 @@ fn calibrate(
     }
     let lock = machine_lock::acquire("calibration")?;
     let started = std::time::Instant::now();
-    // A calibration is a measurement too: a busy machine distorts it.
-    let monitor = crate::util::monitor::Monitor::open();
+    // A calibration is a measurement too: a busy machine distorts it (a local server idles
+    // meanwhile, and is told apart as in the windows).
+    let monitor = crate::util::monitor::Monitor::open_with(server_roots);
     let measured = match earlier {
         Some(mut c) => missing
             .iter()

@@ -4,7 +4,8 @@
 //! catching a panic inside a future, stopping
 //! statements from outside them (`cancel`: timeouts and signals), the signal handlers, and who owns
 //! what dbbench created (`owner`: host, PID, start time), free space before work (`space`),
-//! the busy-machine guard's sampler (`monitor`), the calibration probes (`probe`), and the
+//! the busy-machine guard's sampler (`monitor`) with this machine's processes (`procfs`) and a
+//! database server among them (`local_server`), the calibration probes (`probe`), and the
 //! flush and wait that give every window the same starting state (`settle`).
 //!
 //! May import: `model`.
@@ -14,11 +15,13 @@ pub mod cancel;
 pub mod console;
 pub mod fs;
 pub mod grid;
+pub mod local_server;
 pub mod machine_lock;
 pub mod monitor;
 pub mod owner;
 pub mod paths;
 pub mod probe;
+pub mod procfs;
 pub mod progress;
 pub mod rng;
 pub mod settle;

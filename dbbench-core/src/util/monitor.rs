@@ -3,19 +3,25 @@
 //! (`model::interference` says what each figure means and when a window is disturbed).
 //!
 //! Two reads per window, of `/proc/stat`, `/proc/pressure/{cpu,io}`, `/proc/loadavg` and the
-//! `stat` files of dbbench's process and its descendants and of the kernel's threads: counters
+//! `stat` files of dbbench's process and its descendants, of a local database server's process
+//! tree (when the engine found one, [`ServerOnHost`](crate::model::interference::ServerOnHost))
+//! and of the kernel's threads: counters
 //! that only grow make two reads an exact average over the window, with nothing running in
 //! between. Where a file is missing (no PSI in the kernel, not Linux) its figures are `None`.
 //! The runner opens the monitor before it starts the window's clock and closes it after it
 //! stops it, so neither read is inside the measured time.
 
 use crate::model::interference::{Interference, Thresholds};
+use crate::util::procfs::ProcFs;
+use std::collections::HashSet;
 use std::time::Instant;
 
 /// Counters read when the window opened.
 #[derive(Debug)]
 pub struct Monitor {
     opened: Instant,
+    /// The roots of a local server's process trees, counted apart from other processes.
+    server: Vec<u32>,
     counters: Counters,
 }
 
@@ -25,6 +31,9 @@ struct Counters {
     cpu: Option<CpuTicks>,
     /// CPU ticks of this process and its descendants, reaped ones included.
     own_ticks: Option<u64>,
+    /// CPU ticks of the server's process trees (not counting any process of dbbench's own);
+    /// `None` without a server or once it is gone.
+    server_ticks: Option<u64>,
     /// CPU ticks of each kernel thread, by pid (sorted); `None` where they cannot be found.
     kernel: Option<Vec<(u32, u64)>>,
     /// PSI "some" totals, microseconds.
@@ -40,22 +49,36 @@ struct CpuTicks {
 }
 
 impl Monitor {
-    /// Reads the counters as the window opens.
+    /// Reads the counters as the window opens; every process not dbbench's own or the kernel's
+    /// counts as a neighbour.
     pub fn open() -> Monitor {
+        Monitor::open_with(&[])
+    }
+
+    /// Reads the counters as the window opens, counting the process trees under `server` (a
+    /// database server on this machine) apart from the neighbours.
+    pub fn open_with(server: &[u32]) -> Monitor {
         Monitor {
             opened: Instant::now(),
-            counters: Counters::read(),
+            server: server.to_vec(),
+            counters: Counters::read(server),
         }
     }
 
     /// Reads them again as the window closes and judges the window by the default thresholds.
     pub fn close(self) -> Interference {
         let window_s = self.opened.elapsed().as_secs_f64();
-        let now = Counters::read();
+        let now = Counters::read(&self.server);
         let then = self.counters;
         let ticks_per_s = ticks_per_second();
         let kernel = match (&then.kernel, &now.kernel) {
             (Some(a), Some(b)) => Some(kernel_delta(a, b)),
+            _ => None,
+        };
+        // A server that ended or restarted in the window is not told apart (the cautious side:
+        // a new server's processes count as neighbours).
+        let server = match (then.server_ticks, now.server_ticks) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
             _ => None,
         };
         let other_cpu_cores = match (then.cpu, now.cpu, then.own_ticks, now.own_ticks) {
@@ -63,14 +86,19 @@ impl Monitor {
                 let busy = b.busy.saturating_sub(a.busy) as f64;
                 let own = own_b.saturating_sub(own_a) as f64;
                 let kernel = kernel.unwrap_or(0) as f64;
+                let server = server.unwrap_or(0) as f64;
                 // Process times are finer than the machine's tick counts; never below zero.
-                Some(((busy - own - kernel) / ticks_per_s / window_s).max(0.0))
+                Some(((busy - own - kernel - server) / ticks_per_s / window_s).max(0.0))
             }
             _ => None,
         };
-        let kernel_cpu_cores = kernel
-            .filter(|_| window_s > 0.0)
-            .map(|k| k as f64 / ticks_per_s / window_s);
+        let cores = |ticks: Option<u64>| {
+            ticks
+                .filter(|_| window_s > 0.0)
+                .map(|t| t as f64 / ticks_per_s / window_s)
+        };
+        let kernel_cpu_cores = cores(kernel);
+        let server_cpu_cores = cores(server);
         let steal = match (then.cpu, now.cpu) {
             (Some(a), Some(b)) if b.total > a.total => {
                 Some(b.steal.saturating_sub(a.steal) as f64 / (b.total - a.total) as f64)
@@ -88,6 +116,7 @@ impl Monitor {
             window_s,
             other_cpu_cores,
             kernel_cpu_cores,
+            server_cpu_cores,
             steal,
             cpu_pressure: share(then.cpu_pressure_us, now.cpu_pressure_us),
             io_pressure: share(then.io_pressure_us, now.io_pressure_us),
@@ -100,10 +129,12 @@ impl Monitor {
 }
 
 impl Counters {
-    fn read() -> Counters {
+    fn read(server: &[u32]) -> Counters {
+        let (own_ticks, server_ticks) = process_ticks(server);
         Counters {
             cpu: machine_ticks(),
-            own_ticks: own_ticks(),
+            own_ticks,
+            server_ticks,
             kernel: kernel_ticks(),
             cpu_pressure_us: pressure_total("/proc/pressure/cpu"),
             io_pressure_us: pressure_total("/proc/pressure/io"),
@@ -173,21 +204,6 @@ fn load_average() -> Option<f64> {
         .ok()
 }
 
-/// A process's parent and its CPU ticks (user + system, with those of its reaped children).
-fn process_stat(text: &str) -> Option<(u32, u64)> {
-    // The command name (field 2) may hold spaces and parentheses: fields are counted after its
-    // last `)`. After it: state, ppid (4) … utime (14), stime, cutime, cstime (17).
-    let rest = &text[text.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ppid = f.get(1)?.parse().ok()?;
-    let ticks = f
-        .get(11..15)?
-        .iter()
-        .map(|v| v.parse::<u64>().ok())
-        .sum::<Option<u64>>()?;
-    Some((ppid, ticks))
-}
-
 /// The kernel's threads' CPU ticks between two reads. A thread that started in between counts
 /// from zero; one that ended in between is missing from the second read, and its ticks stay with
 /// the machine's busy time, so they count as other processes' (the cautious side).
@@ -243,41 +259,21 @@ fn kernel_stat(text: &str) -> Option<u64> {
         .sum::<Option<u64>>()
 }
 
-/// CPU ticks of this process and every live descendant, each with its reaped children's.
+/// CPU ticks of this process and every live descendant, each with its reaped children's, and
+/// of the trees under `server` without any process already counted as dbbench's (a server
+/// dbbench started itself is its own work either way).
 ///
 /// The descendants are found through each thread's `children` file, which costs a read per
 /// thread and per descendant instead of one per process of the machine.
-fn own_ticks() -> Option<u64> {
-    let me = std::process::id();
-    let mut pending = vec![me];
-    let mut total = 0u64;
-    let mut seen_me = false;
-    while let Some(pid) = pending.pop() {
-        // A descendant may end between two reads: its ticks then move to its parent's reaped
-        // children's once reaped, and it is no longer ours to count here.
-        let Some((_, ticks)) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .as_deref()
-            .and_then(process_stat)
-        else {
-            continue;
-        };
-        seen_me |= pid == me;
-        total += ticks;
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            continue;
-        };
-        for task in tasks.flatten() {
-            if let Ok(children) = std::fs::read_to_string(task.path().join("children")) {
-                pending.extend(
-                    children
-                        .split_whitespace()
-                        .filter_map(|c| c.parse::<u32>().ok()),
-                );
-            }
-        }
-    }
-    seen_me.then_some(total)
+fn process_ticks(server: &[u32]) -> (Option<u64>, Option<u64>) {
+    let proc = ProcFs::system();
+    let mut seen = HashSet::new();
+    let own = proc.tree_ticks(&[std::process::id()], &mut seen);
+    let server = match server {
+        [] => None,
+        roots => proc.tree_ticks(roots, &mut seen),
+    };
+    (own, server)
 }
 
 #[cfg(test)]
@@ -298,7 +294,6 @@ mod tests {
         assert_eq!(parse_pressure(psi), Some(1_883_861_939));
         let stat = "4242 (a (weird) name) S 17 4242 4242 0 -1 4194560 500 0 0 0 \
                     120 30 7 3 20 0 1 0 100 0 0";
-        assert_eq!(process_stat(stat), Some((17, 160)));
         // flags 0x00208040 has PF_KTHREAD; 4194560 (0x00400100) has not.
         let kworker = "77 (kworker/u8:3-loop0) I 2 0 0 0 -1 2129984 0 0 0 0 \
                        180 2061 0 0 20 0 1 0 100 0 0";
@@ -351,5 +346,63 @@ mod tests {
         // process's: they count as own work, so nothing here is attributed to others.
         assert!(seen.other_cpu_cores.is_some() && seen.steal.is_some());
         assert!(seen.judged);
+    }
+
+    /// A busy loop that is not this process's descendant (its shell ends at once, so it is
+    /// reparented), as a server on this machine is not; its pid and its stop.
+    #[cfg(target_os = "linux")]
+    fn foreign_burner() -> u32 {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("timeout 5 sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!")
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_local_servers_cpu_is_counted_apart_from_the_neighbours() {
+        let burner = foreign_burner();
+        let proc = ProcFs::system();
+        assert!(!proc.descendants(std::process::id()).contains(&burner));
+        // Two monitors over one window: one told the burner is the server, one not.
+        let plain = Monitor::open();
+        let apart = Monitor::open_with(&[burner]);
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        let apart = apart.close();
+        let plain = plain.close();
+        // SAFETY: kill has no memory preconditions; `timeout` passes the signal to its loop.
+        unsafe { libc::kill(burner as i32, libc::SIGTERM) };
+        let server = apart.server_cpu_cores.expect("the burner's tree is read");
+        assert!(server > 0.2, "{apart:?}");
+        assert_eq!(plain.server_cpu_cores, None);
+        // What one monitor calls the server's, the other calls a neighbour's.
+        let (with, without) = (
+            apart.other_cpu_cores.unwrap(),
+            plain.other_cpu_cores.unwrap(),
+        );
+        assert!(
+            (without - with - server).abs() < 0.1,
+            "without {without}, with {with}, server {server}"
+        );
+    }
+
+    #[test]
+    fn a_server_inside_dbbenchs_own_tree_is_counted_once() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        // The child is this process's own: as a server root it adds nothing of its own.
+        let (own, server) = process_ticks(&[child.id()]);
+        assert!(own.is_some());
+        assert_eq!(server, None);
+        child.kill().unwrap();
+        child.wait().unwrap();
     }
 }

@@ -219,6 +219,16 @@ impl ConnectSettings {
         &self.server
     }
 
+    /// The host connections go to (`localhost` when the string names none, as tiberius reads
+    /// it); `None` for a scripted server, which is on no machine.
+    pub fn host(&self) -> Option<String> {
+        if self.scripted.is_some() {
+            return None;
+        }
+        let addr = self.config(None).ok()?.get_addr();
+        addr.rsplit_once(':').map(|(host, _)| host.to_string())
+    }
+
     /// How long TCP connect plus TLS and login may take.
     pub fn connect_timeout(&self) -> Duration {
         self.connect_timeout

@@ -26,6 +26,7 @@ pub mod hooks;
 pub mod identity;
 pub mod ifi;
 pub mod instance;
+pub mod local;
 pub mod marker;
 pub mod owed;
 pub mod preflight;
@@ -81,6 +82,8 @@ pub struct MssqlBackend {
     swept: BTreeSet<String>,
     /// Whether undo owed from an earlier run was settled yet (at the first creation).
     owed_settled: bool,
+    /// The server's processes, when it runs on this machine ([`local`]).
+    server_on_host: Option<crate::model::interference::ServerOnHost>,
 }
 
 impl MssqlBackend {
@@ -100,6 +103,7 @@ impl MssqlBackend {
         let mut conn = settings.connect(Some("master")).await?;
         let volumes = crate::model::volume::Volumes::from_env()?;
         let facts = ServerFacts::read(&mut conn, &volumes).await?;
+        let server_on_host = local::server_on_host(&mut conn, &settings, &facts.product).await;
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .ok()
             .or_else(|| std::env::var("COMPUTERNAME").ok())
@@ -119,7 +123,13 @@ impl MssqlBackend {
             owner: Owner::this(),
             swept: BTreeSet::new(),
             owed_settled: false,
+            server_on_host,
         })
+    }
+
+    /// The server's processes on this machine, if it runs here.
+    pub fn server_on_host(&self) -> Option<&crate::model::interference::ServerOnHost> {
+        self.server_on_host.as_ref()
     }
 
     /// Drops the databases that earlier dbbench processes of this host left on this server and

@@ -16,6 +16,7 @@ mod endpoint;
 pub mod evidence;
 pub mod fixture;
 mod inline;
+pub mod local;
 pub mod marker;
 pub mod options;
 pub mod place;
@@ -58,6 +59,8 @@ enum Target {
         settings: Box<PgSettings>,
         version: String,
         preconditions: BTreeMap<String, String>,
+        /// The server's processes, when it runs on this machine ([`local`]).
+        server_on_host: Option<crate::model::interference::ServerOnHost>,
     },
 }
 
@@ -141,11 +144,13 @@ impl PostgresBackend {
         }
         preconditions.insert("mode".into(), "existing server (DBBENCH_POSTGRES)".into());
         preconditions.insert("server".into(), settings.describe().to_string());
+        let server_on_host = local::server_on_host(&mut conn).await;
         Ok(PostgresBackend {
             target: Target::External {
                 version: row.get(0)?,
                 settings: Box::new(settings),
                 preconditions,
+                server_on_host,
             },
         })
     }
@@ -154,6 +159,15 @@ impl PostgresBackend {
         match self.target {
             Target::Managed { .. } => Mode::Managed,
             Target::External { .. } => Mode::External,
+        }
+    }
+
+    /// An existing server's processes on this machine, if it runs here (a managed cluster's
+    /// are dbbench's own).
+    pub fn server_on_host(&self) -> Option<&crate::model::interference::ServerOnHost> {
+        match &self.target {
+            Target::External { server_on_host, .. } => server_on_host.as_ref(),
+            Target::Managed { .. } => None,
         }
     }
 

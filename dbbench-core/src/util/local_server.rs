@@ -1,0 +1,192 @@
+//! Whether the database server runs on this machine, and which of its processes are the server:
+//! the busy-machine guard counts their CPU as the workload's, not as a neighbour's.
+//!
+//! The server says which process it is (SQL Server's `SERVERPROPERTY('ProcessID')`) or which
+//! process serves this session (PostgreSQL's `pg_backend_pid()`, Babelfish's `@@SPID`, whose
+//! parent is the postmaster). A pid is taken as the server's only when all three hold:
+//!
+//! * the server was reached on this machine: a Unix socket, a loopback address, or an address of
+//!   one of this machine's interfaces;
+//! * the pid exists here;
+//! * its process looks like the server: `sqlservr`, or a `postgres` backend whose parent is a
+//!   `postgres` postmaster.
+//!
+//! Otherwise nothing is taken (a remote server, or one in a container whose pids are not this
+//! machine's), and every process but dbbench's own and the kernel's stays a neighbour.
+
+use crate::model::interference::ServerOnHost;
+use crate::util::procfs::ProcFs;
+
+/// The process a server reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reported {
+    /// SQL Server's own process (`SERVERPROPERTY('ProcessID')`).
+    SqlServer(u32),
+    /// The PostgreSQL backend serving this session (`pg_backend_pid()`; `@@SPID` on Babelfish),
+    /// a child of the postmaster.
+    PostgresBackend(u32),
+}
+
+/// Whether `host` (a name or an address, as a connection string gives it) is this machine:
+/// `localhost`, SQL Server's `.` and `(local)`, a loopback address, or a name or address that
+/// resolves to an address of one of this machine's interfaces (one a socket can be bound to).
+pub fn is_local_host(host: &str) -> bool {
+    let host = host.trim().trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() {
+        return false;
+    }
+    if matches!(
+        host.to_ascii_lowercase().as_str(),
+        "localhost" | "." | "(local)"
+    ) {
+        return true;
+    }
+    let Ok(addrs) = std::net::ToSocketAddrs::to_socket_addrs(&(host, 0)) else {
+        return false;
+    };
+    addrs
+        .into_iter()
+        .any(|addr| addr.ip().is_loopback() || std::net::UdpSocket::bind((addr.ip(), 0)).is_ok())
+}
+
+/// The server's processes on this machine, from the process it `reported`; `found` says how the
+/// server reported it (`pg_backend_pid() 4242`). `None` when the process is not here or does not
+/// look like the server. The caller has checked that the server was reached on this machine.
+pub fn identify(proc: &ProcFs, reported: Reported, found: &str) -> Option<ServerOnHost> {
+    let (root, found_by) = match reported {
+        Reported::SqlServer(pid) => {
+            let stat = proc.stat(pid).filter(|s| s.comm == "sqlservr")?;
+            // On Linux SQL Server runs as two `sqlservr` processes: a watchdog parent and the
+            // engine; the parent's tree holds both.
+            match proc.stat(stat.ppid).filter(|p| p.comm == "sqlservr") {
+                Some(_) => (
+                    stat.ppid,
+                    format!("the parent of SQL Server's process, {found}"),
+                ),
+                None => (pid, format!("SQL Server's process, {found}")),
+            }
+        }
+        Reported::PostgresBackend(pid) => {
+            let backend = proc.stat(pid).filter(|s| s.comm == "postgres")?;
+            // The postmaster is the backend's parent, and no child of another postgres.
+            let postmaster = proc.stat(backend.ppid).filter(|p| p.comm == "postgres")?;
+            if proc
+                .stat(postmaster.ppid)
+                .is_some_and(|p| p.comm == "postgres")
+            {
+                return None;
+            }
+            (
+                backend.ppid,
+                format!("the postmaster, parent of this session's backend, {found}"),
+            )
+        }
+    };
+    let name = proc.stat(root)?.comm;
+    Some(ServerOnHost {
+        name,
+        pid: root,
+        children: proc.descendants(root).len() as u32,
+        found_by,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::procfs::fake;
+
+    #[test]
+    fn the_postmaster_of_a_backend_is_the_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let proc = fake(
+            dir.path(),
+            &[
+                (1, 0, "systemd", 0),
+                (7778, 1, "postgres", 10),
+                (7779, 7778, "postgres", 1),
+                (7782, 7778, "postgres", 2),
+                (16773, 7778, "postgres", 3),
+                (900, 1, "bash", 0),
+                (901, 900, "sleep", 0),
+            ],
+        );
+        let server = identify(
+            &proc,
+            Reported::PostgresBackend(16773),
+            "pg_backend_pid() 16773",
+        )
+        .unwrap();
+        assert_eq!(
+            (server.name.as_str(), server.pid, server.children),
+            ("postgres", 7778, 3)
+        );
+        assert_eq!(
+            server.found_by,
+            "the postmaster, parent of this session's backend, pg_backend_pid() 16773"
+        );
+        // A pid that is not here, or not a postgres backend: a server elsewhere.
+        assert_eq!(identify(&proc, Reported::PostgresBackend(4242), ""), None);
+        assert_eq!(identify(&proc, Reported::PostgresBackend(901), ""), None);
+        // The postmaster itself reported as a backend: its parent is no postgres.
+        assert_eq!(identify(&proc, Reported::PostgresBackend(7778), ""), None);
+        // A postgres backend's pid is never taken for SQL Server's.
+        assert_eq!(identify(&proc, Reported::SqlServer(16773), ""), None);
+    }
+
+    #[test]
+    fn sql_servers_watchdog_holds_its_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let proc = fake(
+            dir.path(),
+            &[
+                (1, 0, "systemd", 0),
+                (500, 1, "sqlservr", 1),
+                (512, 500, "sqlservr", 900),
+                (600, 1, "sqlservr", 5),
+            ],
+        );
+        let linux = identify(
+            &proc,
+            Reported::SqlServer(512),
+            "SERVERPROPERTY('ProcessID') 512",
+        )
+        .unwrap();
+        assert_eq!((linux.pid, linux.children), (500, 1));
+        assert!(linux
+            .found_by
+            .starts_with("the parent of SQL Server's process"));
+        let alone = identify(&proc, Reported::SqlServer(600), "").unwrap();
+        assert_eq!((alone.pid, alone.children), (600, 0));
+        assert_eq!(identify(&proc, Reported::PostgresBackend(512), ""), None);
+    }
+
+    #[test]
+    fn local_hosts_are_told_from_others() {
+        for host in [
+            "localhost",
+            "LocalHost",
+            ".",
+            "(local)",
+            "127.0.0.1",
+            "::1",
+            "[::1]",
+        ] {
+            assert!(is_local_host(host), "{host}");
+        }
+        // TEST-NET addresses are no interface's here; an empty host names nothing.
+        for host in ["192.0.2.1", "2001:db8::1", ""] {
+            assert!(!is_local_host(host), "{host}");
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn this_machines_own_process_tree_is_no_server() {
+        // A real process that is neither sqlservr nor a postgres backend.
+        let proc = ProcFs::system();
+        let me = std::process::id();
+        assert_eq!(identify(&proc, Reported::SqlServer(me), ""), None);
+        assert_eq!(identify(&proc, Reported::PostgresBackend(me), ""), None);
+    }
+}
