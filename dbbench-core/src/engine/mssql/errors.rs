@@ -213,7 +213,7 @@ const COMMAND_TIMEOUT: &str = "the server did not answer within the command time
 /// and marks the connection out of sync (`RoundTripTimeout` in its `src/tds/stream/token.rs`):
 /// SQL Server goes on running the statement, and the connection can send nothing more, not even
 /// an Attention (`Client::cancel_query` refuses a desynced connection). The statement must be
-/// ended from another connection ([`super::cancel::end_statement`]).
+/// ended from another connection (`cancel::end_statement`).
 pub fn command_timeout(settings: &ConnectSettings, action: &str, message: &str) -> Error {
     Error::Other(settings.scrub(&format!(
         "{action}: {COMMAND_TIMEOUT} (`Command Timeout` in DBBENCH_MSSQL), and SQL Server may \
