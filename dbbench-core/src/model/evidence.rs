@@ -55,6 +55,9 @@ pub struct Evidence {
     pub facts: BTreeMap<String, String>,
     /// Every autogrowth in the window, in order.
     pub autogrowths: Vec<AutogrowthEvent>,
+    /// The engine's settings in force during the window, read back from the engine (what the
+    /// confounder check compares).
+    pub settings: super::setting::Settings,
 }
 
 /// The backend a benchmark ran on.

@@ -1,7 +1,7 @@
 //! Layer 1, **model**: the data dbbench works with and its serde, and nothing else. The declared
 //! configuration (storage and run options), values, units, scale, volumes, the SQL dialect, the
 //! evidence an engine measures, load statistics, host facts, the machine's calibration and how
-//! busy it was during a window, the state a window started from (`start`), the results, and the error type every
+//! busy it was during a window, the engine settings in force during a window (`setting`), the state a window started from (`start`), the results, and the error type every
 //! layer returns.
 //!
 //! May import: nothing of dbbench's.
@@ -19,6 +19,7 @@ pub mod results;
 #[cfg(test)]
 pub mod sample;
 pub mod scale;
+pub mod setting;
 pub mod sizing;
 pub mod start;
 pub mod units;

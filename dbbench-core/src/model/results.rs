@@ -301,6 +301,10 @@ pub struct RunResult {
     /// Every autogrowth of a data or log file in the measured window, in order.
     #[serde(default)]
     pub autogrowths: Vec<AutogrowthEvent>,
+    /// The engine's settings in force during the window, read back from the engine (absent in
+    /// files written before the confounder check existed).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: super::setting::Settings,
     /// Concurrent loads the body ran with [`crate::Session::load`], in order.
     #[serde(default)]
     pub loads: Vec<crate::model::load::LoadStats>,
@@ -339,6 +343,7 @@ impl RunResult {
         self.unavailable.extend(evidence.unavailable);
         self.facts.extend(evidence.facts);
         self.autogrowths.extend(evidence.autogrowths);
+        self.settings.extend(evidence.settings);
     }
 }
 

@@ -197,6 +197,7 @@ fn run(plan: &CellPlan<'_>, index: u32, elapsed: f64, warmup: bool, seq: &mut u3
         autogrowths: Vec::new(),
         loads: Vec::new(),
         facts: BTreeMap::new(),
+        settings: BTreeMap::new(),
         start: None,
         interference: Some(crate::model::interference::Interference {
             window_s: elapsed,
