@@ -1,10 +1,12 @@
 //! Layer 5, **analysis**: what the numbers mean. Summary statistics and intervals, the ratio of
-//! two cells with its verdict, the results table model, and the comparison with a baseline.
+//! two cells with its verdict, the results table model, the comparison with a baseline, and the confounder check (settings that
+//! differ where nothing declared says they should).
 //!
 //! May import: `model`, `util`, `engine` (for an engine's profile, such as what its log segments
 //! are called), `run`.
 
 pub mod compare;
+pub mod confounder;
 pub mod label;
 pub mod metrics;
 pub mod notation;
