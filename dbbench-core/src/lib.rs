@@ -125,7 +125,12 @@ pub mod results {
     pub use crate::model::host::HostInfo;
     pub use crate::model::interference::{Busy, Interference, Thresholds};
     pub use crate::model::results::*;
+    pub use crate::model::setting::{Setting, Settings};
     pub use crate::model::start::{CacheState, Preparation, WindowStart};
+
+    /// The confounder check: settings that differ from the baseline cell, or between
+    /// repetitions, where nothing declared says they should.
+    pub use crate::analysis::confounder::{confounders, Confounder, ConfounderKind};
 }
 
 /// The `credit` fixture and the statements of the articles' workloads, in each dialect.
