@@ -367,29 +367,44 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_local_servers_cpu_is_counted_apart_from_the_neighbours() {
+        // The two monitors open and close a few milliseconds apart, so on a machine busy with
+        // other work their windows see slightly different neighbours: up to three attempts, each
+        // of which must hold the identity on its own. A wrong attribution fails all three.
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            match one_server_attribution() {
+                Ok(()) => return,
+                Err(e) => seen.push(e),
+            }
+        }
+        panic!("three attempts, none held: {seen:#?}");
+    }
+
+    /// One window seen by two monitors, one told the burner is the server and one not.
+    #[cfg(target_os = "linux")]
+    fn one_server_attribution() -> std::result::Result<(), String> {
         let burner = foreign_burner();
         let proc = ProcFs::system();
         assert!(!proc.descendants(std::process::id()).contains(&burner));
-        // Two monitors over one window: one told the burner is the server, one not.
         let plain = Monitor::open();
         let apart = Monitor::open_with(&[burner]);
-        std::thread::sleep(std::time::Duration::from_millis(600));
+        std::thread::sleep(std::time::Duration::from_millis(800));
         let apart = apart.close();
         let plain = plain.close();
         // SAFETY: kill has no memory preconditions; `timeout` passes the signal to its loop.
         unsafe { libc::kill(burner as i32, libc::SIGTERM) };
-        let server = apart.server_cpu_cores.expect("the burner's tree is read");
-        assert!(server > 0.2, "{apart:?}");
         assert_eq!(plain.server_cpu_cores, None);
+        let server = apart.server_cpu_cores.expect("the burner's tree is read");
         // What one monitor calls the server's, the other calls a neighbour's.
         let (with, without) = (
             apart.other_cpu_cores.unwrap(),
             plain.other_cpu_cores.unwrap(),
         );
-        assert!(
-            (without - with - server).abs() < 0.1,
-            "without {without}, with {with}, server {server}"
-        );
+        if server > 0.2 && (without - with - server).abs() < 0.1 {
+            Ok(())
+        } else {
+            Err(format!("without {without}, with {with}, server {server}"))
+        }
     }
 
     #[test]
