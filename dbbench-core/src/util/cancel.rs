@@ -80,6 +80,11 @@ impl Cancel {
         }
     }
 
+    /// Whether it was fired: one atomic load, cheap enough for SQLite's progress handler.
+    pub fn is_fired(&self) -> bool {
+        self.fired.load(Ordering::SeqCst)
+    }
+
     /// Why it was fired, if it was.
     pub fn fired(&self) -> Option<Stop> {
         if !self.fired.load(Ordering::SeqCst) {

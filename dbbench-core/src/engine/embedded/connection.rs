@@ -27,6 +27,9 @@ impl rusqlite::ToSql for Param<'_> {
     }
 }
 
+/// Virtual-machine steps between two reads of the cancel switch (see `with_cancel`).
+const PROGRESS_OPS: std::os::raw::c_int = 1000;
+
 impl EmbeddedConnection {
     /// Wraps an open rusqlite connection.
     pub(crate) fn new(conn: rusqlite::Connection) -> Self {
@@ -48,9 +51,20 @@ impl EmbeddedConnection {
     }
 
     /// Registers the connection with `cancel`: firing it interrupts the statement in flight.
+    ///
+    /// Why a progress handler as well as the interrupt: `sqlite3_interrupt` is a no-op when no
+    /// statement is running, so a switch fired between [`Cancel::check`] and the statement's
+    /// first step (a Ctrl-C in that gap) was lost and a statement that never ends ran on. The
+    /// handler reads the switch every [`PROGRESS_OPS`] virtual-machine steps, whenever it was
+    /// fired, at the cost of one atomic load per thousand steps.
+    ///
+    /// [`Cancel::check`]: crate::util::cancel::Cancel::check
     pub(crate) fn with_cancel(mut self, cancel: Arc<crate::util::cancel::Cancel>) -> Self {
         let handle = self.conn.get_interrupt_handle();
         cancel.register(move || handle.interrupt());
+        let polled = Arc::clone(&cancel);
+        self.conn
+            .progress_handler(PROGRESS_OPS, Some(move || polled.is_fired()));
         self.cancel = Some(cancel);
         self
     }
@@ -138,5 +152,43 @@ mod tests {
         assert_eq!(c.execute("SELECT x FROM t", &[]).unwrap(), 0);
         let rows = c.query("SELECT count(*) FROM t", &[]).unwrap();
         assert_eq!(rows[0].get::<i64>(0).unwrap(), 3);
+    }
+
+    /// The Ctrl-C race that hung CI: the switch fired while no statement ran (after the check,
+    /// before the first step), and then a statement that never ends started. SQLite's
+    /// interrupt alone is lost in that gap; the progress handler stops it. A watchdog ends the
+    /// statement after 20 s so a regression fails instead of hanging.
+    #[test]
+    fn a_switch_fired_before_a_statement_starts_still_stops_it() {
+        let cancel = crate::util::cancel::Cancel::new();
+        let mut c = EmbeddedConnection::new(rusqlite::Connection::open_in_memory().unwrap())
+            .with_cancel(Arc::clone(&cancel));
+        cancel.fire(crate::util::cancel::Stop::Signal("SIGINT"));
+        let watchdog = c.conn.get_interrupt_handle();
+        let (done, waited) = std::sync::mpsc::channel::<()>();
+        let guard = std::thread::spawn(move || {
+            if waited
+                .recv_timeout(std::time::Duration::from_secs(20))
+                .is_err()
+            {
+                watchdog.interrupt();
+            }
+        });
+        let started = std::time::Instant::now();
+        // Straight to SQLite, past `Cancel::check`, as a statement already past it would be.
+        let never = c.conn.query_row(
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) \
+             SELECT count(*) FROM r",
+            [],
+            |row| row.get::<_, i64>(0),
+        );
+        let _ = done.send(());
+        guard.join().unwrap();
+        assert!(never.is_err(), "the statement was stopped");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "stopped by the switch, not by the watchdog: {:?}",
+            started.elapsed()
+        );
     }
 }
