@@ -15,7 +15,8 @@
 //!   known).
 //! - **The pooled estimate** over `k ≥ 3` runs is the Hartung–Knapp–Sidik–Jonkman
 //!   random-effects interval: weights `1 / (v_i + τ²)`, the weighted mean, and
-//!   `t(0.975, k − 1) · √(Σ w_i (y_i − μ)² / ((k − 1) Σ w_i))`.
+//!   `t(0.975, k − 1) · √(max(1, Σ w_i (y_i − μ)² / (k − 1)) / Σ w_i)` (the factor kept at
+//!   1 or more, as Röver, Knapp and Friede advise).
 //! - **Agreement**: each earlier ratio inside this run's widened interval, or not.
 
 use crate::analysis::stats::{t_quantile, Interval, CONFIDENCE};
@@ -164,7 +165,10 @@ pub fn pooled(runs: &[Estimate]) -> Option<(f64, Interval)> {
         .map(|(e, w)| w * (e.y - mean).powi(2))
         .sum::<f64>()
         / (k - 1) as f64;
-    let half = t_quantile(0.5 + CONFIDENCE / 2.0, (k - 1) as f64) * (q / sw).sqrt();
+    // The Hartung–Knapp factor `q` is not let below 1 (Röver, Knapp & Friede 2015): where the
+    // runs agree better than their own errors say, plain HKSJ is narrower than the fixed-effect
+    // interval, and undercovered with τ = 0 in our simulation (91%).
+    let half = t_quantile(0.5 + CONFIDENCE / 2.0, (k - 1) as f64) * (q.max(1.0) / sw).sqrt();
     Some((
         mean.exp(),
         Interval {
@@ -205,7 +209,11 @@ impl BetweenRuns {
             .iter()
             .filter_map(|run| {
                 let r = run.of(cell)?;
-                Some((run.invocation, r.ratio, Estimate::of(r.ratio, r.low, r.high, r.df)?))
+                Some((
+                    run.invocation,
+                    r.ratio,
+                    Estimate::of(r.ratio, r.low, r.high, r.df)?,
+                ))
             })
             .collect();
         let estimates: Vec<Estimate> = theirs.iter().map(|t| t.2).collect();
@@ -231,7 +239,10 @@ impl BetweenRuns {
     /// The lines the outputs show under "between runs:" for this cell.
     pub fn lines(&self) -> Vec<String> {
         let spread = match self.spread.estimated_from {
-            Some(k) => format!("τ = {:.3} (DerSimonian–Laird over {k} runs)", self.spread.tau),
+            Some(k) => format!(
+                "τ = {:.3} (DerSimonian–Laird over {k} runs)",
+                self.spread.tau
+            ),
             None => format!(
                 "τ = {:.3} (prior floor; fewer than {MIN_EARLIER_FOR_TAU} earlier runs)",
                 self.spread.tau

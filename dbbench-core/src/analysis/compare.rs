@@ -247,7 +247,10 @@ impl Comparison {
             let _ = writeln!(out, "  environment changed: {change}");
         }
         if !self.between_runs.is_empty() {
-            let _ = writeln!(out, "  between runs (current run against its earlier runs):");
+            let _ = writeln!(
+                out,
+                "  between runs (current run against its earlier runs):"
+            );
             for line in &self.between_runs {
                 let _ = writeln!(out, "    {line}");
             }

@@ -14,8 +14,8 @@
 
 use crate::analysis::between::{widened, BetweenRuns, Estimate, Spread};
 use crate::analysis::ratio::{Margin, Ratio};
-use crate::model::earlier::EarlierRun;
 use crate::analysis::stats::Summary;
+use crate::model::earlier::EarlierRun;
 use crate::model::results::{CellResult, CellStatus};
 use crate::run::target::Judge;
 
@@ -158,5 +158,27 @@ mod tests {
         let alone = IntervalJudge::default().widths(&result.cells[1..2], "test_1", true, 3);
         assert_eq!(alone.len(), 1);
         assert!(alone[0].1.is_some_and(|w| w > 0.0), "{alone:?}");
+    }
+
+    #[test]
+    fn with_earlier_runs_the_widths_are_widened_and_the_floor_reported() {
+        let result = crate::model::sample::vlf();
+        let within = IntervalJudge::default().widths(&result.cells, "test_1", true, 3);
+        let judge = IntervalJudge::with_earlier(Vec::new());
+        let widened = judge.widths(&result.cells, "test_1", true, 3);
+        for ((name, w), (_, wide)) in within.iter().zip(&widened) {
+            assert!(wide.unwrap() > w.unwrap(), "{name}: {wide:?} vs {w:?}");
+        }
+        let floors = judge.floors(&result.cells, "test_1", true, 3);
+        assert_eq!(floors.len(), widened.len());
+        let floor = crate::analysis::between::Spread {
+            tau: crate::analysis::between::TAU_FLOOR,
+            estimated_from: None,
+        }
+        .floor();
+        assert!(floors.iter().all(|(_, f)| (*f - floor).abs() < 1e-12));
+        assert!(IntervalJudge::default()
+            .floors(&result.cells, "test_1", true, 3)
+            .is_empty());
     }
 }

@@ -138,7 +138,11 @@ mod tests {
 
         let runs = earlier_runs(&store, current, &Key::of(&result)).unwrap();
         let ids: Vec<i64> = runs.iter().map(|r| r.invocation).collect();
-        assert_eq!(ids, vec![second, first], "newest first, other scales left out");
+        assert_eq!(
+            ids,
+            vec![second, first],
+            "newest first, other scales left out"
+        );
         let table = BenchmarkTable::of(&result);
         let test_3 = table.rows.iter().find(|r| r.name == "test_3").unwrap();
         let stored = runs[0].of("test_3").unwrap();

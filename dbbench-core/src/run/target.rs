@@ -141,7 +141,10 @@ mod tests {
     #[test]
     fn the_minimum_runs_whatever_the_widths() {
         let s = Duration::from_secs(3);
-        assert_eq!(decide(&TARGET, 2, s, &w(&[Some(0.01)]), &[]), Decision::Continue);
+        assert_eq!(
+            decide(&TARGET, 2, s, &w(&[Some(0.01)]), &[]),
+            Decision::Continue
+        );
         assert_eq!(
             decide(&TARGET, 3, s, &w(&[Some(0.01), Some(0.05)]), &[]),
             Decision::Stop(StopReason::TargetMet)
