@@ -23,9 +23,10 @@ use crate::analysis::stats::{t_quantile, Interval, CONFIDENCE};
 use crate::model::earlier::EarlierRun;
 
 /// The between-run spread of a log-ratio assumed when the store holds fewer than two earlier runs
-/// to estimate it from: the sd of the log of VLF tests 3–5's ratios over the four runs of issue
-/// 33's table (one 2-core VM, minutes apart): 0.062, 0.046 and 0.052, rounded to 0.05. On that
-/// scale it alone makes an interval ±10% wide, so a ±5% target cannot be met within one run.
+/// to estimate it from. DerSimonian–Laird's τ over the four runs of issue 33's table (one 2-core
+/// VM, minutes apart; each interval read as two-stage on 4 degrees of freedom, `min_repeat` 5) is
+/// 0.062, 0.046 and 0.052 for VLF tests 3, 4 and 5: 0.05. On its own it makes an interval ±10%
+/// wide, so a ±5% target cannot be met within one run.
 pub const TAU_FLOOR: f64 = 0.05;
 
 /// Fewest earlier runs from which τ² is estimated rather than taken from [`TAU_FLOOR`].
