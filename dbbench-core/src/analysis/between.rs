@@ -12,7 +12,7 @@
 //!   stands in, so a run alone never claims more than the spread between runs allows.
 //! - **This run's widened interval** is `exp(y₀ ± t · √(v₀ + τ²))`, with Satterthwaite degrees
 //!   of freedom from the run's `df` and, for an estimated τ², `k − 1` (a prior τ² counts as
-//!   known).
+//!   known), but no more than the run's own `df`, so it is never narrower than the run's interval.
 //! - **The pooled estimate** over `k ≥ 3` runs is the Hartung–Knapp–Sidik–Jonkman
 //!   random-effects interval: weights `1 / (v_i + τ²)`, the weighted mean, and
 //!   `t(0.975, k − 1) · √(max(1, Σ w_i (y_i − μ)² / (k − 1)) / Σ w_i)` (the factor kept at
@@ -133,10 +133,12 @@ pub fn widened(this: &Estimate, spread: &Spread) -> (Interval, f64) {
             None => 0.0,
         };
         let within = this.v * this.v / this.df;
+        // Never more than the run's own: Satterthwaite's df for a known τ² exceeds it, and would
+        // make the interval across runs narrower than the run's own where its df is small.
         if within + tau_part == 0.0 {
-            f64::INFINITY
+            this.df
         } else {
-            total * total / (within + tau_part)
+            (total * total / (within + tau_part)).min(this.df)
         }
     };
     let half = t_quantile(0.5 + CONFIDENCE / 2.0, df) * total.sqrt();

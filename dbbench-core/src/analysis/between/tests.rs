@@ -60,10 +60,21 @@ fn a_run_alone_is_widened_by_the_floor() {
     assert_eq!(spread.tau, TAU_FLOOR);
     close(spread.floor(), (1.959_964 * TAU_FLOOR).exp_m1(), 1e-6);
     let (ci, df) = widened(&this, &spread);
-    // v = 1e-4 on 5 df, τ² = 25e-4 known: df = 26e-4² / (1e-4² / 5) = 3380.
-    close(df, 3380.0, 1e-6);
+    // v = 1e-4 on 5 df, τ² = 25e-4 known: Satterthwaite's 26e-4² / (1e-4² / 5) = 3380, held at
+    // the run's own 5 so the interval is never narrower than the run's.
+    close(df, 5.0, 1e-12);
     let half = t_quantile(0.975, df) * 0.0026f64.sqrt();
     close(ci.high, (this.y + half).exp(), 1e-12);
+    // An estimated τ² from 3 runs: (26e-4)² / (1e-4² / 5 + 25e-4² / 2) = 2.16 degrees of freedom.
+    let estimated = Spread {
+        tau: TAU_FLOOR,
+        estimated_from: Some(3),
+    };
+    close(
+        widened(&this, &estimated).1,
+        0.0026f64.powi(2) / (1e-8 / 5.0 + 0.0025f64.powi(2) / 2.0),
+        1e-9,
+    );
     // With no spread the interval is the run's own.
     let none = Spread {
         tau: 0.0,
