@@ -94,6 +94,7 @@ fn result(times: [&[f64]; 2], growth_events: u64) -> BenchmarkResult {
         stopping: None,
         not_applicable: None,
         elsewhere: Vec::new(),
+        earlier: Vec::new(),
     }
 }
 

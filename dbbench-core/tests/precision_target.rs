@@ -54,17 +54,17 @@ support::benchmark! {
 }
 
 fn judged(bench: &'static dbbench_core::BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
+    judged_by(bench, ctx, &IntervalJudge::default())
+}
+
+fn judged_by(
+    bench: &'static dbbench_core::BenchmarkSpec,
+    ctx: &RunContext,
+    judge: &IntervalJudge,
+) -> BenchmarkResult {
     exclusively(async {
         let mut backend = Backend::Embedded(EmbeddedBackend::new());
-        run_recorded(
-            bench,
-            None,
-            ctx,
-            &mut backend,
-            &mut NoRecorder,
-            &IntervalJudge,
-        )
-        .await
+        run_recorded(bench, None, ctx, &mut backend, &mut NoRecorder, judge).await
     })
     .unwrap()
 }
@@ -202,5 +202,32 @@ fn a_backend_s_own_run_options_apply_there_and_the_stop_line_says_so() {
         summary::render(&result).contains("within 0.2 s, embedded's own"),
         "{}",
         summary::render(&result)
+    );
+}
+
+#[test]
+fn a_between_run_floor_wider_than_the_target_stops_at_the_minimum_and_says_so() {
+    // No earlier runs: the prior floor (τ = 0.05, ±10%) is wider than the ±5% target.
+    let ctx = context(
+        "precision-between",
+        Scale::parse("0.001").unwrap(),
+        Volumes::default(),
+    );
+    let result = judged_by(&TARGET, &ctx, &IntervalJudge::with_earlier(Vec::new()));
+    let stopping = result.stopping.clone().expect("recorded");
+    assert_eq!(stopping.rounds, 3, "{stopping:?}");
+    assert!(
+        matches!(&stopping.reason, StopReason::BetweenRuns { cell, floor }
+            if cell == "slow" && *floor > 0.05),
+        "{stopping:?}"
+    );
+    let text = summary::render(&result);
+    assert!(
+        text.contains("±5% cannot be claimed within one run"),
+        "{text}"
+    );
+    assert!(
+        text.contains("between runs:") && text.contains("prior floor"),
+        "{text}"
     );
 }

@@ -352,3 +352,30 @@ fn one_invocation_calibrates_once_and_its_cells_keep_the_calibration() {
     assert!(third.fresh.calibration.is_some());
     assert_ne!(third.fresh.calibration, Some(calibration));
 }
+
+#[test]
+fn a_run_is_checked_against_its_earlier_runs_in_the_store() {
+    separate_runs();
+    let ctx = support::context("store-earlier", Scale::smoke(), Volumes::default());
+    let first = run_cells(&ctx, &["first", "second"]);
+    assert!(first.current.earlier.is_empty(), "nothing before the first");
+    let text = dbbench_core::__internals::summary::render(&first.current);
+    assert!(!text.contains("between runs"), "{text}");
+    let second = run_cells(&ctx, &["first", "second"]);
+    let third = run_cells(&ctx, &["first", "second"]);
+    let ids =
+        |ran: &Ran| -> Vec<i64> { ran.current.earlier.iter().map(|e| e.invocation).collect() };
+    let invocation = |ran: &Ran| ran.current.cells[0].invocation.unwrap();
+    assert_eq!(ids(&second), vec![invocation(&first)]);
+    assert_eq!(ids(&third), vec![invocation(&second), invocation(&first)]);
+    assert_eq!(third.fresh.earlier, third.current.earlier);
+    let text = dbbench_core::__internals::summary::render(&third.current);
+    assert!(text.contains("between runs:"), "{text}");
+    assert!(
+        text.contains("pooled across 3 runs (random effects)"),
+        "{text}"
+    );
+    // The results file carries them, so a report made from it later says the same.
+    let published = json::read(&paths::results_file(&ctx.work_dir, &INSERTS.file_stem())).unwrap();
+    assert_eq!(published.earlier, third.current.earlier);
+}

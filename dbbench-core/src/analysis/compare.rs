@@ -27,6 +27,9 @@ pub struct Comparison {
     /// Why verdicts were overruled: runs measured while the machine was busy, calibrations that
     /// differ.
     pub notes: Vec<String>,
+    /// The current run against its own earlier runs ([`crate::analysis::between::lines`]):
+    /// agreement and the pooled random-effects estimate; empty without earlier runs.
+    pub between_runs: Vec<String>,
 }
 
 /// A cell in both runs.
@@ -113,6 +116,7 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
         rows,
         environment_changes: environment_changes(current, baseline),
         notes: merged(notes),
+        between_runs: crate::analysis::between::lines(current),
     }
 }
 
@@ -241,6 +245,15 @@ impl Comparison {
         }
         for change in &self.environment_changes {
             let _ = writeln!(out, "  environment changed: {change}");
+        }
+        if !self.between_runs.is_empty() {
+            let _ = writeln!(
+                out,
+                "  between runs (current run against its earlier runs):"
+            );
+            for line in &self.between_runs {
+                let _ = writeln!(out, "    {line}");
+            }
         }
         let _ = writeln!(out, "  {}", method_note());
 

@@ -5,6 +5,7 @@
 //! May import: `model`, `util`, `engine` (for an engine's profile, such as what its log segments
 //! are called), `run`.
 
+pub mod between;
 pub mod compare;
 pub mod confounder;
 pub mod label;

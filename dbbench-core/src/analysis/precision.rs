@@ -6,15 +6,71 @@
 //! filtered `cargo test` may leave the baseline out), the width of the cell's own mean interval
 //! stands in: it is what a later comparison's Welch interval is made of, so a cell measured alone
 //! still stops once its own time is known to the target.
+//!
+//! A judge made [`IntervalJudge::with_earlier`] (the front ends make it with the store's earlier
+//! runs, possibly none) widens each ratio's interval by the spread between runs
+//! ([`crate::analysis::between`]) and reports the floor that spread sets, so the target is judged
+//! on the interval the run will report across runs.
 
+use crate::analysis::between::{widened, BetweenRuns, Estimate, Spread};
 use crate::analysis::ratio::{Margin, Ratio};
 use crate::analysis::stats::Summary;
+use crate::model::earlier::EarlierRun;
 use crate::model::results::{CellResult, CellStatus};
 use crate::run::target::Judge;
 
-/// The [`Judge`] the front ends hand to the runner.
+/// The [`Judge`] the front ends hand to the runner: within-run intervals by default, widened by
+/// the between-run spread once made [`IntervalJudge::with_earlier`].
 #[derive(Debug, Default)]
-pub struct IntervalJudge;
+pub struct IntervalJudge {
+    /// The earlier runs the spread is judged from; `None`: judge within the run only.
+    earlier: Option<Vec<EarlierRun>>,
+}
+
+impl IntervalJudge {
+    /// A judge that widens by the spread between runs, estimated from `earlier` (the floor
+    /// [`crate::analysis::between::TAU_FLOOR`] where they are fewer than two).
+    pub fn with_earlier(earlier: Vec<EarlierRun>) -> IntervalJudge {
+        IntervalJudge {
+            earlier: Some(earlier),
+        }
+    }
+
+    /// The spread of `cell` given `ratio` in this run.
+    fn spread(&self, cell: &str, ratio: &Ratio) -> Option<(Estimate, Spread)> {
+        let earlier = self.earlier.as_ref()?;
+        let this = Estimate::of_ratio(ratio)?;
+        let theirs: Vec<Estimate> = earlier
+            .iter()
+            .filter_map(|run| run.of(cell))
+            .filter_map(|r| Estimate::of(r.ratio, r.low, r.high, r.df))
+            .collect();
+        Some((this, Spread::of(&this, &theirs)))
+    }
+
+    /// The ratios of the compared cells to the baseline.
+    fn ratios(
+        cells: &[CellResult],
+        baseline: &str,
+        paired_order: bool,
+        pilot: Option<usize>,
+    ) -> Vec<(String, Option<Ratio>)> {
+        let Some(base) = cells
+            .iter()
+            .find(|c| c.name == baseline && c.status == CellStatus::Ok)
+        else {
+            return Vec::new();
+        };
+        cells
+            .iter()
+            .filter(|c| c.status == CellStatus::Ok && c.name != base.name)
+            .map(|c| {
+                let r = Ratio::between(c, base, paired_order, pilot, Margin::DEFAULT);
+                (c.name.clone(), r)
+            })
+            .collect()
+    }
+}
 
 impl Judge for IntervalJudge {
     fn widths(
@@ -29,16 +85,40 @@ impl Judge for IntervalJudge {
             .iter()
             .find(|c| c.name == baseline && c.status == CellStatus::Ok);
         match base {
-            Some(base) => ok
-                .filter(|c| c.name != base.name)
-                .map(|c| {
-                    let width = Ratio::between(c, base, paired_order, Some(pilot), Margin::DEFAULT)
-                        .and_then(|r| r.relative_half_width());
-                    (c.name.clone(), width)
+            Some(base) => IntervalJudge::ratios(cells, &base.name, paired_order, Some(pilot))
+                .into_iter()
+                .map(|(name, r)| {
+                    let width = r.and_then(|r| match self.spread(&name, &r) {
+                        Some((this, spread)) => {
+                            let (ci, _) = widened(&this, &spread);
+                            (Ratio { ci: Some(ci), ..r }).relative_half_width()
+                        }
+                        None => r.relative_half_width(),
+                    });
+                    (name, width)
                 })
                 .collect(),
             None => ok.map(|c| (c.name.clone(), own_width(c, pilot))).collect(),
         }
+    }
+
+    fn floors(
+        &self,
+        cells: &[CellResult],
+        baseline: &str,
+        paired_order: bool,
+        pilot: usize,
+    ) -> Vec<(String, f64)> {
+        let Some(earlier) = &self.earlier else {
+            return Vec::new();
+        };
+        IntervalJudge::ratios(cells, baseline, paired_order, Some(pilot))
+            .into_iter()
+            .filter_map(|(name, r)| {
+                let b = BetweenRuns::of(&name, r.as_ref()?, earlier)?;
+                Some((name, b.spread.floor()))
+            })
+            .collect()
     }
 }
 
@@ -62,7 +142,7 @@ mod tests {
     #[test]
     fn widths_are_the_table_s_intervals() {
         let result = crate::model::sample::vlf();
-        let widths = IntervalJudge.widths(&result.cells, "test_1", true, 3);
+        let widths = IntervalJudge::default().widths(&result.cells, "test_1", true, 3);
         let names: Vec<&str> = widths.iter().map(|(n, _)| n.as_str()).collect();
         assert!(
             !names.contains(&"test_1"),
@@ -75,8 +155,30 @@ mod tests {
             assert_eq!(*width, r.relative_half_width(), "{name}");
         }
         // Without the baseline, each cell's own interval.
-        let alone = IntervalJudge.widths(&result.cells[1..2], "test_1", true, 3);
+        let alone = IntervalJudge::default().widths(&result.cells[1..2], "test_1", true, 3);
         assert_eq!(alone.len(), 1);
         assert!(alone[0].1.is_some_and(|w| w > 0.0), "{alone:?}");
+    }
+
+    #[test]
+    fn with_earlier_runs_the_widths_are_widened_and_the_floor_reported() {
+        let result = crate::model::sample::vlf();
+        let within = IntervalJudge::default().widths(&result.cells, "test_1", true, 3);
+        let judge = IntervalJudge::with_earlier(Vec::new());
+        let widened = judge.widths(&result.cells, "test_1", true, 3);
+        for ((name, w), (_, wide)) in within.iter().zip(&widened) {
+            assert!(wide.unwrap() > w.unwrap(), "{name}: {wide:?} vs {w:?}");
+        }
+        let floors = judge.floors(&result.cells, "test_1", true, 3);
+        assert_eq!(floors.len(), widened.len());
+        let floor = crate::analysis::between::Spread {
+            tau: crate::analysis::between::TAU_FLOOR,
+            estimated_from: None,
+        }
+        .floor();
+        assert!(floors.iter().all(|(_, f)| (*f - floor).abs() < 1e-12));
+        assert!(IntervalJudge::default()
+            .floors(&result.cells, "test_1", true, 3)
+            .is_empty());
     }
 }

@@ -173,6 +173,11 @@ pub struct Ratio {
     pub method: Method,
     /// The equivalence margin the verdict used.
     pub margin: Margin,
+    /// Degrees of freedom of the interval's t quantile (`n − 1` paired, `n₀ − 1` two-stage,
+    /// Welch–Satterthwaite), which the pooling across runs ([`crate::analysis::between`]) needs
+    /// to turn the interval back into a variance. Not written to results: it is recomputed.
+    #[serde(skip)]
+    pub df: Option<f64>,
 }
 
 impl Ratio {
@@ -230,7 +235,9 @@ impl Ratio {
                 high: (mean + half).exp(),
             }
         });
-        Some(Ratio::judge(mean.exp(), ci, Method::Paired, margin))
+        let mut r = Ratio::judge(mean.exp(), ci, Method::Paired, margin);
+        r.df = (n >= 2).then(|| (n - 1) as f64);
+        Some(r)
     }
 
     /// Stein's two-stage ratio over `pairs` in round order: the centre from every round, the
@@ -249,7 +256,9 @@ impl Ratio {
             low: (centre - half).exp(),
             high: (centre + half).exp(),
         };
-        Some(Ratio::judge(all.ratio, Some(ci), Method::TwoStage, margin))
+        let mut r = Ratio::judge(all.ratio, Some(ci), Method::TwoStage, margin);
+        r.df = Some((pilot - 1) as f64);
+        Some(r)
     }
 
     /// The Welch ratio of the two samples' means; `None` when either mean is not positive.
@@ -268,7 +277,9 @@ impl Ratio {
             )),
             _ => None,
         };
-        Some(Ratio::judge(ratio, ci, Method::Welch, margin))
+        let mut r = Ratio::judge(ratio, ci.map(|c| c.0), Method::Welch, margin);
+        r.df = ci.map(|c| c.1);
+        Some(r)
     }
 
     fn judge(ratio: f64, ci: Option<Interval>, method: Method, margin: Margin) -> Ratio {
@@ -287,6 +298,7 @@ impl Ratio {
             verdict,
             method,
             margin,
+            df: None,
         }
     }
 
@@ -343,6 +355,7 @@ impl Ratio {
             verdict: Verdict::Baseline,
             method: Method::Paired,
             margin: Margin::DEFAULT,
+            df: None,
         }
     }
 }
@@ -370,21 +383,29 @@ fn squared_cv_of_mean(sd: f64, s: &Summary) -> f64 {
     sd * sd / (s.n as f64 * s.mean * s.mean)
 }
 
-fn log_ratio_interval(ratio: f64, a: f64, b: f64, n_a: usize, n_b: usize) -> Interval {
+/// The interval and its Welch–Satterthwaite degrees of freedom.
+fn log_ratio_interval(ratio: f64, a: f64, b: f64, n_a: usize, n_b: usize) -> (Interval, f64) {
     let var = a + b;
     if var == 0.0 {
         // Both samples are constant: the ratio is known exactly.
-        return Interval {
-            low: ratio,
-            high: ratio,
-        };
+        let df = (n_a + n_b - 2) as f64;
+        return (
+            Interval {
+                low: ratio,
+                high: ratio,
+            },
+            df,
+        );
     }
     let df = var * var / (a * a / (n_a - 1) as f64 + b * b / (n_b - 1) as f64);
     let half = t_quantile(0.5 + CONFIDENCE / 2.0, df) * var.sqrt();
-    Interval {
-        low: (ratio.ln() - half).exp(),
-        high: (ratio.ln() + half).exp(),
-    }
+    (
+        Interval {
+            low: (ratio.ln() - half).exp(),
+            high: (ratio.ln() + half).exp(),
+        },
+        df,
+    )
 }
 
 #[cfg(test)]

@@ -96,6 +96,25 @@ impl Invocation {
         ctx: &RunContext,
         backend: &mut Backend,
     ) -> Result<Ran> {
+        // The earlier runs the stopping rule judges the spread between runs from (calibration
+        // is checked once this run has taken its own, below).
+        let kind = backend.kind();
+        let host = crate::model::host::hostname();
+        let path = bench.test_path();
+        let earlier = crate::output::earlier::earlier_runs(
+            &self.store,
+            self.id,
+            &crate::output::earlier::Key {
+                benchmark: &path,
+                host: &host,
+                backend: kind.keyword(),
+                scale: &ctx.scale.name,
+                baseline: bench
+                    .baseline_on(kind)
+                    .unwrap_or(bench.cells[bench.baseline_index()].name),
+                calibration: None,
+            },
+        )?;
         let outcome = {
             let store_recorder = if self.resuming {
                 self.store.resuming_recorder(self.id)
@@ -109,7 +128,7 @@ impl Invocation {
                 ctx,
                 backend,
                 &mut recorder,
-                &crate::analysis::precision::IntervalJudge,
+                &crate::analysis::precision::IntervalJudge::with_earlier(earlier),
             )
             .await
         };
@@ -145,10 +164,14 @@ impl Invocation {
             InvocationStatus::Completed
         };
         self.store.finish(self.id, status, None)?;
-        let current = self
+        let mut fresh = fresh;
+        let mut current = self
             .store
             .current(&bench.test_path(), &fresh.host.hostname)?
             .unwrap_or_else(|| fresh.clone());
+        let key = crate::output::earlier::Key::of(&current);
+        current.earlier = crate::output::earlier::earlier_runs(&self.store, self.id, &key)?;
+        fresh.earlier.clone_from(&current.earlier);
         Ok(Ran { fresh, current })
     }
 }

@@ -37,6 +37,7 @@ pub fn publish_all(
                 let published = crate::util::paths::results_file(work_dir, &stem);
                 crate::output::json::read(&published).ok()?.reference
             });
+        current.earlier = crate::output::earlier::of_stored(store, &current)?;
         crate::output::publish(&current, &stem, work_dir)?;
         written += 1;
     }
@@ -208,7 +209,10 @@ fn current_results(work_dir: &Path) -> Result<Vec<BenchmarkResult>> {
     let here = crate::model::host::hostname();
     let mut out = Vec::new();
     for stored in store.benchmarks()?.into_iter().filter(|s| s.host == here) {
-        out.extend(store.current(&stored.benchmark, &here)?);
+        if let Some(mut current) = store.current(&stored.benchmark, &here)? {
+            current.earlier = crate::output::earlier::of_stored(&store, &current)?;
+            out.push(current);
+        }
     }
     Ok(out)
 }

@@ -9,6 +9,7 @@
 pub mod calibration;
 pub mod config;
 pub mod dialect;
+pub mod earlier;
 pub mod error;
 pub mod evidence;
 pub mod host;

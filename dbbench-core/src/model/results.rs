@@ -62,6 +62,11 @@ pub struct BenchmarkResult {
     /// `test_6 (mssql)`: shown in one line under the table rather than as skipped rows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub elsewhere: Vec<String>,
+    /// Earlier runs of this benchmark on the same host, backend, scale and calibration, newest
+    /// first (at most ten), with their ratios: what the "between runs" lines pool and check this
+    /// run against. Empty (and absent from the file) when the store holds none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<super::earlier::EarlierRun>,
 }
 
 /// Why a benchmark ran as many rounds as it did.
@@ -93,6 +98,14 @@ pub enum StopReason {
     Budget,
     /// The precision target could not be judged here (why): the minimum rounds ran.
     Unjudged(String),
+    /// The spread between runs alone (`analysis::between`) makes an interval for `cell` wider
+    /// than the target, so more rounds within this run could not reach it: the minimum ran.
+    BetweenRuns {
+        /// The cell whose between-run floor is widest.
+        cell: String,
+        /// That floor, as a fraction of the ratio (0.10 for ±10%).
+        floor: f64,
+    },
 }
 
 impl Stopping {
@@ -120,6 +133,15 @@ impl Stopping {
                 _ => "the time budget (another round would have exceeded it)".into(),
             },
             StopReason::Unjudged(why) => format!("the minimum rounds{whose}, since {why}"),
+            StopReason::BetweenRuns { cell, floor } => format!(
+                "the minimum rounds{whose}, since the between-run spread ±{}% ({cell}) sets a \
+                 floor: {} cannot be claimed within one run",
+                crate::model::units::percent_text((floor * 1000.0).round() / 1000.0),
+                precision.map_or("the target".to_string(), |p| format!(
+                    "±{}%",
+                    crate::model::units::percent_text(p.target)
+                ))
+            ),
         };
         let widest = self.widest.as_ref().map_or(String::new(), |(cell, w)| {
             format!(

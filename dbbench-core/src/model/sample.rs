@@ -120,6 +120,7 @@ pub fn benchmark(cells: &[CellPlan<'_>]) -> BenchmarkResult {
         stopping: None,
         not_applicable: None,
         elsewhere: Vec::new(),
+        earlier: Vec::new(),
     }
 }
 

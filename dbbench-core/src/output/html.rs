@@ -318,6 +318,17 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
             escape(&stopping.line(result.run.precision.as_ref()))
         );
     }
+    let between = crate::analysis::between::lines(result);
+    if !between.is_empty() {
+        let items: String = between
+            .iter()
+            .map(|line| format!("<li>{}</li>", escape(line.trim())))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">Between runs:</p><ul class=\"note\">{items}</ul>"
+        );
+    }
     if let Some(note) = crate::output::summary::reference_note(&table) {
         let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&note));
     }

@@ -100,6 +100,12 @@ pub fn comparison(c: &Comparison) -> String {
     for note in &c.notes {
         let _ = writeln!(out, "\n> ⚠️ {note}");
     }
+    if !c.between_runs.is_empty() {
+        out.push_str("\nBetween runs (the current run against its earlier runs):\n\n");
+        for line in &c.between_runs {
+            let _ = writeln!(out, "- {}", line.trim());
+        }
+    }
     out
 }
 

@@ -13,6 +13,7 @@
 pub mod chart;
 pub mod comparator;
 pub mod csv;
+pub mod earlier;
 pub mod history;
 pub mod html;
 pub mod json;

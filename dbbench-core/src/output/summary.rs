@@ -62,6 +62,13 @@ pub fn render(result: &BenchmarkResult) -> String {
     if let Some(stopping) = &result.stopping {
         let _ = writeln!(out, "  {}", stopping.line(result.run.precision.as_ref()));
     }
+    let between = crate::analysis::between::lines(result);
+    if !between.is_empty() {
+        let _ = writeln!(out, "  between runs:");
+        for line in between {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
     if let Some(note) = reference_note(&table) {
         let _ = writeln!(out, "  {note}");
     }

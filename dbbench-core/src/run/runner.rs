@@ -239,7 +239,8 @@ async fn run_cells(
             };
             let widths = judge.widths(&results, baseline_name, paired, pilot);
             crate::util::console::say(&widths_line(&bench.test_path(), rounds, &t, &widths));
-            match crate::run::target::decide(&t, rounds, started.elapsed(), &widths) {
+            let floors = judge.floors(&results, baseline_name, paired, pilot);
+            match crate::run::target::decide(&t, rounds, started.elapsed(), &widths, &floors) {
                 crate::run::target::Decision::Continue => {
                     let next = bench.run.warmup + rounds;
                     queue.extend(
@@ -472,6 +473,7 @@ fn header(
         stopping: None,
         not_applicable: bench.not_applicable_on(kind).map(str::to_string),
         elsewhere: bench.elsewhere_on(kind),
+        earlier: Vec::new(),
     }
 }
 

@@ -10,6 +10,11 @@
 //! first rounds and the count only, so the rule chooses a count and biases nothing.
 //! `docs/statistics.md` has the simulation that checks this.
 //!
+//! Between runs: a judge that knows the spread between invocations (`analysis::between`) gives
+//! the widths of this run's interval widened by it, and the floor that spread alone sets. When
+//! the floor is wider than the target, no number of rounds can meet it: the rule stops at the
+//! minimum and says so ([`StopReason::BetweenRuns`]) rather than spending the budget.
+//!
 //! The intervals themselves are the analysis layer's ([`Judge`] is implemented there and handed
 //! to the runner by the front ends), so the runner and the tables use one computation.
 
@@ -30,6 +35,19 @@ pub trait Judge {
         paired_order: bool,
         pilot: usize,
     ) -> Vec<(String, Option<f64>)>;
+
+    /// The narrowest half-width the spread between runs leaves each cell's ratio, as a fraction
+    /// (no number of rounds within this run gets below it); empty where the judge knows nothing
+    /// of other runs.
+    fn floors(
+        &self,
+        _cells: &[CellResult],
+        _baseline: &str,
+        _paired_order: bool,
+        _pilot: usize,
+    ) -> Vec<(String, f64)> {
+        Vec::new()
+    }
 }
 
 /// A judge that computes nothing: a precision target then runs its minimum rounds and says why.
@@ -60,15 +78,25 @@ pub fn widest(widths: &[(String, Option<f64>)]) -> Option<(String, f64)> {
 }
 
 /// The rule, after `rounds` rounds in `elapsed` (each round took `elapsed / rounds` on average).
-/// `widths` empty means nothing could be judged (no compared cell in this run).
+/// `widths` empty means nothing could be judged (no compared cell in this run); `floors` are the
+/// between-run floors ([`Judge::floors`]).
 pub fn decide(
     target: &Precision,
     rounds: u32,
     elapsed: Duration,
     widths: &[(String, Option<f64>)],
+    floors: &[(String, f64)],
 ) -> Decision {
     if rounds < target.min_rounds {
         return Decision::Continue;
+    }
+    if let Some((cell, floor)) = floors.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        if !widths.is_empty() && *floor > target.target() {
+            return Decision::Stop(StopReason::BetweenRuns {
+                cell: cell.clone(),
+                floor: *floor,
+            });
+        }
     }
     match widest(widths) {
         None => {
@@ -113,9 +141,12 @@ mod tests {
     #[test]
     fn the_minimum_runs_whatever_the_widths() {
         let s = Duration::from_secs(3);
-        assert_eq!(decide(&TARGET, 2, s, &w(&[Some(0.01)])), Decision::Continue);
         assert_eq!(
-            decide(&TARGET, 3, s, &w(&[Some(0.01), Some(0.05)])),
+            decide(&TARGET, 2, s, &w(&[Some(0.01)]), &[]),
+            Decision::Continue
+        );
+        assert_eq!(
+            decide(&TARGET, 3, s, &w(&[Some(0.01), Some(0.05)]), &[]),
             Decision::Stop(StopReason::TargetMet)
         );
     }
@@ -124,11 +155,11 @@ mod tests {
     fn the_widest_interval_decides() {
         let s = Duration::from_secs(3);
         assert_eq!(
-            decide(&TARGET, 3, s, &w(&[Some(0.01), Some(0.051)])),
+            decide(&TARGET, 3, s, &w(&[Some(0.01), Some(0.051)]), &[]),
             Decision::Continue
         );
         assert_eq!(
-            decide(&TARGET, 3, s, &w(&[Some(0.01), None])),
+            decide(&TARGET, 3, s, &w(&[Some(0.01), None]), &[]),
             Decision::Continue
         );
         assert_eq!(
@@ -141,21 +172,46 @@ mod tests {
     fn limits_stop_a_target_not_yet_met() {
         let wide = w(&[Some(0.2)]);
         assert_eq!(
-            decide(&TARGET, 10, Duration::from_secs(10), &wide),
+            decide(&TARGET, 10, Duration::from_secs(10), &wide, &[]),
             Decision::Stop(StopReason::RoundLimit)
         );
         // Five rounds in 50 s: a sixth would end at 60 s, within the budget; at 52 s it would not.
         assert_eq!(
-            decide(&TARGET, 5, Duration::from_secs(50), &wide),
+            decide(&TARGET, 5, Duration::from_secs(50), &wide, &[]),
             Decision::Continue
         );
         assert_eq!(
-            decide(&TARGET, 5, Duration::from_secs(52), &wide),
+            decide(&TARGET, 5, Duration::from_secs(52), &wide, &[]),
             Decision::Stop(StopReason::Budget)
         );
         assert!(matches!(
-            decide(&TARGET, 3, Duration::from_secs(1), &[]),
+            decide(&TARGET, 3, Duration::from_secs(1), &[], &[]),
             Decision::Stop(StopReason::Unjudged(_))
         ));
+    }
+
+    #[test]
+    fn a_between_run_floor_above_the_target_stops_at_the_minimum() {
+        let s = Duration::from_secs(3);
+        let narrow = w(&[Some(0.02)]);
+        let floors = vec![("c0".to_string(), 0.103)];
+        assert_eq!(decide(&TARGET, 2, s, &narrow, &floors), Decision::Continue);
+        assert_eq!(
+            decide(&TARGET, 3, s, &narrow, &floors),
+            Decision::Stop(StopReason::BetweenRuns {
+                cell: "c0".into(),
+                floor: 0.103
+            })
+        );
+        // A floor under the target leaves the widths to decide.
+        let low = vec![("c0".to_string(), 0.03)];
+        assert_eq!(
+            decide(&TARGET, 3, s, &narrow, &low),
+            Decision::Stop(StopReason::TargetMet)
+        );
+        assert_eq!(
+            decide(&TARGET, 3, s, &w(&[Some(0.07)]), &low),
+            Decision::Continue
+        );
     }
 }
