@@ -7,9 +7,11 @@
 //! A setting a declared option maps to ([`super::options::Mapping::declared`]) is marked
 //! `set_by` that option: it is the declared difference, not a confounder. Settings that only
 //! say where a cluster lives are left out ([`EXCLUDED`]), so that two cells never differ by a
-//! path. A setting whose value changed while the window was open is recorded with its value at
-//! the close, plus `pg.<name>@open` holding the value at the open; that entry exists only in the
-//! repetition where it changed, so the check between repetitions lists it.
+//! path. A setting is recorded with its value when the window opened (the state the window
+//! started from); one whose value changed while the window was open gets a second entry,
+//! `pg.<name>@close`, with its value at the close. That entry exists only in the repetition where
+//! the change happened, so the check between repetitions and the one against the baseline list
+//! it, and the change shows in the next window's value.
 
 use super::connection::PostgresConnection;
 use crate::model::setting::{Setting, Settings};
@@ -24,8 +26,14 @@ pub const EXCLUDED: &[(&str, &str)] = &[
     ("ident_file", "a path under the data directory"),
     ("external_pid_file", "a path"),
     ("port", "a free port picked for each managed cluster"),
-    ("unix_socket_directories", "the cluster's private socket directory"),
-    ("listen_addresses", "where clients connect, not how the server writes"),
+    (
+        "unix_socket_directories",
+        "the cluster's private socket directory",
+    ),
+    (
+        "listen_addresses",
+        "where clients connect, not how the server writes",
+    ),
     ("log_directory", "a path"),
     ("log_filename", "a file name pattern"),
     ("ssl_cert_file", "a path"),
@@ -41,8 +49,8 @@ pub const EXCLUDED: &[(&str, &str)] = &[
 /// The prefix of every PostgreSQL setting's name in [`Settings`].
 pub const PREFIX: &str = "pg.";
 
-/// The suffix of the entry that keeps a setting's value at the window's open when it changed.
-pub const AT_OPEN: &str = "@open";
+/// The suffix of the entry that keeps a setting's value at the window's close when it changed.
+pub const AT_CLOSE: &str = "@close";
 
 const SQL: &str = "SELECT name, current_setting(name, true), source FROM pg_settings ORDER BY name";
 
@@ -85,16 +93,16 @@ fn entry(
     Some((format!("{PREFIX}{name}"), setting))
 }
 
-/// The window's settings: the values at the close, and `…@open` beside each one whose value at
-/// the open was different (or that was not reported at the close).
-pub fn merge(open: Settings, mut close: Settings) -> Settings {
-    for (name, at_open) in open {
-        let changed = close.get(&name).is_none_or(|c| c.value != at_open.value);
+/// The window's settings: the values at the open, and `…@close` beside each one whose value at
+/// the close was different (a setting that appeared only at the close gets just that entry).
+pub fn merge(mut open: Settings, close: Settings) -> Settings {
+    for (name, at_close) in close {
+        let changed = open.get(&name).is_none_or(|o| o.value != at_close.value);
         if changed {
-            close.insert(format!("{name}{AT_OPEN}"), at_open);
+            open.insert(format!("{name}{AT_CLOSE}"), at_close);
         }
     }
-    close
+    open
 }
 
 #[cfg(test)]
@@ -137,8 +145,8 @@ mod tests {
         let open = map(&[("pg.commit_delay", "0"), ("pg.jit", "off")]);
         let close = map(&[("pg.commit_delay", "10"), ("pg.jit", "off")]);
         let merged = merge(open, close);
-        assert_eq!(merged["pg.commit_delay"].value, "10");
-        assert_eq!(merged["pg.commit_delay@open"].value, "0");
-        assert!(!merged.contains_key("pg.jit@open"), "{merged:?}");
+        assert_eq!(merged["pg.commit_delay"].value, "0");
+        assert_eq!(merged["pg.commit_delay@close"].value, "10");
+        assert!(!merged.contains_key("pg.jit@close"), "{merged:?}");
     }
 }

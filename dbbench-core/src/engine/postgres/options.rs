@@ -389,7 +389,11 @@ mod tests {
             ]
         );
         // Every setting an option maps to is marked with it; the pinned ones are not.
-        let declared: Vec<String> = m.declared.iter().map(|(s, o)| format!("{s}<-{o}")).collect();
+        let declared: Vec<String> = m
+            .declared
+            .iter()
+            .map(|(s, o)| format!("{s}<-{o}"))
+            .collect();
         assert_eq!(
             declared,
             [

@@ -168,13 +168,19 @@ mod tests {
             ..StorageSpec::DEFAULT
         };
         let small = super::super::options::map(&segment(1), Mode::Managed).unwrap();
-        assert!(small.server.contains(&("min_wal_size".into(), "'80MB'".into())));
-        assert!(small.server.contains(&("max_wal_size".into(), "'1024MB'".into())));
+        assert!(small
+            .server
+            .contains(&("min_wal_size".into(), "'80MB'".into())));
+        assert!(small
+            .server
+            .contains(&("max_wal_size".into(), "'1024MB'".into())));
         let declared: Vec<&str> = small.declared.iter().map(|d| d.0.as_str()).collect();
         assert_eq!(declared, ["wal_segment_size"]);
         // 1 GB segments: two of them are more than the defaults, so the segment size sets them.
         let large = super::super::options::map(&segment(1024), Mode::Managed).unwrap();
-        assert!(large.server.contains(&("min_wal_size".into(), "'2048MB'".into())));
+        assert!(large
+            .server
+            .contains(&("min_wal_size".into(), "'2048MB'".into())));
         assert!(large
             .declared
             .contains(&("min_wal_size".into(), "log_growth")));
