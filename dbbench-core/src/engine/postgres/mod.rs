@@ -211,7 +211,9 @@ impl PostgresBackend {
                 put(
                     "settings",
                     "initdb defaults (fsync on, synchronous_commit on, shared_buffers 128MB) plus \
-                     track_io_timing and track_wal_io_timing on, and each cell's options"
+                     track_io_timing and track_wal_io_timing on, pinned wal_buffers 4MB, \
+                     autovacuum off and jit off (docs/postgres.md, Pinned settings), and each \
+                     cell's options"
                         .into(),
                 );
                 put(
