@@ -311,9 +311,11 @@ impl Window {
         evidence.facts.insert(
             "jit".into(),
             match jit {
-                Some(false) => "off (pinned: ALTER DATABASE … SET jit = off), so no statement                                 in the window was JIT-compiled"
+                Some(false) => "off (pinned: ALTER DATABASE … SET jit = off), so no statement \
+                                in the window was JIT-compiled"
                     .into(),
-                Some(true) => "on: a statement whose cost passed jit_above_cost was compiled                                inside the window"
+                Some(true) => "on: a statement whose cost passed jit_above_cost was compiled \
+                               inside the window"
                     .into(),
                 None => "unknown (the session could not read it)".into(),
             },
