@@ -10,8 +10,9 @@
 //! cluster and for a cell without `log_pregrow`, every segment file beyond the insert position is
 //! removed; the server creates a segment again when it reaches it. Removing rather than refusing
 //! keeps every repetition measurable: the segments are dbbench's own cluster's spare files, and
-//! nothing has written into them. If the insert position enters another segment while they are
-//! removed, the window is refused with an error (a file the server was about to use may be gone).
+//! nothing has written into them (the segment the next record goes to is kept). If the insert
+//! position enters another segment while they are removed, the window is refused with an error
+//! (a file the server was about to use may be gone).
 //! On an existing server nothing is removed; the count ahead at the window's start is recorded
 //! either way (`pg_wal_segments_ahead_before`).
 
@@ -20,17 +21,19 @@ use super::evidence::is_segment;
 use crate::model::error::{Error, Result};
 use std::path::Path;
 
-/// The segment that holds the next WAL byte: after a segment switch the insert position sits on
-/// the boundary, which `pg_walfile_name` names as the previous segment, so one byte further is
-/// asked; the segment the next record goes to is never taken for one ahead.
-const NEXT_SQL: &str = "SELECT pg_walfile_name(pg_current_wal_insert_lsn() + 1)";
+/// The insert position's segment and offset in it. `pg_walfile_name_offset` names the previous
+/// segment when the position sits exactly on a boundary (after a segment switch), with offset 0:
+/// then the first segment after the named one is where the next record goes, and is kept.
+const POSITION_SQL: &str =
+    "SELECT file_name, file_offset::bigint FROM pg_walfile_name_offset(pg_current_wal_insert_lsn())";
 
-async fn next_segment(conn: &mut PostgresConnection) -> Result<String> {
-    conn.query(NEXT_SQL, &[])
-        .await?
+async fn position(conn: &mut PostgresConnection) -> Result<(String, bool)> {
+    let rows = conn.query(POSITION_SQL, &[]).await?;
+    let row = rows
         .first()
-        .ok_or_else(|| Error::msg("no WAL insert position"))?
-        .get(0)
+        .ok_or_else(|| Error::msg("no WAL insert position"))?;
+    let offset: i64 = row.get(1)?;
+    Ok((row.get(0)?, offset == 0))
 }
 
 /// The segment file names in `dir` after `current`, in order.
@@ -49,8 +52,11 @@ fn ahead_of(dir: &Path, current: &str) -> Result<Vec<String>> {
 /// Removes the segments ahead of the insert position from the managed cluster's WAL directory
 /// `dir`; returns how many. Fails if the insert position left its segment meanwhile.
 pub async fn reset(conn: &mut PostgresConnection, dir: &Path) -> Result<u64> {
-    let current = next_segment(conn).await?;
-    let ahead = ahead_of(dir, &current)?;
+    let (current, on_boundary) = position(conn).await?;
+    let mut ahead = ahead_of(dir, &current)?;
+    if on_boundary && !ahead.is_empty() {
+        ahead.remove(0);
+    }
     for name in &ahead {
         let path = dir.join(name);
         match std::fs::remove_file(&path) {
@@ -66,7 +72,7 @@ pub async fn reset(conn: &mut PostgresConnection, dir: &Path) -> Result<u64> {
             }
         }
     }
-    let after = next_segment(conn).await?;
+    let (after, _) = position(conn).await?;
     if after != current {
         return Err(Error::msg(format!(
             "the WAL insert position moved from segment {current} to {after} while dbbench \
