@@ -264,7 +264,21 @@ fn an_existing_server_keeps_its_databases_and_settings_and_never_sees_the_passwo
             "{:?}",
             run.unavailable
         );
+        // The server's settings are left alone, yet the database's are pinned: JIT off on
+        // dbbench's database, autovacuum off on its tables, and the settings read back.
+        assert_eq!(run.settings["pg.jit"].value, "off");
+        assert_eq!(run.settings["pg.jit"].source.as_deref(), Some("database"));
+        assert!(run.facts["jit"].starts_with("off"), "{:?}", run.facts);
+        assert!(
+            run.values["pg_autovacuum_disabled_tables"] >= 1.0,
+            "{:?}",
+            run.unavailable
+        );
+        assert_eq!(run.counts["pg_autovacuum_runs"], 0);
     }
+    // The maxdop cell differs only in the setting maxdop sets.
+    let found = dbbench_core::results::confounders(&result);
+    assert!(found.is_empty(), "{found:#?}");
     assert!(SPOKE_THE_PROTOCOL.load(std::sync::atomic::Ordering::SeqCst));
     // The server's default of 2 on the plain cell; maxdop 2 is one worker besides the leader,
     // set on dbbench's own database only.

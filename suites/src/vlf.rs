@@ -44,6 +44,16 @@
 //! zero-filled, WAL written, checkpoints requested and WAL sync time. The article's columns are
 //! SQL Server's figures, labelled so.
 //!
+//! **pg_test_5 is an A/A check.** PostgreSQL never uses a parallel plan for a statement that
+//! writes data, except `CREATE TABLE … AS`, `SELECT INTO` and `CREATE MATERIALIZED VIEW` (its
+//! manual, "When Can Parallel Query Be Used?"), so `INSERT … SELECT` runs serially whatever
+//! `max_parallel_workers_per_gather` says: pg_test_5 runs exactly what pg_test_4 runs, and its
+//! ratio to pg_test_4 is expected to read "equivalent". The summary and the report say so under
+//! the table ([`PG_TEST_5_NOTE`]); any other verdict is a finding about the method (a confounder
+//! left, or noise wider than the interval says), to be reported, not hidden. What every
+//! PostgreSQL cell pins alike (`wal_buffers`, autovacuum, JIT) and how WAL segments made ahead
+//! are removed before the windows of tests 1–3 is in `docs/postgres.md`.
+//!
 //! **How to read the results.** Compare each test with test 1 (the baseline): the article found
 //! tests 1 and 2 slowest and within noise of each other, test 3 clearly faster with far fewer log
 //! growths, and test 4 a little faster again with no log growth at all.
@@ -138,5 +148,13 @@ pub fn article() -> dbbench_core::cli::Reference {
     .case(case("test_5", 716.0, 127))
     .case(case("test_6", 723.0, 127));
     // PostgreSQL's cases ask tests 1–5 of its WAL: `#[cases]` pairs each with its test.
-    reference.mirrors(doubling::BENCHMARK.run.mirrors)
+    reference
+        .mirrors(doubling::BENCHMARK.run.mirrors)
+        .note("pg_test_5", PG_TEST_5_NOTE)
 }
+
+/// Why `pg_test_5` against `pg_test_4` is an A/A pair, shown under the table.
+pub const PG_TEST_5_NOTE: &str =
+    "expected \"equivalent\" to pg_test_4 (an A/A check): PostgreSQL 15 never plans \
+     INSERT … SELECT in parallel, so max_parallel_workers_per_gather (MAXDOP 4) changes nothing \
+     that runs; another verdict is a finding, not noise to hide";

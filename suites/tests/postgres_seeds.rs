@@ -167,6 +167,43 @@ fn the_vlf_suite_on_postgres_shows_segment_size_zero_fill_and_pregrowth() {
     assert_eq!(effective(0, "log_growth_bytes"), MB);
     assert_eq!(effective(2, "log_growth_bytes"), 2 * MB);
     assert_eq!(effective(2, "log_size_bytes"), 32000 * MB / 512);
+    // What the server would derive or leave to chance is pinned alike in every cell: WAL buffers
+    // (1 MB with 1 MB segments otherwise), JIT and autovacuum; neither ran inside a window.
+    for (run, name) in runs.iter().zip(&names) {
+        let setting = |key: &str| run.settings[key].value.as_str();
+        assert_eq!(setting("pg.wal_buffers"), "4MB", "{name}");
+        assert_eq!(setting("pg.jit"), "off", "{name}");
+        assert_eq!(setting("pg.autovacuum"), "off", "{name}");
+        assert_eq!(run.counts["pg_autovacuum_runs"], 0, "{name}");
+        assert_eq!(run.counts["pg_autoanalyze_runs"], 0, "{name}");
+        assert!(
+            run.facts["jit"].starts_with("off"),
+            "{name}: {:?}",
+            run.facts
+        );
+    }
+    // Tests 1–3 start every window with no segment made ahead (those the window-opening
+    // checkpoint left are removed); tests 4 and 5 keep the ones they made on purpose.
+    for (i, name) in names.iter().enumerate().take(3) {
+        assert_eq!(
+            runs[i].values["pg_wal_segments_ahead_before"], 0.0,
+            "{name}"
+        );
+        assert!(runs[i].values.contains_key("pg_wal_segments_removed_ahead"));
+    }
+    for i in [3, 4] {
+        assert!(runs[i].values["pg_wal_segments_ahead_before"] > 0.0);
+        assert!(!runs[i].values.contains_key("pg_wal_segments_removed_ahead"));
+    }
+    // Each cell differs from pg_test_1 only in settings its declared options set.
+    let found = dbbench_core::results::confounders(&result);
+    assert!(found.is_empty(), "{found:#?}");
+    assert_eq!(
+        runs[4].settings["pg.max_parallel_workers_per_gather"]
+            .set_by
+            .as_deref(),
+        Some("maxdop")
+    );
     assert_clean(&ctx.work_dir);
 }
 

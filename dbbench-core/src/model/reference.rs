@@ -85,6 +85,15 @@ impl Reference {
         })
     }
 
+    /// With `note` on `cell`'s case, replacing any it inherited through [`Reference::same_as`]:
+    /// what a reader should expect of that cell where the source does not say (an A/A pair).
+    pub fn note(mut self, cell: &str, note: &str) -> Reference {
+        for case in self.cases.iter_mut().filter(|c| c.cell == cell) {
+            case.note = note.into();
+        }
+        self
+    }
+
     /// Adds a case.
     pub fn case(mut self, case: ReferenceCase) -> Reference {
         self.cases.push(case);

@@ -332,6 +332,9 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
     if let Some(note) = crate::output::summary::reference_note(&table) {
         let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&note));
     }
+    for note in crate::output::summary::case_notes(result) {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(&note));
+    }
     let img = |out: &mut String, path: &str, alt: &str| {
         let _ = writeln!(
             out,

@@ -72,7 +72,23 @@ pub fn render(result: &BenchmarkResult) -> String {
     if let Some(note) = reference_note(&table) {
         let _ = writeln!(out, "  {note}");
     }
+    for note in case_notes(result) {
+        let _ = writeln!(out, "  {note}");
+    }
     out
+}
+
+/// "pg_test_5: expected …", the suite's note on each case of the reference that ran here.
+pub fn case_notes(result: &BenchmarkResult) -> Vec<String> {
+    let Some(reference) = &result.reference else {
+        return Vec::new();
+    };
+    reference
+        .cases
+        .iter()
+        .filter(|case| !case.note.is_empty() && result.cells.iter().any(|c| c.name == case.cell))
+        .map(|case| format!("{}: {}", case.cell, case.note))
+        .collect()
 }
 
 /// "does not apply on postgres: …", for a benchmark whose question has no counterpart on the
@@ -126,6 +142,25 @@ mod tests {
             text.contains("article columns: Berry 2013, Table 7"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_case_note_is_shown_for_a_cell_that_ran() {
+        use crate::model::reference::{Reference, ReferenceCase};
+        let mut result = crate::model::sample::vlf();
+        let ran = result.cells[1].name.clone();
+        result.reference = Some(
+            Reference::new("vlf::doubling", "Berry 2013", "test_1")
+                .case(ReferenceCase::cell(&ran).note("inherited"))
+                .case(ReferenceCase::cell("not_run").note("never shown"))
+                .note(&ran, "expected equivalent"),
+        );
+        let text = render(&result);
+        assert!(
+            text.contains(&format!("  {ran}: expected equivalent\n")),
+            "{text}"
+        );
+        assert!(!text.contains("never shown") && !text.contains("inherited"));
     }
 
     #[test]

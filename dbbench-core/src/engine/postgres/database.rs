@@ -23,6 +23,11 @@ pub struct PostgresDatabase {
     pub(super) version_num: i64,
     pub(super) window: Mutex<Option<Window>>,
     pub(super) counts: BTreeMap<String, i64>,
+    /// The server settings the cell's declared options set ([`super::options::Mapping`]).
+    pub(super) declared: BTreeMap<String, String>,
+    /// Whether segments made ahead are removed before each window ([`super::ahead`]): on a
+    /// managed cluster, for a cell that does not make them on purpose (`log_pregrow`).
+    pub(super) reset_ahead: bool,
     pub(super) cancel: Arc<crate::util::cancel::Cancel>,
 }
 
@@ -105,18 +110,34 @@ impl PostgresDatabase {
             settings: &self.settings,
             wal_dir: self.cluster.as_ref().map(|c| c.wal_dir()),
             version_num: self.version_num,
+            declared: &self.declared,
         }
     }
 
-    /// Checkpoints (so the window starts with no dirty pages from the fixture) and snapshots
-    /// the server's statistics.
+    /// Checkpoints (so the window starts with no dirty pages from the fixture), removes the WAL
+    /// segments that checkpoint left ahead where the cell does not declare them ([`super::ahead`]),
+    /// turns autovacuum off on the fixture's tables on an existing server ([`super::pinned`]),
+    /// and snapshots the server's statistics and settings.
     pub async fn open_window(&self, conn: &mut PostgresConnection) -> Result<()> {
-        if self.cluster.is_some() {
-            conn.batch("CHECKPOINT")
-                .await
-                .map_err(|e| self.explain(e))?;
+        let mut removed_ahead = None;
+        let mut autovacuum_tables = None;
+        match &self.cluster {
+            Some(cluster) => {
+                conn.batch("CHECKPOINT")
+                    .await
+                    .map_err(|e| self.explain(e))?;
+                if self.reset_ahead {
+                    let removed = super::ahead::reset(conn, cluster.wal_dir())
+                        .await
+                        .map_err(|e| self.explain(e))?;
+                    removed_ahead = Some(removed);
+                }
+            }
+            None => autovacuum_tables = Some(super::pinned::autovacuum_off_per_table(conn).await),
         }
-        let window = Window::open(conn, &self.context()).await;
+        let mut window = Window::open(conn, &self.context()).await;
+        window.removed_ahead = removed_ahead;
+        window.autovacuum_tables = autovacuum_tables;
         *self.window.lock().unwrap_or_else(|p| p.into_inner()) = Some(window);
         Ok(())
     }

@@ -15,6 +15,7 @@
 //! goes to `Evidence::unavailable` with the reason, and the run goes on.
 
 use super::connection::PostgresConnection;
+use super::pinned::{self, Activity};
 use super::settings::PgSettings;
 use super::waits::{self, Sampler};
 use crate::model::evidence::{Evidence, LogStats};
@@ -35,6 +36,8 @@ pub struct WindowContext<'a> {
     pub wal_dir: Option<&'a Path>,
     /// `server_version_num`.
     pub version_num: i64,
+    /// The server settings declared options set, with the option ([`super::options::Mapping`]).
+    pub declared: &'a BTreeMap<String, String>,
 }
 
 const WAL_SQL: &str =
@@ -91,7 +94,7 @@ impl WalListing {
 }
 
 /// Whether `name` is a WAL segment file name (24 hex digits).
-fn is_segment(name: &str) -> bool {
+pub(super) fn is_segment(name: &str) -> bool {
     name.len() == 24 && name.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
@@ -224,6 +227,13 @@ pub struct Window {
     sampler: Outcome<Sampler>,
     wal_init_zero: Option<bool>,
     timing: BTreeMap<&'static str, bool>,
+    settings: Outcome<crate::model::setting::Settings>,
+    activity: Outcome<Activity>,
+    jit: Option<bool>,
+    /// Segments made ahead that [`super::ahead::reset`] removed before the window, if it ran.
+    pub(super) removed_ahead: Option<u64>,
+    /// Tables whose autovacuum was turned off before the window (an existing server).
+    pub(super) autovacuum_tables: Option<Outcome<u64>>,
 }
 
 async fn setting_on(conn: &mut PostgresConnection, name: &str) -> Option<bool> {
@@ -243,6 +253,9 @@ impl Window {
         for name in ["track_wal_io_timing", "track_io_timing"] {
             timing.insert(name, setting_on(conn, name).await.unwrap_or(false));
         }
+        let jit = setting_on(conn, "jit").await;
+        let settings = super::effective::read(conn, ctx.declared).await;
+        let activity = Activity::read(conn).await;
         let before = snapshot(conn, ctx).await;
         let sampler = Sampler::start(ctx.settings, ctx.db).await;
         Window {
@@ -250,6 +263,11 @@ impl Window {
             sampler,
             wal_init_zero,
             timing,
+            settings,
+            activity,
+            jit,
+            removed_ahead: None,
+            autovacuum_tables: None,
         }
     }
 
@@ -265,6 +283,11 @@ impl Window {
             sampler,
             wal_init_zero,
             timing,
+            settings,
+            activity,
+            jit,
+            removed_ahead,
+            autovacuum_tables,
         } = self;
         let samples = match sampler {
             Ok(sampler) => sampler.finish().await,
@@ -273,6 +296,30 @@ impl Window {
         settle(conn).await;
         let after = snapshot(conn, ctx).await;
         let mut missing = BTreeMap::new();
+        match (settings, super::effective::read(conn, ctx.declared).await) {
+            (Ok(open), Ok(close)) => evidence.settings = super::effective::merge(open, close),
+            (Err(e), _) | (_, Err(e)) => {
+                missing.insert("settings".into(), format!("cannot read pg_settings: {e}"));
+            }
+        }
+        autovacuum_evidence(conn, activity, autovacuum_tables, evidence, &mut missing).await;
+        if let Some(removed) = removed_ahead {
+            evidence
+                .values
+                .insert("pg_wal_segments_removed_ahead".into(), removed as f64);
+        }
+        evidence.facts.insert(
+            "jit".into(),
+            match jit {
+                Some(false) => "off (pinned: ALTER DATABASE … SET jit = off), so no statement \
+                                in the window was JIT-compiled"
+                    .into(),
+                Some(true) => "on: a statement whose cost passed jit_above_cost was compiled \
+                               inside the window"
+                    .into(),
+                None => "unknown (the session could not read it)".into(),
+            },
+        );
         for ((group, before), (_, after)) in before.groups.iter().zip(&after.groups) {
             match (before, after) {
                 (Ok(b), Ok(a)) => {
@@ -369,6 +416,55 @@ impl Window {
                 .into(),
         );
         evidence.unavailable.extend(missing);
+    }
+}
+
+/// Whether autovacuum ran inside the window: the database's autovacuum and autoanalyze runs
+/// (`pg_stat_user_tables`, differences), the workers still running at the close, and the tables
+/// dbbench turned it off on (an existing server).
+async fn autovacuum_evidence(
+    conn: &mut PostgresConnection,
+    before: Outcome<Activity>,
+    tables: Option<Outcome<u64>>,
+    evidence: &mut Evidence,
+    missing: &mut BTreeMap<String, String>,
+) {
+    match (before, Activity::read(conn).await) {
+        (Ok(b), Ok(a)) => {
+            evidence
+                .counts
+                .insert("pg_autovacuum_runs".into(), a.vacuums - b.vacuums);
+            evidence
+                .counts
+                .insert("pg_autoanalyze_runs".into(), a.analyzes - b.analyzes);
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            missing.insert("pg_autovacuum_runs".into(), e);
+        }
+    }
+    match pinned::workers(conn).await {
+        Ok(n) => {
+            evidence
+                .counts
+                .insert("pg_autovacuum_workers_at_close".into(), n);
+        }
+        Err(e) => {
+            missing.insert("pg_autovacuum_workers_at_close".into(), e);
+        }
+    }
+    match tables {
+        Some(Ok(n)) => {
+            evidence
+                .values
+                .insert("pg_autovacuum_disabled_tables".into(), n as f64);
+        }
+        Some(Err(e)) => {
+            missing.insert(
+                "pg_autovacuum_disabled_tables".into(),
+                format!("autovacuum could not be turned off on the database's tables: {e}"),
+            );
+        }
+        None => {}
     }
 }
 

@@ -9,9 +9,11 @@
 //! (the old one is stopped and removed first). The cluster goes when the backend is dropped, also
 //! after an error or a panic.
 
+mod ahead;
 pub mod cluster;
 pub mod connection;
 mod database;
+pub mod effective;
 mod endpoint;
 pub mod evidence;
 pub mod fixture;
@@ -19,6 +21,7 @@ mod inline;
 pub mod local;
 pub mod marker;
 pub mod options;
+pub mod pinned;
 pub mod place;
 pub mod provision;
 pub mod settings;
@@ -208,7 +211,9 @@ impl PostgresBackend {
                 put(
                     "settings",
                     "initdb defaults (fsync on, synchronous_commit on, shared_buffers 128MB) plus \
-                     track_io_timing and track_wal_io_timing on, and each cell's options"
+                     track_io_timing and track_wal_io_timing on, pinned wal_buffers 4MB, \
+                     autovacuum off and jit off (docs/postgres.md, Pinned settings), and each \
+                     cell's options"
                         .into(),
                 );
                 put(
@@ -333,6 +338,7 @@ impl PostgresBackend {
                 }
             }
         }
+        let reset_ahead = cluster.is_some() && mapping.pregrow.is_none();
         Ok(PostgresDatabase {
             name,
             settings,
@@ -341,6 +347,8 @@ impl PostgresBackend {
             version_num,
             window: Mutex::new(None),
             counts,
+            declared: mapping.declared_by_setting(),
+            reset_ahead,
             cancel: crate::util::cancel::Cancel::new(),
         })
     }

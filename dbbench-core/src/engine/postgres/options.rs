@@ -51,6 +51,26 @@ pub struct Mapping {
     pub wal_volume: Option<&'static str>,
     /// Segments to make before the window.
     pub pregrow: Option<Pregrow>,
+    /// Each server setting a declared option sets, with that option (`max_wal_size` ←
+    /// `log_size`): a difference in it between cells is the declared difference, which the
+    /// confounder check does not list. Settings pinned alike in every cell ([`super::pinned`])
+    /// are not here.
+    pub declared: Vec<(String, &'static str)>,
+}
+
+impl Mapping {
+    /// Marks server setting `setting` as set from declared option `option`.
+    fn declare(&mut self, setting: &str, option: &'static str) {
+        self.declared.push((setting.to_string(), option));
+    }
+
+    /// [`Mapping::declared`] by setting name.
+    pub fn declared_by_setting(&self) -> std::collections::BTreeMap<String, String> {
+        self.declared
+            .iter()
+            .map(|(setting, option)| (setting.clone(), option.to_string()))
+            .collect()
+    }
 }
 
 const DEFAULT_SEGMENT: u64 = 16 << 20;
@@ -176,6 +196,7 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
                 ));
             }
             m.wal_segsize_mb = Some(mb as u32);
+            m.declare("wal_segment_size", "log_growth");
             size.bytes
         }
         Some(other) => {
@@ -208,6 +229,8 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
         let mb = size.bytes.div_ceil(MIB);
         m.server.push(("min_wal_size".into(), format!("'{mb}MB'")));
         m.server.push(("max_wal_size".into(), format!("'{mb}MB'")));
+        m.declare("min_wal_size", "log_size");
+        m.declare("max_wal_size", "log_size");
     }
     if let Some(ifi) = storage.ifi {
         managed_only(mode, "ifi", "wal_init_zero")?;
@@ -215,6 +238,7 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
             "wal_init_zero".into(),
             if ifi { "off" } else { "on" }.into(),
         ));
+        m.declare("wal_init_zero", "ifi");
     }
     match storage.recovery {
         None => {}
@@ -230,11 +254,17 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
             m.server.push(("wal_level".into(), "minimal".into()));
             m.server.push(("max_wal_senders".into(), "0".into()));
             m.server.push(("archive_mode".into(), "off".into()));
+            for setting in ["wal_level", "max_wal_senders", "archive_mode"] {
+                m.declare(setting, "recovery");
+            }
         }
         Some(Recovery::Full) => {
             managed_only(mode, "recovery", "wal_level and archive_mode")?;
             m.server.push(("wal_level".into(), "replica".into()));
             m.server.push(("archive_mode".into(), "on".into()));
+            for setting in ["wal_level", "archive_mode"] {
+                m.declare(setting, "recovery");
+            }
         }
     }
     if let Some(step) = storage.log_pregrow {
@@ -263,6 +293,7 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
             "max_parallel_workers_per_gather".into(),
             workers.to_string(),
         ));
+        m.declare("max_parallel_workers_per_gather", "maxdop");
     }
     match storage.data_on {
         [] => {}
@@ -285,6 +316,7 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
         managed_only(mode, "log_on", "the WAL directory (initdb --waldir)")?;
         m.wal_volume = Some(volume);
     }
+    super::pinned::pin(&mut m, storage, segment, mode);
     Ok(m)
 }
 
@@ -344,15 +376,36 @@ mod tests {
                 "wal_init_zero=on",
                 "wal_level=minimal",
                 "max_wal_senders=0",
-                "archive_mode=off"
+                "archive_mode=off",
+                "wal_buffers='4MB'",
+                "autovacuum=off"
             ]
         );
         assert_eq!(
             m.database,
-            [(
-                "max_parallel_workers_per_gather".to_string(),
-                "3".to_string()
-            )]
+            [
+                ("max_parallel_workers_per_gather".into(), "3".into()),
+                ("jit".into(), "off".into())
+            ]
+        );
+        // Every setting an option maps to is marked with it; the pinned ones are not.
+        let declared: Vec<String> = m
+            .declared
+            .iter()
+            .map(|(s, o)| format!("{s}<-{o}"))
+            .collect();
+        assert_eq!(
+            declared,
+            [
+                "wal_segment_size<-log_growth",
+                "min_wal_size<-log_size",
+                "max_wal_size<-log_size",
+                "wal_init_zero<-ifi",
+                "wal_level<-recovery",
+                "max_wal_senders<-recovery",
+                "archive_mode<-recovery",
+                "max_parallel_workers_per_gather<-maxdop"
+            ]
         );
         assert_eq!(m.wal_volume, Some("log"));
         assert_eq!(
