@@ -283,6 +283,24 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
     for note in &table.notes {
         let _ = writeln!(out, "<p class=\"warn\">⚠ {}</p>", escape(note));
     }
+    let check = &table.settings;
+    match check.lines().split_first() {
+        Some((line, [])) => {
+            let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(line));
+        }
+        Some((heading, _)) => {
+            let _ = writeln!(
+                out,
+                "<p class=\"warn\">⚠ {}</p>\n<ul class=\"warn\">",
+                escape(heading)
+            );
+            for line in check.described() {
+                let _ = writeln!(out, "<li>{}</li>", escape(&line));
+            }
+            let _ = writeln!(out, "</ul>");
+        }
+        None => {}
+    }
     for cell in &result.cells {
         match &cell.status {
             CellStatus::Failed(e) => {
