@@ -136,8 +136,8 @@ impl SettingsModel {
             let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
             // `EXEC [db].sys.sp_executesql N'…'` runs in db; a plain batch in the current one.
             let db = sql
-                .strip_prefix("EXEC [")
-                .and_then(|r| r.split(']').next())
+                .find("EXEC [")
+                .and_then(|i| sql[i + 6..].split(']').next())
                 .unwrap_or(current);
             self.maxdop.insert(db.to_string(), n);
         }
