@@ -45,7 +45,7 @@ pub fn pragmas(conn: &rusqlite::Connection) -> rusqlite::Result<Settings> {
     let mut settings = Settings::new();
     for &(name, set_by, words) in PRAGMAS {
         use rusqlite::OptionalExtension;
-        // A pragma the build leaves out (`mmap_size` without memory mapping) returns no row.
+        // A pragma SQLite does not answer here returns no row (`mmap_size` on dbbench's databases).
         let Some(value) = conn
             .query_row(&format!("PRAGMA {name}"), [], |r| {
                 r.get::<_, rusqlite::types::Value>(0)
