@@ -161,7 +161,7 @@ mod tests {
     #[test]
     fn a_switch_fired_before_a_statement_starts_still_stops_it() {
         let cancel = crate::util::cancel::Cancel::new();
-        let mut c = EmbeddedConnection::new(rusqlite::Connection::open_in_memory().unwrap())
+        let c = EmbeddedConnection::new(rusqlite::Connection::open_in_memory().unwrap())
             .with_cancel(Arc::clone(&cancel));
         cancel.fire(crate::util::cancel::Stop::Signal("SIGINT"));
         let watchdog = c.conn.get_interrupt_handle();
