@@ -276,8 +276,11 @@ mod tests {
         );
     }
 
+    /// A cell of a sample benchmark: its name, its options, each measured run's settings.
+    type Planned<'a> = (&'a str, &'a [(&'a str, &'a str)], Vec<Settings>);
+
     /// A sample benchmark whose cells have the given options and, per measured run, settings.
-    fn result(cells: Vec<(&str, &[(&str, &str)], Vec<Settings>)>) -> BenchmarkResult {
+    fn result(cells: Vec<Planned<'_>>) -> BenchmarkResult {
         let plans: Vec<crate::model::sample::CellPlan> = cells
             .iter()
             .map(|(name, config, _)| crate::model::sample::CellPlan {

@@ -14,9 +14,16 @@
 use super::storage::plan::LayoutPlan;
 use crate::model::setting::{Setting, Settings};
 
-/// The pragmas read back, each with the option that sets it (`None`: no option does) and how
+/// A pragma read back: its name, the option that sets it (`None`: no option does) and how
 /// SQLite's number reads in words, where it is an enumeration.
-const PRAGMAS: &[(&str, Option<&str>, Option<&[&str]>)] = &[
+type Pragma = (
+    &'static str,
+    Option<&'static str>,
+    Option<&'static [&'static str]>,
+);
+
+/// The pragmas read back.
+const PRAGMAS: &[Pragma] = &[
     ("page_size", None, None),
     ("journal_mode", None, None),
     (
