@@ -134,9 +134,12 @@ impl SettingsCheck {
                 self.compared
             )];
         }
+        let found = match self.confounders.len() {
+            1 => "1 differs where no declared option says it should".to_string(),
+            n => format!("{n} differ where no declared option says they should"),
+        };
         let mut lines = vec![format!(
-            "settings: {} differ where no declared option says they should ({} settings compared):",
-            self.confounders.len(),
+            "settings: {found} ({} settings compared):",
             self.compared
         )];
         lines.extend(self.described());
