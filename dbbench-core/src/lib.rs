@@ -130,7 +130,10 @@ pub mod results {
 
     /// The confounder check: settings that differ from the baseline cell, or between
     /// repetitions, where nothing declared says they should.
-    pub use crate::analysis::confounder::{confounders, Confounder, ConfounderKind};
+    pub use crate::analysis::confounder::{
+        between_repetitions, confounders, from_baseline, from_baseline_declaring, Confounder,
+        ConfounderKind, SettingsCheck,
+    };
 }
 
 /// The `credit` fixture and the statements of the articles' workloads, in each dialect.

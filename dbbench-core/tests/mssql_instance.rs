@@ -86,7 +86,7 @@ fn server(model: InstanceModel) -> ScriptedServer {
             Reply::rows(&["host_platform"], vec![vec![Value::Text(platform.into())]]),
         )
         .on(
-            "recovery_model_desc",
+            "AS recovery FROM sys.databases",
             Reply::rows(&["recovery"], vec![vec![Value::Text("FULL".into())]]),
         )
         .on(

@@ -74,7 +74,7 @@ fn sql_server_2022() -> ScriptedServer {
         ))
         .on("sys.dm_os_host_info", Reply::rows(&["host_platform"], vec![vec![Value::Text("Linux".into())]]))
         .on("sys.dm_server_services", Reply::rows(&["ifi"], vec![vec![Value::Text("Y".into())]]))
-        .on("recovery_model_desc", Reply::rows(&["recovery"], vec![vec![Value::Text("FULL".into())]]))
+        .on("AS recovery FROM sys.databases", Reply::rows(&["recovery"], vec![vec![Value::Text("FULL".into())]]))
         .on("database_id = 3 AND file_id = 1", Reply::rows(&["pages"], vec![vec![Value::Int(1024)]]))
         .on("INSERT INTO dbo.big", Reply::Affected(1))
         .on("SELECT count(*) FROM big", Reply::rows(&["n"], vec![vec![Value::Int(ROWS as i64)]]));

@@ -70,20 +70,89 @@ impl Confounder {
 /// Every confounder of `result`, cell by cell in declaration order; empty when no engine
 /// reported settings.
 pub fn confounders(result: &BenchmarkResult) -> Vec<Confounder> {
-    let Some(baseline) = result.cells.get(result.baseline_index()) else {
-        return Vec::new();
-    };
-    let base = first_settings(baseline);
-    let mut found = Vec::new();
-    for cell in &result.cells {
-        if cell.name != baseline.name {
-            if let (Some(base), Some(this)) = (base, first_settings(cell)) {
-                found.extend(from_baseline(&cell.name, base, this));
+    SettingsCheck::of(result).confounders
+}
+
+/// The confounder check of one benchmark, as the console, the report and the snapshot show it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SettingsCheck {
+    /// The baseline cell's name.
+    pub baseline: String,
+    /// How many distinct settings the engine reported over all cells (0: none reported, the
+    /// check had nothing to compare).
+    pub compared: usize,
+    /// Every setting that differs where nothing declared says it should.
+    pub confounders: Vec<Confounder>,
+}
+
+impl SettingsCheck {
+    /// The check over `result`'s cells: each cell's first measured repetition against the
+    /// baseline cell's, and the measured repetitions of each cell against each other. A setting
+    /// `set_by` an option is left out of the first comparison only when that option's declared
+    /// value differs between the two cells: a derived setting that differs although its
+    /// option does not is listed.
+    pub fn of(result: &BenchmarkResult) -> SettingsCheck {
+        let Some(baseline) = result.cells.get(result.baseline_index()) else {
+            return SettingsCheck::default();
+        };
+        let mut names: Vec<&String> = result
+            .cells
+            .iter()
+            .flat_map(|c| c.measured().flat_map(|r| r.settings.keys()))
+            .collect();
+        names.sort();
+        names.dedup();
+        let base = first_settings(baseline);
+        let mut found = Vec::new();
+        for cell in &result.cells {
+            if cell.name != baseline.name {
+                if let (Some(base), Some(this)) = (base, first_settings(cell)) {
+                    let declared =
+                        |option: &str| baseline.config.get(option) != cell.config.get(option);
+                    found.extend(from_baseline_declaring(&cell.name, base, this, declared));
+                }
             }
+            found.extend(between_repetitions(cell));
         }
-        found.extend(between_repetitions(cell));
+        SettingsCheck {
+            baseline: baseline.name.clone(),
+            compared: names.len(),
+            confounders: found,
+        }
     }
-    found
+
+    /// The lines a reader sees: one when nothing differs ("settings: only the declared options
+    /// differ (42 settings compared)"), else a heading and one line per confounder; none when
+    /// no engine reported settings.
+    pub fn lines(&self) -> Vec<String> {
+        if self.compared == 0 {
+            return Vec::new();
+        }
+        if self.confounders.is_empty() {
+            return vec![format!(
+                "settings: only the declared options differ ({} settings compared)",
+                self.compared
+            )];
+        }
+        let found = match self.confounders.len() {
+            1 => "1 differs where no declared option says it should".to_string(),
+            n => format!("{n} differ where no declared option says they should"),
+        };
+        let mut lines = vec![format!(
+            "settings: {found} ({} settings compared):",
+            self.compared
+        )];
+        lines.extend(self.described());
+        lines
+    }
+
+    /// One line per confounder ([`Confounder::describe`]).
+    pub fn described(&self) -> Vec<String> {
+        self.confounders
+            .iter()
+            .map(|c| c.describe(&self.baseline))
+            .collect()
+    }
 }
 
 /// The settings of the cell's first measured repetition that reported any.
@@ -94,7 +163,23 @@ fn first_settings(cell: &CellResult) -> Option<&Settings> {
 /// Settings whose value differs between the two maps and that neither side set from a declared
 /// option.
 pub fn from_baseline(cell: &str, baseline: &Settings, this: &Settings) -> Vec<Confounder> {
-    let declared = |s: Option<&Setting>| s.is_some_and(|s| s.set_by.is_some());
+    from_baseline_declaring(cell, baseline, this, |_| true)
+}
+
+/// [`from_baseline`], where a setting counts as declared only if it is `set_by` an option for
+/// which `differs` holds (the option's declared value differs between the two cells). A setting
+/// derived from several options names them separated by commas (`data_size,data_files`); one
+/// that differs is enough.
+pub fn from_baseline_declaring(
+    cell: &str,
+    baseline: &Settings,
+    this: &Settings,
+    differs: impl Fn(&str) -> bool,
+) -> Vec<Confounder> {
+    let declared = |s: Option<&Setting>| {
+        s.and_then(|s| s.set_by.as_deref())
+            .is_some_and(|options| options.split(',').any(|o| differs(o.trim())))
+    };
     let mut names: Vec<&String> = baseline.keys().chain(this.keys()).collect();
     names.sort();
     names.dedup();
@@ -150,6 +235,7 @@ pub fn between_repetitions(cell: &CellResult) -> Vec<Confounder> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::results::RunResult;
 
     fn settings(pairs: &[(&str, &str, Option<&str>)]) -> Settings {
         pairs
@@ -179,6 +265,83 @@ mod tests {
             found[0].describe("test_1"),
             "wal_buffers: 1MB in test_1 (baseline), 4MB in test_3"
         );
+    }
+
+    #[test]
+    fn a_setting_set_by_an_option_that_does_not_differ_is_listed() {
+        let base = settings(&[("pragma.wal_autocheckpoint", "1000", Some("recovery"))]);
+        let cell = settings(&[("pragma.wal_autocheckpoint", "0", Some("recovery"))]);
+        assert!(from_baseline_declaring("b", &base, &cell, |o| o == "recovery").is_empty());
+        let found = from_baseline_declaring("b", &base, &cell, |o| o == "growth");
+        assert_eq!(
+            found[0].describe("a"),
+            "pragma.wal_autocheckpoint: 1000 in a (baseline), 0 in b"
+        );
+    }
+
+    /// A cell of a sample benchmark: its name, its options, each measured run's settings.
+    type Planned<'a> = (&'a str, &'a [(&'a str, &'a str)], Vec<Settings>);
+
+    /// A sample benchmark whose cells have the given options and, per measured run, settings.
+    fn result(cells: Vec<Planned<'_>>) -> BenchmarkResult {
+        let plans: Vec<crate::model::sample::CellPlan> = cells
+            .iter()
+            .map(|(name, config, _)| crate::model::sample::CellPlan {
+                name,
+                config,
+                elapsed: &[1.0],
+                growth_events: 0,
+                segments: 0,
+            })
+            .collect();
+        let mut result = crate::model::sample::benchmark(&plans);
+        result.run.baseline = cells[0].0.to_string();
+        for (cell, (_, _, runs)) in result.cells.iter_mut().zip(cells) {
+            let warmup = cell.runs[0].clone();
+            cell.runs = std::iter::once(warmup)
+                .chain(runs.into_iter().map(|settings| RunResult {
+                    warmup: false,
+                    settings,
+                    ..cell.runs[1].clone()
+                }))
+                .collect();
+        }
+        result
+    }
+
+    #[test]
+    fn the_check_counts_what_it_compared_and_lists_only_undeclared_differences() {
+        let base = settings(&[("threads", "0", Some("maxdop")), ("cache", "2000", None)]);
+        let cell = settings(&[("threads", "4", Some("maxdop")), ("cache", "2000", None)]);
+        let clean = result(vec![
+            ("a", &[], vec![base.clone(), base.clone()]),
+            ("b", &[("maxdop", "4")], vec![cell.clone()]),
+        ]);
+        let check = SettingsCheck::of(&clean);
+        assert_eq!(
+            check.lines(),
+            vec!["settings: only the declared options differ (2 settings compared)"]
+        );
+        let changed = settings(&[("threads", "0", Some("maxdop")), ("cache", "500", None)]);
+        let dirty = result(vec![
+            ("a", &[], vec![base.clone(), changed]),
+            ("b", &[], vec![cell]),
+        ]);
+        let check = SettingsCheck::of(&dirty);
+        assert_eq!(
+            check.lines(),
+            vec![
+                "settings: 2 differ where no declared option says they should (2 settings compared):",
+                "cache: changed between repetitions of a (2000 → 500)",
+                "threads: 0 in a (baseline), 4 in b",
+            ]
+        );
+    }
+
+    #[test]
+    fn no_settings_reported_gives_no_line() {
+        let none = result(vec![("a", &[], vec![Settings::new()])]);
+        assert!(SettingsCheck::of(&none).lines().is_empty());
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub struct BenchmarkTable {
     /// Why verdicts were overruled: cells measured while the machine was busy, cells whose
     /// machine calibration differs from the baseline cell's.
     pub notes: Vec<String>,
+    /// The confounder check: engine settings that differ where no declared option says they
+    /// should ([`crate::analysis::confounder`]).
+    pub settings: crate::analysis::confounder::SettingsCheck,
 }
 
 /// One cell's row.
@@ -194,6 +197,7 @@ impl BenchmarkTable {
                 .unwrap_or_default(),
             evidence_columns,
             notes,
+            settings: crate::analysis::confounder::SettingsCheck::of(result),
         }
     }
 

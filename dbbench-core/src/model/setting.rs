@@ -20,7 +20,9 @@ pub struct Setting {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// The declared option dbbench set this setting from (`log_size`, `recovery`), when it did:
-    /// a difference in such a setting is the declared difference, not a confounder.
+    /// a difference in such a setting is the declared difference, not a confounder, when that
+    /// option's declared value differs too. A value derived from several options names them
+    /// separated by commas (`data_size,data_files`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set_by: Option<String>,
 }

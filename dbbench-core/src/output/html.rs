@@ -283,6 +283,24 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
     for note in &table.notes {
         let _ = writeln!(out, "<p class=\"warn\">⚠ {}</p>", escape(note));
     }
+    let check = &table.settings;
+    match check.lines().split_first() {
+        Some((line, [])) => {
+            let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(line));
+        }
+        Some((heading, _)) => {
+            let _ = writeln!(
+                out,
+                "<p class=\"warn\">⚠ {}</p>\n<ul class=\"warn\">",
+                escape(heading)
+            );
+            for line in check.described() {
+                let _ = writeln!(out, "<li>{}</li>", escape(&line));
+            }
+            let _ = writeln!(out, "</ul>");
+        }
+        None => {}
+    }
     for cell in &result.cells {
         match &cell.status {
             CellStatus::Failed(e) => {
@@ -504,6 +522,55 @@ mod tests {
             ),
             "{html}"
         );
+    }
+
+    /// The sample with settings read back: `test_3` runs with a cache size `test_1` did not.
+    fn with_settings(changed: bool) -> BenchmarkResult {
+        use crate::model::setting::Setting;
+        let mut result = crate::model::sample::vlf();
+        for cell in &mut result.cells {
+            let cache = if changed && cell.name == "test_3" {
+                "-4000"
+            } else {
+                "-2000"
+            };
+            for run in &mut cell.runs {
+                run.settings
+                    .insert("pragma.cache_size".into(), Setting::plain(cache));
+                run.settings.insert(
+                    "storage.data_growth".into(),
+                    Setting::plain(cell.config["growth"].clone()).set_by("growth"),
+                );
+            }
+        }
+        result
+    }
+
+    #[test]
+    fn the_report_and_the_summary_say_what_the_settings_check_found() {
+        let charts = ChartFiles::default();
+        let clean = with_settings(false);
+        let line = "settings: only the declared options differ (2 settings compared)";
+        assert!(section(&clean, "s", &charts).contains(&format!("<p class=\"note\">{line}.</p>")));
+        assert!(crate::output::summary::render(&clean).contains(&format!("  {line}\n")));
+        let dirty = with_settings(true);
+        let html = section(&dirty, "s", &charts);
+        assert!(
+            html.contains(
+                "<p class=\"warn\">⚠ settings: 1 differs where no declared option says it \
+                 should (2 settings compared):</p>\n<ul class=\"warn\">\n<li>pragma.cache_size: \
+                 -2000 in test_1 (baseline), -4000 in test_3</li>\n</ul>"
+            ),
+            "{html}"
+        );
+        let text = crate::output::summary::render(&dirty);
+        assert!(
+            text.contains("\n    pragma.cache_size: -2000 in test_1 (baseline), -4000 in test_3\n"),
+            "{text}"
+        );
+        // Results without settings (older files) say nothing about them.
+        let old = crate::model::sample::vlf();
+        assert!(!crate::output::summary::render(&old).contains("settings:"));
     }
 
     #[test]

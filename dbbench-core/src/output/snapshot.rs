@@ -43,6 +43,9 @@ pub struct SnapshotView {
     /// Cells whose case names other backends, left out here.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     other_backends: Vec<String>,
+    /// The confounder check: every engine setting that differs where no declared option says
+    /// it should, one line each ([`crate::analysis::confounder`]); empty when none does.
+    settings: Vec<String>,
     cells: Vec<CellView>,
 }
 
@@ -248,6 +251,7 @@ impl SnapshotView {
             warmup: result.run.warmup,
             not_applicable: result.not_applicable.clone(),
             other_backends: result.elsewhere.clone(),
+            settings: crate::analysis::confounder::SettingsCheck::of(result).described(),
             cells: result
                 .cells
                 .iter()

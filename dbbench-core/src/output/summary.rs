@@ -47,6 +47,10 @@ pub fn render(result: &BenchmarkResult) -> String {
     for note in &table.notes {
         let _ = writeln!(out, "  {note}");
     }
+    for (i, line) in table.settings.lines().iter().enumerate() {
+        let indent = if i == 0 { "  " } else { "    " };
+        let _ = writeln!(out, "{indent}{line}");
+    }
     for cell in &result.cells {
         match &cell.status {
             CellStatus::Failed(e) => {

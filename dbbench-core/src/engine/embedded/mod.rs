@@ -26,10 +26,14 @@
 //! - `maxdop`: `PRAGMA threads`.
 //! - `tempdb_files`, `tempdb_size`, `tempdb_growth`: refused (SQLite has no shared tempdb).
 //!
+//! Each measured window also reads back the pragmas and storage parameters in force (`settings`,
+//! for the confounder check).
+//!
 //! Each measured window records per-file statistics for `data_1`… and `log` (reads, writes, bytes,
 //! stalls, flushes, growth events with bytes and durations, zero-fill bytes, sizes).
 
 mod connection;
+mod settings;
 pub mod space;
 pub mod stale;
 pub mod storage;
@@ -363,6 +367,11 @@ impl EmbeddedDatabase {
             .map(|layout| layout.close_window())
             .unwrap_or_default();
         evidence.counts.insert("data_pages".into(), pages);
+        // Read on the window's connection, as the body left it: a pragma the body changed shows.
+        evidence.settings = settings::pragmas(&conn.conn).map_err(|e| conn.explain(e))?;
+        if let Some(layout) = &self.layout {
+            evidence.settings.extend(settings::storage(layout.plan()));
+        }
         Ok(evidence)
     }
 

@@ -215,6 +215,9 @@ impl MssqlDatabase {
             .ok_or_else(|| Error::msg("close_window without open_window"))?;
         let mut evidence = Evidence::default();
         window.close(conn, &self.context(), &mut evidence).await;
+        let (settings, unavailable) = super::settings::read(conn, &self.name, &self.product).await;
+        evidence.settings = settings;
+        evidence.unavailable.extend(unavailable);
         evidence
             .counts
             .extend(self.counts.iter().map(|(k, v)| (k.clone(), *v)));

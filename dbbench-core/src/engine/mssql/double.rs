@@ -13,6 +13,7 @@ use crate::model::value::{Row, Value};
 use std::sync::{Arc, Mutex};
 
 pub mod instance;
+pub mod settings;
 
 pub use instance::{InstanceModel, TempdbFileModel};
 
@@ -189,6 +190,8 @@ struct Catalog {
     product: Recorded,
     /// Trace flags on globally (`DBCC TRACEON(…, -1)` until `DBCC TRACEOFF(…, -1)`).
     trace_flags: std::collections::BTreeSet<u32>,
+    /// Server options and database settings, for the settings read-back.
+    settings: settings::SettingsModel,
 }
 
 /// The numbers in the parentheses after `command` (`DBCC TRACEON(3004, 3605, -1)`), the final
@@ -497,6 +500,14 @@ impl ScriptedServer {
         self.lock().instance.clone()
     }
 
+    /// The value in use of server option `name` in the catalog's settings model (changed by
+    /// `sp_configure` and `RECONFIGURE`).
+    pub fn server_option(&self, name: &str) -> Option<String> {
+        let inner = self.lock();
+        let catalog = inner.catalog.as_ref()?;
+        catalog.settings.in_use(name).map(str::to_string)
+    }
+
     /// The databases the catalog holds now.
     pub fn databases(&self) -> Vec<String> {
         self.lock()
@@ -565,6 +576,23 @@ impl ScriptedServer {
                 Api::Batch | Api::Rpc
             )
         );
+        // The settings read-back and sp_configure, answered by the catalog's settings model
+        // before the instance model (whose DBCC TRACESTATUS answers one flag only).
+        let mut flags = inner
+            .instance
+            .as_ref()
+            .map(|i| i.flags_on.clone())
+            .unwrap_or_default();
+        let configured = match (&reply, api, inner.catalog.as_mut()) {
+            (None, Api::Batch | Api::Rpc, Some(c)) => {
+                flags.extend(c.trace_flags.iter().copied());
+                c.settings.answer(sql, database, c.product, &flags)
+            }
+            _ => None,
+        };
+        if let Some(reply) = configured {
+            return reply;
+        }
         let instance = match inner.instance.as_mut() {
             Some(model) if succeeded => model.answer(sql),
             _ => None,

@@ -35,6 +35,7 @@ pub mod readback;
 pub mod routing;
 pub mod script;
 pub mod server;
+pub mod settings;
 pub mod space;
 pub mod stale;
 pub mod teardown;

@@ -204,6 +204,11 @@ impl Layout {
         &self.store.plan.anchor
     }
 
+    /// The plan the files follow (sizes, growth rules, volumes).
+    pub fn plan(&self) -> &plan::LayoutPlan {
+        &self.store.plan
+    }
+
     /// Opens a connection to the database through the `dbbench` VFS.
     pub fn open(&self) -> Result<rusqlite::Connection> {
         use rusqlite::OpenFlags;
