@@ -254,7 +254,14 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
             m.server.push(("wal_level".into(), "minimal".into()));
             m.server.push(("max_wal_senders".into(), "0".into()));
             m.server.push(("archive_mode".into(), "off".into()));
-            for setting in ["wal_level", "max_wal_senders", "archive_mode"] {
+            // `archive_command` is not sent, but SHOW renders it "(disabled)" when archive_mode
+            // is off: its shown value follows this option.
+            for setting in [
+                "wal_level",
+                "max_wal_senders",
+                "archive_mode",
+                "archive_command",
+            ] {
                 m.declare(setting, "recovery");
             }
         }
@@ -262,7 +269,7 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
             managed_only(mode, "recovery", "wal_level and archive_mode")?;
             m.server.push(("wal_level".into(), "replica".into()));
             m.server.push(("archive_mode".into(), "on".into()));
-            for setting in ["wal_level", "archive_mode"] {
+            for setting in ["wal_level", "archive_mode", "archive_command"] {
                 m.declare(setting, "recovery");
             }
         }
@@ -404,6 +411,7 @@ mod tests {
                 "wal_level<-recovery",
                 "max_wal_senders<-recovery",
                 "archive_mode<-recovery",
+                "archive_command<-recovery",
                 "max_parallel_workers_per_gather<-maxdop"
             ]
         );
