@@ -1,5 +1,5 @@
 //! SQL Server's settings in force at the close of a measured window, for the confounder check
-//! ([`crate::model::setting`]): the bench database's options (`database.*`, `sys.databases`),
+//! (`model::setting`): the bench database's options (`database.*`, `sys.databases`),
 //! its scoped configurations (`scoped.*`, `sys.database_scoped_configurations`), the server's
 //! options that bear on a storage benchmark (`server.*`, `sys.configurations.value_in_use`) and
 //! the trace flags on globally (`traceflag.NNNN`, `DBCC TRACESTATUS(-1)`).

@@ -1,6 +1,6 @@
 //! The server's settings in force during a window, read back from `pg_settings` when the window
 //! opens and when it closes: what the confounder check compares between cells and between
-//! repetitions ([`crate::model::setting`]).
+//! repetitions (`model::setting`).
 //!
 //! Every setting the session can see is recorded as `pg.<name>`, its value as `SHOW` gives it
 //! (units included: `4MB`, `1GB`) and its `source` (`default`, `configuration file`, `database`).
