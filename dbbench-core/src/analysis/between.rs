@@ -8,8 +8,9 @@
 //! interval states: `v = (ln(high / low) / 2 / t(0.975, df))²`.
 //!
 //! - **τ²** is DerSimonian–Laird's moment estimate over this run and the earlier ones when there
-//!   are at least two earlier runs; with fewer, the prior [`TAU_FLOOR`] (measured, see there)
-//!   stands in, so a run alone never claims more than the spread between runs allows.
+//!   are at least [`MIN_EARLIER_FOR_TAU`] earlier runs; with fewer, the prior [`TAU_FLOOR`]
+//!   (measured, see there) stands in, so a run never claims more than the spread between runs
+//!   allows before the store can say what that spread is.
 //! - **This run's widened interval** is `exp(y₀ ± t · √(v₀ + τ²))`, with Satterthwaite degrees
 //!   of freedom from the run's `df` and, for an estimated τ², `k − 1` (a prior τ² counts as
 //!   known), but no more than the run's own `df`, so it is never narrower than the run's interval.
@@ -22,15 +23,20 @@
 use crate::analysis::stats::{t_quantile, Interval, CONFIDENCE};
 use crate::model::earlier::EarlierRun;
 
-/// The between-run spread of a log-ratio assumed when the store holds fewer than two earlier runs
-/// to estimate it from. DerSimonian–Laird's τ over the four runs of issue 33's table (one 2-core
+/// The between-run spread of a log-ratio assumed when the store holds fewer than
+/// [`MIN_EARLIER_FOR_TAU`] earlier runs to estimate it from. DerSimonian–Laird's τ over the four runs of issue 33's table (one 2-core
 /// VM, minutes apart; each interval read as two-stage on 4 degrees of freedom, `min_repeat` 5) is
 /// 0.062, 0.046 and 0.052 for VLF tests 3, 4 and 5: 0.05. On its own it makes an interval ±10%
 /// wide, so a ±5% target cannot be met within one run.
 pub const TAU_FLOOR: f64 = 0.05;
 
 /// Fewest earlier runs from which τ² is estimated rather than taken from [`TAU_FLOOR`].
-pub const MIN_EARLIER_FOR_TAU: usize = 2;
+///
+/// Why five, not two: DerSimonian–Laird over three runs is 0 more often than not even where the
+/// runs do differ. Three consecutive main jobs on one 2-core VM gave VLF test 5 ratios of 0.62,
+/// 0.62 and 0.59; from two earlier runs the third estimated τ = 0, claimed [0.56, 0.62], and so
+/// excluded both earlier estimates. With six runs the moment estimate is no longer mostly zero.
+pub const MIN_EARLIER_FOR_TAU: usize = 5;
 
 /// Fewest runs (this one included) for a pooled estimate.
 pub const MIN_RUNS_POOLED: usize = 3;
@@ -115,9 +121,11 @@ impl Spread {
     }
 
     /// The narrowest half-width, as a fraction of the ratio, that any number of rounds could
-    /// reach with this spread: `exp(z · τ) − 1`. A precision target below it cannot be met.
-    pub fn floor(&self) -> f64 {
-        (t_quantile(0.5 + CONFIDENCE / 2.0, f64::INFINITY) * self.tau).exp_m1()
+    /// reach with this spread, for an interval on `df` degrees of freedom: `exp(t(df) · τ) − 1`
+    /// (a two-stage interval keeps its pilot's `n₀ − 1`, so its floor is wider than the normal
+    /// one, 10.3% for the prior). A precision target below it cannot be met.
+    pub fn floor_at(&self, df: f64) -> f64 {
+        (t_quantile(0.5 + CONFIDENCE / 2.0, df) * self.tau).exp_m1()
     }
 }
 

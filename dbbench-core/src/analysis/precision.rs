@@ -29,7 +29,8 @@ pub struct IntervalJudge {
 
 impl IntervalJudge {
     /// A judge that widens by the spread between runs, estimated from `earlier` (the floor
-    /// [`crate::analysis::between::TAU_FLOOR`] where they are fewer than two).
+    /// [`crate::analysis::between::TAU_FLOOR`] where they are fewer than
+    /// [`crate::analysis::between::MIN_EARLIER_FOR_TAU`]).
     pub fn with_earlier(earlier: Vec<EarlierRun>) -> IntervalJudge {
         IntervalJudge {
             earlier: Some(earlier),
@@ -115,8 +116,10 @@ impl Judge for IntervalJudge {
         IntervalJudge::ratios(cells, baseline, paired_order, Some(pilot))
             .into_iter()
             .filter_map(|(name, r)| {
-                let b = BetweenRuns::of(&name, r.as_ref()?, earlier)?;
-                Some((name, b.spread.floor()))
+                let r = r.as_ref()?;
+                let b = BetweenRuns::of(&name, r, earlier)?;
+                // At the interval's own degrees of freedom: the widths judged against it are.
+                Some((name, b.spread.floor_at(r.df.unwrap_or(f64::INFINITY))))
             })
             .collect()
     }
@@ -175,8 +178,12 @@ mod tests {
             tau: crate::analysis::between::TAU_FLOOR,
             estimated_from: None,
         }
-        .floor();
-        assert!(floors.iter().all(|(_, f)| (*f - floor).abs() < 1e-12));
+        .floor_at(f64::INFINITY);
+        // Each at its interval's degrees of freedom: no narrower than the normal floor (10.3%).
+        assert!(
+            floors.iter().all(|(_, f)| *f >= floor && *f < 0.5),
+            "{floors:?}"
+        );
         assert!(IntervalJudge::default()
             .floors(&result.cells, "test_1", true, 3)
             .is_empty());

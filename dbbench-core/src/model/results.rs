@@ -99,7 +99,8 @@ pub enum StopReason {
     /// The precision target could not be judged here (why): the minimum rounds ran.
     Unjudged(String),
     /// The spread between runs alone (`analysis::between`) makes an interval for `cell` wider
-    /// than the target, so more rounds within this run could not reach it: the minimum ran.
+    /// than the target, so more rounds within this run could not reach it: rounds ran until the
+    /// interval across runs was within √2 times that floor (`run::target::reach`).
     BetweenRuns {
         /// The cell whose between-run floor is widest.
         cell: String,
@@ -134,8 +135,8 @@ impl Stopping {
             },
             StopReason::Unjudged(why) => format!("the minimum rounds{whose}, since {why}"),
             StopReason::BetweenRuns { cell, floor } => format!(
-                "the minimum rounds{whose}, since the between-run spread ±{}% ({cell}) sets a \
-                 floor: {} cannot be claimed within one run",
+                "the interval across runs{whose} came within √2 times the floor that the \
+                 between-run spread ±{}% ({cell}) sets: {} cannot be claimed within one run",
                 crate::model::units::percent_text((floor * 1000.0).round() / 1000.0),
                 precision.map_or("the target".to_string(), |p| format!(
                     "±{}%",

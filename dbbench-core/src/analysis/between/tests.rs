@@ -58,7 +58,11 @@ fn a_run_alone_is_widened_by_the_floor() {
     let spread = Spread::of(&this, &[est(0.0, 0.01)]);
     assert_eq!(spread.estimated_from, None);
     assert_eq!(spread.tau, TAU_FLOOR);
-    close(spread.floor(), (1.959_964 * TAU_FLOOR).exp_m1(), 1e-6);
+    close(
+        spread.floor_at(f64::INFINITY),
+        (1.959_964 * TAU_FLOOR).exp_m1(),
+        1e-6,
+    );
     let (ci, df) = widened(&this, &spread);
     // v = 1e-4 on 5 df, τ² = 25e-4 known: Satterthwaite's 26e-4² / (1e-4² / 5) = 3380, held at
     // the run's own 5 so the interval is never narrower than the run's.
@@ -121,15 +125,27 @@ fn earlier_runs_outside_the_widened_interval_disagree() {
     let this = ratio_with(0.82, 0.02, 5.0);
     let b = BetweenRuns::of("test_3", &this, &earlier).unwrap();
     assert_eq!(b.earlier, 3, "test_4's run has no test_3");
-    assert_eq!(b.spread.estimated_from, Some(4));
-    assert!(b.spread.tau > 0.03, "{:?}", b.spread);
-    assert!(b.disagreeing.is_empty(), "{b:?}");
+    // Three earlier runs are too few to estimate τ from: the prior floor stands in.
+    assert_eq!(b.spread.estimated_from, None);
+    assert_eq!(b.spread.tau, TAU_FLOOR);
+    // 0.82 widened by the floor is about [0.714, 0.942]: the second run (0.71) is out.
+    assert_eq!(b.disagreeing, vec![(6, 0.71)], "{b:?}");
     let lines = b.lines().join("\n");
-    assert!(lines.contains("agrees with the 3 earlier runs"), "{lines}");
+    assert!(
+        lines.contains("disagrees with 1 of 3 earlier runs: invocation 6 at 0.71"),
+        "{lines}"
+    );
     assert!(
         lines.contains("pooled across 4 runs (random effects)"),
         "{lines}"
     );
+    // Five earlier runs: τ is estimated from all six, and these spread more than the floor.
+    let mut more = earlier.to_vec();
+    more.push(earlier_run(3, "test_3", 0.66, 0.02));
+    more.push(earlier_run(2, "test_3", 0.74, 0.02));
+    let b = BetweenRuns::of("test_3", &this, &more).unwrap();
+    assert_eq!(b.spread.estimated_from, Some(6));
+    assert!(b.spread.tau > TAU_FLOOR, "{:?}", b.spread);
     // One earlier run: the floor (0.82 widened to about [0.74, 0.91]), no pooled estimate.
     let b = BetweenRuns::of("test_3", &this, &earlier[1..2]).unwrap();
     assert_eq!(b.disagreeing, vec![(6, 0.71)]);
@@ -210,7 +226,8 @@ fn one_run(
                 let spread = Spread::of(&this, earlier);
                 let (ci, _) = widened(&this, &spread);
                 let w = (ci.high / r.ratio - 1.0).max(1.0 - ci.low / r.ratio);
-                (Some(w), vec![("cell".to_string(), spread.floor())])
+                let df = r.df.unwrap_or(f64::INFINITY);
+                (Some(w), vec![("cell".to_string(), spread.floor_at(df))])
             }
             _ => (r.relative_half_width(), Vec::new()),
         };
