@@ -153,8 +153,9 @@ pub mod __internals {
     pub use crate::engine::embedded::EmbeddedBackend;
     pub use crate::engine::mssql;
     pub use crate::engine::postgres;
-    pub use crate::engine::{Backend, Database, DatabasePlan};
+    pub use crate::engine::{Backend, Database};
     pub use crate::model::config;
+    pub use crate::model::plan::DatabasePlan;
     pub use crate::model::units;
     pub use crate::model::volume::Volumes;
     pub use crate::output::comparator::{TimingMode, Tolerance};

@@ -2,7 +2,8 @@
 //! output → cli (`docs/architecture.md`). This reads every source file, collects the paths it
 //! names with `crate::<layer>` (in `use` items and in code, comments left out) and fails on any
 //! that names a layer above the file's own. It also checks that no top-level module is left
-//! outside the layers.
+//! outside the layers, and that a backend (a folder of `engine/`) takes from the rest of `engine`
+//! only what the backends share (the trait, the profile, the fixture), never its dispatcher.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -110,6 +111,117 @@ fn layers_import_only_downwards() {
         "imports against the layer order:\n{}",
         upward.join("\n")
     );
+}
+
+/// What a backend may name of `engine` outside its own folder: the modules every backend shares.
+/// The dispatcher (`engine/mod.rs`, the registry, the `Connection` wrapper) is above them, and
+/// `DatabasePlan` and the owned-name prefix live in `model::plan`.
+const SHARED_WITH_BACKENDS: [&str; 3] = ["plugin", "profile", "fixture"];
+
+/// The names of `engine` that `text`, a file of the backend folder `backend` nested `depth`
+/// modules below `engine` (1 for the folder's `mod.rs`), reaches outside its own folder: through
+/// `crate::engine::<name>` anywhere, or through as many `super::` as lead back to `engine` in the
+/// file's own top-level items (unindented lines: inside an inline module, as `mod tests`, the same
+/// `super::` chain ends one level lower).
+fn engine_names(text: &str, backend: &str, depth: usize) -> BTreeSet<String> {
+    let ups = format!("use {}", "super::".repeat(depth));
+    let top_level: String = text
+        .lines()
+        .filter(|line| line.starts_with("use ") || line.starts_with("pub use "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = BTreeSet::new();
+    for (haystack, prefix) in [
+        (text, "crate::engine::"),
+        (top_level.as_str(), ups.as_str()),
+    ] {
+        for (i, _) in haystack.match_indices(prefix) {
+            let rest = &haystack[i + prefix.len()..];
+            if rest.starts_with("super::") {
+                continue; // a longer chain: above `engine`
+            }
+            let names: Vec<String> = match rest.strip_prefix('{') {
+                Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                    .split(',')
+                    .map(|item| item.trim().to_string())
+                    .collect(),
+                None => vec![rest.to_string()],
+            };
+            out.extend(
+                names
+                    .iter()
+                    .map(|n| {
+                        n.chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect::<String>()
+                    })
+                    .filter(|n| !n.is_empty() && n != backend),
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn backends_take_only_what_they_share() {
+    let engine = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join("engine");
+    let mut files = Vec::new();
+    sources(&engine, &mut files);
+    let mut wrong = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&engine).unwrap();
+        let parts: Vec<String> = relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if parts.len() < 2 {
+            continue; // the dispatcher and the shared modules themselves
+        }
+        let backend = &parts[0];
+        // `mssql/mod.rs` is the module `mssql` (one below `engine`); `mssql/a/b.rs` is three.
+        let depth = if parts.last().is_some_and(|p| p == "mod.rs") {
+            parts.len() - 1
+        } else {
+            parts.len()
+        };
+        let text = code(&std::fs::read_to_string(file).unwrap());
+        for name in engine_names(&text, backend, depth) {
+            if !SHARED_WITH_BACKENDS.contains(&name.as_str()) {
+                wrong.push(format!("{} names engine::{name}", relative.display()));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "backends reaching the dispatcher or each other (share through model::plan or \
+         engine::plugin instead):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_backend_checker_sees_the_dispatcher() {
+    let names = |text: &str, depth| {
+        engine_names(text, "mssql", depth)
+            .into_iter()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names("use crate::engine::{DatabasePlan, OWNED_PREFIX};", 2),
+        ["DatabasePlan", "OWNED_PREFIX"]
+    );
+    assert_eq!(names("use super::DatabasePlan;", 1), ["DatabasePlan"]);
+    assert_eq!(
+        names("use super::super::{Backend, profile};", 2),
+        ["Backend", "profile"]
+    );
+    // Within the folder: a sibling (`super::x` from `mssql/a.rs`), the folder itself, and a
+    // test module's `super::super::` one level lower.
+    assert!(names("use super::marker;\nuse crate::engine::mssql::tsql;", 2).is_empty());
+    assert!(names("mod tests {\n    use super::super::marker;\n}", 2).is_empty());
+    assert_eq!(names("use crate::engine::plugin::Pending;", 2), ["plugin"]);
 }
 
 #[test]

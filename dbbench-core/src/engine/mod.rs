@@ -23,28 +23,9 @@ use crate::engine::connection::Connection;
 use crate::model::config::{BackendKind, FixtureKind, StorageSpec};
 use crate::model::error::{Error, Result};
 use crate::model::evidence::{BackendInfo, Evidence};
+pub use crate::model::plan::DatabasePlan;
 use crate::model::scale::Scale;
-use crate::model::volume::Volumes;
 use profile::Profile;
-use std::path::PathBuf;
-
-/// What to create: one database for one repetition of one cell.
-#[derive(Debug, Clone)]
-pub struct DatabasePlan {
-    /// The database's name: always starts with `OWNED_PREFIX`.
-    pub name: String,
-    /// The storage configuration with sizes already scaled.
-    pub storage: StorageSpec,
-    /// Where named volumes are.
-    pub volumes: Volumes,
-    /// dbbench's working directory (`target/dbbench`).
-    pub work_dir: PathBuf,
-    /// The data scale.
-    pub scale: Scale,
-}
-
-/// Every database dbbench creates has a name that starts with this.
-pub const OWNED_PREFIX: &str = "dbbench_";
 
 /// A backend chosen for this process.
 pub enum Backend {

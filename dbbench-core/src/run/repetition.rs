@@ -6,8 +6,9 @@
 //! flight on every connection, the body fails, and the error says why and where
 //! ("timed out after 500ms in repetition 2 (statement: …)").
 
-use crate::engine::{Backend, Database, DatabasePlan};
+use crate::engine::{Backend, Database};
 use crate::model::error::{Error, Result};
+use crate::model::plan::DatabasePlan;
 use crate::model::results::{RunResult, WindowTimes};
 use crate::model::scale::Scale;
 use crate::model::start::Preparation;

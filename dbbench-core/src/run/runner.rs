@@ -1,10 +1,11 @@
 //! Runs a benchmark: every selected cell, `warmup + repeat` times each, in interleaved or blocked
 //! order, one at a time in the whole process, and gathers a [`BenchmarkResult`].
 
-use crate::engine::{Backend, DatabasePlan, OWNED_PREFIX};
+use crate::engine::Backend;
 use crate::model::config::{BackendKind, Order};
 use crate::model::error::{Error, Result};
 use crate::model::host::HostInfo;
+use crate::model::plan::{DatabasePlan, OWNED_PREFIX};
 use crate::model::results::{
     BenchmarkResult, CellResult, CellStatus, PrecisionInfo, RunInfo, StopReason, Stopping,
     SCHEMA_VERSION,

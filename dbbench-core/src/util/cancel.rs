@@ -131,7 +131,7 @@ pub fn fire_all(why: Stop) {
 
 /// The first line of `sql`, at most 80 characters, for error messages.
 pub fn headline(sql: &str) -> String {
-    let line = sql.trim().lines().next().unwrap_or("");
+    let line = sql.trim().lines().next().unwrap_or("").trim();
     match line.char_indices().nth(80) {
         Some((at, _)) => format!("{}…", &line[..at]),
         None => line.to_string(),

@@ -42,13 +42,13 @@ mod template;
 pub use connection::EmbeddedConnection;
 
 use super::profile::{common_kind, Control, DriverSql, Profile};
-use super::DatabasePlan;
 use crate::model::config::BackendKind;
 use crate::model::config::{FixtureKind, Recovery, StorageSpec};
 use crate::model::dialect::Dialect;
 use crate::model::error::{Error, Result};
 use crate::model::evidence::{BackendInfo, Evidence};
 use crate::model::load::{ErrorKind, Execution};
+use crate::model::plan::DatabasePlan;
 use crate::model::scale::Scale;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -10,7 +10,7 @@
 //! estimated: it depends on what the body does, which no plan says.
 
 use crate::engine::embedded::storage::plan::GrowthRule;
-use crate::engine::DatabasePlan;
+use crate::model::plan::DatabasePlan;
 use crate::model::units::format_bytes;
 use crate::util::space::Need;
 

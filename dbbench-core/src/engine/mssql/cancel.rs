@@ -245,13 +245,14 @@ mod tests {
             Api::Login,
             "from a connection of its own"
         );
-        let mut conn = crate::engine::connection::Connection::Mssql(Box::new(std::mem::replace(
-            &mut conn,
-            settings.connect(None).await.unwrap(),
-        )));
+        // The body's next statement is refused by the switch the connection carries (what
+        // `Connection` asks before every statement).
+        let conn = std::mem::replace(&mut conn, settings.connect(None).await.unwrap());
         let err = conn
-            .execute("INSERT INTO t DEFAULT VALUES")
-            .await
+            .cancel
+            .as_ref()
+            .expect("registered with the switch")
+            .check("INSERT INTO t DEFAULT VALUES")
             .unwrap_err();
         assert!(
             matches!(err, crate::model::error::Error::Cancelled { .. }),

@@ -8,9 +8,9 @@ use super::provision::{self, PlannedFile, Provision};
 use super::readback::{self, Verdict};
 use super::script::{self, Step};
 use super::{cancel, ifi, marker, teardown, MssqlBackend, MssqlConnection};
-use crate::engine::{DatabasePlan, OWNED_PREFIX};
 use crate::model::config::StorageSpec;
 use crate::model::error::{Error, Result};
+use crate::model::plan::{DatabasePlan, OWNED_PREFIX};
 use std::collections::BTreeMap;
 
 /// Creates `plan`'s database on the server; returns its provisioning and `database_id`. What
@@ -26,7 +26,7 @@ pub(super) async fn build(
     let mut inputs = script::Inputs {
         disable_ifi: ifi_plan.set.clone(),
         verify_zeroing: ifi_plan.verify,
-        owner: script::Owner {
+        owner: marker::Marking {
             db: plan.name.clone(),
             marker: marker::marker_text(&backend.host, backend.started, &backend.owner),
             host: backend.host.clone(),
@@ -223,7 +223,7 @@ async fn run_step(ctx: &mut StepContext<'_, '_>, step: &Step) -> Result<()> {
 
 /// Marks the new database through a connection to it; when no mark can be verified inside it,
 /// drops the database this process has just created (its name is dbbench's) and refuses the cell.
-async fn mark_or_refuse(ctx: &mut StepContext<'_, '_>, owner: &script::Owner) -> Result<()> {
+async fn mark_or_refuse(ctx: &mut StepContext<'_, '_>, owner: &marker::Marking) -> Result<()> {
     let marked = match ctx.here.conn(ctx.admin).await {
         Ok(here) => marker::mark(here, ctx.admin, owner).await,
         Err(e) => Err(Error::Unsupported {

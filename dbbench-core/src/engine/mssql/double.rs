@@ -276,7 +276,7 @@ impl Catalog {
                 &["name", "state_desc"],
                 self.databases
                     .keys()
-                    .filter(|n| n.starts_with(crate::engine::OWNED_PREFIX))
+                    .filter(|n| n.starts_with(crate::model::plan::OWNED_PREFIX))
                     .map(online)
                     .collect(),
             ));

@@ -223,6 +223,22 @@ pub async fn read(conn: &mut MssqlConnection, db: &str) -> Result<Option<Held>> 
     property.map_or(Ok(None), Err)
 }
 
+/// Who marks the database: the marker text and what the marker table records.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Marking {
+    /// The database.
+    pub db: String,
+    /// The marker text ([`marker_text`]).
+    pub marker: String,
+    /// The host dbbench runs on.
+    pub host: String,
+    /// dbbench's process id.
+    pub pid: u32,
+    /// When the backend connected, seconds since the Unix epoch (for people: liveness is
+    /// decided on the start ticks in the marker text).
+    pub started: u64,
+}
+
 /// Marks the database `db` that this process has just created, through `here` (a connection to
 /// it), and proves the mark is inside it; `master` removes a property that landed there instead.
 /// Returns where it is held; `Err` when no marker could be verified (the caller drops the
@@ -230,7 +246,7 @@ pub async fn read(conn: &mut MssqlConnection, db: &str) -> Result<Option<Held>> 
 pub async fn mark(
     here: &mut MssqlConnection,
     master: &mut MssqlConnection,
-    owner: &super::script::Owner,
+    owner: &Marking,
 ) -> Result<Held> {
     let marker = owner.marker.as_str();
     let added = here.batch(&add_property_here_sql(marker)).await;

@@ -4,6 +4,7 @@
 //! server.
 
 use super::instance::Change;
+use super::marker::Marking;
 use super::provision::Provision;
 use super::{ifi, marker, readback};
 
@@ -30,7 +31,7 @@ pub enum Step {
     EndProbe,
     /// Marks the new database as dbbench's and reads the mark back from inside it (through a
     /// connection to it).
-    Mark(Owner),
+    Mark(Marking),
     /// Reads back where the server placed the files of a cell that declared none (through a
     /// connection to the new database).
     Locate,
@@ -39,22 +40,6 @@ pub enum Step {
     ReadBack,
     /// Any other statement.
     Run(String),
-}
-
-/// Who marks the database: the marker text and what the marker table records.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Owner {
-    /// The database.
-    pub db: String,
-    /// The marker text ([`marker::marker_text`]).
-    pub marker: String,
-    /// The host dbbench runs on.
-    pub host: String,
-    /// dbbench's process id.
-    pub pid: u32,
-    /// When the backend connected, seconds since the Unix epoch (for people: liveness is
-    /// decided on the start ticks in the marker text).
-    pub started: u64,
 }
 
 /// What the script is built from besides the provisioning statements.
@@ -70,7 +55,7 @@ pub struct Inputs {
     /// tempdb changes.
     pub tempdb: Vec<Change>,
     /// The ownership marker.
-    pub owner: Owner,
+    pub owner: Marking,
 }
 
 /// The steps that create database `name` as `provision` says.
@@ -243,8 +228,8 @@ pub(crate) mod tests {
     }
 
     /// The owner of the snapshots: a fixed host, pid and start.
-    pub(crate) fn test_owner(db: &str) -> Owner {
-        Owner {
+    pub(crate) fn test_owner(db: &str) -> Marking {
+        Marking {
             db: db.into(),
             marker: marker::marker_text(
                 "bench-host",

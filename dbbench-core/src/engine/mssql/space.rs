@@ -8,7 +8,7 @@
 
 use super::provision::{self, PlannedFile};
 use super::{MssqlBackend, MssqlConnection};
-use crate::engine::DatabasePlan;
+use crate::model::plan::DatabasePlan;
 use crate::model::value::Row;
 use crate::util::space::Shortfall;
 

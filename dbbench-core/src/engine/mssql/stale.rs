@@ -17,8 +17,8 @@ use super::marker;
 use super::teardown::{self, Dropping, StaleDrop};
 use super::tsql::literal;
 use super::MssqlConnection;
-use crate::engine::OWNED_PREFIX;
 use crate::model::error::Result;
+use crate::model::plan::OWNED_PREFIX;
 use crate::model::value::Row;
 use crate::util::owner::{Liveness, Owner};
 

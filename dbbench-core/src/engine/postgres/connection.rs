@@ -21,11 +21,12 @@
 
 use super::endpoint::{connect_error, connect_socket, connect_tcp, socket_file, tcp_server};
 use super::inline::{Inline, Io};
-use super::settings::LibpqTarget;
+use super::target::LibpqTarget;
 use super::types::{Cell, Param};
 use super::wire::{Stream, Wire};
 use crate::model::error::{Error, Result};
 use crate::model::value::{Row, Value};
+use crate::util::cancel::headline;
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
@@ -428,14 +429,4 @@ fn describe(e: &tokio_postgres::Error) -> String {
         source = s.source();
     }
     text
-}
-
-/// The first line of `sql`, shortened, to say which statement failed.
-pub(crate) fn headline(sql: &str) -> String {
-    let line = sql.trim().lines().next().unwrap_or("").trim();
-    if line.chars().count() > 80 {
-        format!("{}…", line.chars().take(80).collect::<String>())
-    } else {
-        line.to_string()
-    }
 }

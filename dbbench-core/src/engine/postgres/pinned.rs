@@ -19,7 +19,7 @@
 //!   marked as set by `log_growth`.
 
 use super::connection::PostgresConnection;
-use super::options::{Mapping, Mode};
+use super::mapping::{Mapping, Mode};
 use crate::model::config::StorageSpec;
 
 /// One pinned setting: its name, value as written, and why it is pinned.

@@ -20,7 +20,7 @@ pub fn database_name(name: &str) -> String {
     let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
     });
-    let head = format!("{}{:08x}_", crate::engine::OWNED_PREFIX, hash as u32);
+    let head = format!("{}{:08x}_", crate::model::plan::OWNED_PREFIX, hash as u32);
     let tail = &name[name.len() - (MAX_IDENTIFIER - head.len())..];
     format!("{head}{tail}")
 }

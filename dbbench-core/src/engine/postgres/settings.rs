@@ -2,6 +2,7 @@
 //! a managed cluster, and the redaction that keeps a password out of every message and `Debug`.
 
 use super::connection::PostgresConnection;
+pub use super::target::LibpqTarget;
 use crate::model::error::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -9,19 +10,6 @@ use std::time::Duration;
 
 /// The variable that names an existing server; when unset dbbench manages a cluster itself.
 pub const ENV: &str = "DBBENCH_POSTGRES";
-
-/// Where libpq-style clients (pgbench, psql) find one database.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LibpqTarget {
-    /// Host name, or the socket directory of a managed cluster.
-    pub host: String,
-    /// Port (it also names the socket file).
-    pub port: u16,
-    /// User name.
-    pub user: String,
-    /// Database name.
-    pub dbname: String,
-}
 
 /// Connection settings. `Debug` and [`PgSettings::describe`] never show the password.
 #[derive(Clone)]

@@ -8,7 +8,7 @@
 //! An existing server's disks are the server's; nothing is estimated for them.
 
 use super::options::Mapping;
-use crate::engine::DatabasePlan;
+use crate::model::plan::DatabasePlan;
 use crate::util::space::Need;
 
 /// A fresh cluster's files: 40 MB measured after `initdb` of PostgreSQL 15 (one 16 MB WAL segment

@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::engine::embedded::EmbeddedBackend;
-use crate::engine::DatabasePlan;
 use crate::model::config::StorageSpec;
+use crate::model::plan::DatabasePlan;
 use crate::model::results::RunResult;
 use crate::model::scale::Scale;
 use crate::model::value::Value;

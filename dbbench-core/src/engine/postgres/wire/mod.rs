@@ -16,10 +16,10 @@
 mod reply;
 mod stream;
 
-use super::connection::headline;
 use super::types::{encode_param, param_format};
 use crate::model::error::{Error, Result};
 use crate::model::value::{Row, Value};
+use crate::util::cancel::headline;
 use bytes::BytesMut;
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::message::backend::{DataRowBody, Message, RowDescriptionBody};

@@ -2,12 +2,12 @@
 //! classifies), row descriptions, data rows as dbbench values, and the wording of a lost
 //! connection.
 
-use super::super::connection::headline;
 use super::super::types::Cell;
 use super::Prepared;
 use crate::model::error::Error;
 use crate::model::error::Result;
 use crate::model::value::Row;
+use crate::util::cancel::headline;
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::message::backend::{DataRowBody, ErrorResponseBody, RowDescriptionBody};
 use std::io;
