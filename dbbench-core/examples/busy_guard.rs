@@ -259,7 +259,7 @@ fn main() -> Result<()> {
         .expect("a runtime");
     let run = |label: &str| -> Result<BenchmarkResult> {
         let result = runtime.block_on(async {
-            let mut backend = Backend::Embedded(EmbeddedBackend::new());
+            let mut backend = Backend::new(EmbeddedBackend::new());
             run_benchmark(bench, None, &ctx, &mut backend).await
         })?;
         show(label, &result);

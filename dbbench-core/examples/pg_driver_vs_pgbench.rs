@@ -27,7 +27,7 @@
 //! counts. pgbench is found beside the server binaries or on PATH.
 
 use dbbench_core::__internals::config::{RunSpec, StorageSpec};
-use dbbench_core::__internals::postgres::PostgresBackend;
+use dbbench_core::__internals::postgres::{PostgresBackend, PostgresConnection};
 use dbbench_core::__internals::Backend;
 use dbbench_core::__internals::{run_benchmark, RunContext};
 use dbbench_core::__internals::{BenchmarkSpec, BodyFuture, CellSpec};
@@ -264,9 +264,9 @@ fn body(db: &mut Session) -> BodyFuture<'_> {
             ))
             .await?;
         }
-        let target = match db.connection() {
-            Connection::Postgres(c) => c.libpq_target().clone(),
-            _ => return Err(Error::msg("this example runs on the PostgreSQL backend")),
+        let target = match db.connection().downcast_mut::<PostgresConnection>() {
+            Some(c) => c.libpq_target().clone(),
+            None => return Err(Error::msg("this example runs on the PostgreSQL backend")),
         };
         let script =
             std::env::temp_dir().join(format!("dbbench-pgbench-{}.sql", std::process::id()));
@@ -383,7 +383,7 @@ fn main() -> Result<()> {
         .build()
         .map_err(|e| Error::msg(e.to_string()))?;
     let result = runtime.block_on(async {
-        let mut backend = Backend::Postgres(Box::new(PostgresBackend::managed()?));
+        let mut backend = Backend::new(PostgresBackend::managed()?);
         run_benchmark(&BENCH, None, &ctx, &mut backend).await
     })?;
     let _ = std::fs::remove_dir_all(&work_dir);

@@ -131,7 +131,7 @@ fn main() -> Result<()> {
         .build()
         .expect("a runtime");
     let result = runtime.block_on(async {
-        let mut backend = Backend::Embedded(EmbeddedBackend::new());
+        let mut backend = Backend::new(EmbeddedBackend::new());
         run_recorded(&BENCH, None, &ctx, &mut backend, &mut timed, &NoJudge).await
     })?;
     assert_eq!(result.cells[0].status, CellStatus::Ok);

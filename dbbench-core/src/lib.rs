@@ -152,6 +152,7 @@ pub mod __internals {
     pub use crate::engine::embedded::storage;
     pub use crate::engine::embedded::EmbeddedBackend;
     pub use crate::engine::mssql;
+    pub use crate::engine::plugin::{EngineBackend, EngineConnection, EngineDatabase, Pending};
     pub use crate::engine::postgres;
     pub use crate::engine::{Backend, Database};
     pub use crate::model::config;

@@ -226,11 +226,11 @@ support::benchmark! {
 async fn mssql_a_declared_difference_is_all_that_differs_and_sp_configure_is_listed() {
     let server = sql_server_2022();
     let settings = ConnectSettings::scripted(ADO, &server).unwrap();
-    let mut backend = Backend::Mssql(Box::new(
+    let mut backend = Backend::new(
         MssqlBackend::connect(settings, Hooks::default(), false)
             .await
             .unwrap(),
-    ));
+    );
     let ctx = context("confounders-mssql", Scale::smoke(), Volumes::default());
     let result = run_benchmark(&CONFIGURING, None, &ctx, &mut backend)
         .await
@@ -284,11 +284,11 @@ async fn mssql_a_refused_view_costs_its_scope_only() {
         ),
     );
     let settings = ConnectSettings::scripted(ADO, &server).unwrap();
-    let mut backend = Backend::Mssql(Box::new(
+    let mut backend = Backend::new(
         MssqlBackend::connect(settings, Hooks::default(), false)
             .await
             .unwrap(),
-    ));
+    );
     let ctx = context(
         "confounders-mssql-refused",
         Scale::smoke(),

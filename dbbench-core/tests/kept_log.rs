@@ -96,7 +96,7 @@ async fn a_pool_a_killed_run_left_is_swept() {
     )
     .unwrap();
     std::fs::write(pool.join("log-2097152-8388608.ldf"), vec![0u8; 4096]).unwrap();
-    let mut backend = Backend::Embedded(EmbeddedBackend::new());
+    let mut backend = Backend::new(EmbeddedBackend::new());
     let report = backend.sweep_stale(&work).await;
     assert_eq!(report.len(), 1, "{report:?}");
     assert!(

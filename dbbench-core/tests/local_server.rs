@@ -141,7 +141,7 @@ fn a_local_postgres_server_is_the_workload() {
     let ctx = support::context("local-server", Scale::smoke(), Default::default());
     let result = support::exclusively(async {
         let backend = PostgresBackend::external(tcp).await?;
-        let mut backend = Backend::Postgres(Box::new(backend));
+        let mut backend = Backend::new(backend);
         dbbench_core::__internals::run_benchmark(&PLAIN, None, &ctx, &mut backend).await
     })
     .unwrap();

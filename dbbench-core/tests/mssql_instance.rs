@@ -138,11 +138,11 @@ support::benchmark! {
 
 async fn run(server: &ScriptedServer, only: &str) -> BenchmarkResult {
     let settings = ConnectSettings::scripted(ADO, server).unwrap();
-    let mut backend = Backend::Mssql(Box::new(
+    let mut backend = Backend::new(
         MssqlBackend::connect(settings, Hooks::default(), true)
             .await
             .unwrap(),
-    ));
+    );
     let ctx = context(
         &format!("mssql-instance-{only}"),
         Scale::smoke(),

@@ -268,12 +268,12 @@ impl Drop for Leftovers {
 }
 
 async fn remove_leftovers(settings: &ConnectSettings, markers: &[String]) -> Result<(), String> {
-    let mut conn = Connection::Mssql(Box::new(
+    let mut conn = Connection::new(
         settings
             .connect(Some("master"))
             .await
             .map_err(|e| e.to_string())?,
-    ));
+    );
     let pattern = format!("dbbench[_]%{}%", std::process::id());
     let names: Vec<String> = conn
         .query(&format!(
@@ -339,7 +339,7 @@ async fn lifecycle_on_a_live_server() {
         .expect("preflight");
     say(&report.render());
 
-    let mut backend = Backend::Mssql(Box::new(MssqlBackend::from_env().await.expect("connects")));
+    let mut backend = Backend::new(MssqlBackend::from_env().await.expect("connects"));
     let info = backend.info().await.unwrap();
     for key in [
         "edition",
@@ -542,7 +542,7 @@ async fn a_timeout_kills_the_session_on_a_live_server() {
         settings: settings.clone(),
         markers: Vec::new(),
     };
-    let mut backend = Backend::Mssql(Box::new(MssqlBackend::from_env().await.expect("connects")));
+    let mut backend = Backend::new(MssqlBackend::from_env().await.expect("connects"));
     let ctx = context("mssql-live-timeout", Scale::smoke(), Volumes::default());
     let started = std::time::Instant::now();
     let result = run_benchmark(&WAITING, None, &ctx, &mut backend)
@@ -557,7 +557,7 @@ async fn a_timeout_kills_the_session_on_a_live_server() {
         other => panic!("the cell was not stopped: {other:?}"),
     }
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
-    let mut conn = Connection::Mssql(Box::new(settings.connect(Some("master")).await.unwrap()));
+    let mut conn = Connection::new(settings.connect(Some("master")).await.unwrap());
     let name = format!(
         "dbbench_mssql_live_waiting_default_r0_{}",
         std::process::id()
@@ -589,7 +589,7 @@ async fn a_killed_runs_database_is_dropped_on_a_live_server() {
         settings: settings.clone(),
         markers: markers.to_vec(),
     };
-    let mut conn = Connection::Mssql(Box::new(settings.connect(Some("master")).await.unwrap()));
+    let mut conn = Connection::new(settings.connect(Some("master")).await.unwrap());
     // Not `…_<pid>`: the lifecycle test checks that no `dbbench_%_<pid>` database is left.
     let dead = format!("dbbench_sweep_dead_{me}_r0");
     let live = format!("dbbench_sweep_live_{me}_r0");
@@ -618,7 +618,7 @@ async fn a_killed_runs_database_is_dropped_on_a_live_server() {
         }
     }
     let ctx = context("mssql-live-stale", Scale::smoke(), Volumes::default());
-    let mut backend = Backend::Mssql(Box::new(MssqlBackend::from_env().await.expect("connects")));
+    let mut backend = Backend::new(MssqlBackend::from_env().await.expect("connects"));
     let lines = backend.sweep_stale(&ctx.work_dir).await;
     say(&lines.join("\n"));
     // The lifecycle test in this binary sweeps too, and may have dropped `dead` first.
@@ -652,7 +652,7 @@ async fn a_session_setting_lasts_on_a_live_server() {
         return;
     };
     let settings = ConnectSettings::parse(&ado).expect("DBBENCH_MSSQL parses");
-    let mut conn = Connection::Mssql(Box::new(settings.connect(Some("master")).await.unwrap()));
+    let mut conn = Connection::new(settings.connect(Some("master")).await.unwrap());
     let level = "SELECT CAST(transaction_isolation_level AS int) AS transaction_isolation_level \
                  FROM sys.dm_exec_sessions WHERE session_id = @@SPID";
     let before: i64 = conn.query_scalar(level).await.unwrap();

@@ -83,11 +83,11 @@ fn sql_server_2022() -> ScriptedServer {
 
 async fn scripted_backend(server: &ScriptedServer) -> Backend {
     let settings = ConnectSettings::scripted(ADO, server).unwrap();
-    Backend::Mssql(Box::new(
+    Backend::new(
         MssqlBackend::connect(settings, Hooks::default(), false)
             .await
             .unwrap(),
-    ))
+    )
 }
 
 const ROWS: u64 = 40;
@@ -533,7 +533,7 @@ async fn a_killed_runs_database_is_dropped_when_the_next_run_starts() {
     let server = sql_server_2022();
     let me = std::process::id();
     let settings = ConnectSettings::scripted(ADO, &server).unwrap();
-    let mut conn = Connection::Mssql(Box::new(settings.connect(Some("master")).await.unwrap()));
+    let mut conn = Connection::new(settings.connect(Some("master")).await.unwrap());
     for (db, marker) in [
         ("dbbench_killed_r0_1", mssql_marker(no_such_pid(), 1)),
         ("dbbench_running_r0_1", mssql_marker(me, my_start())),
@@ -669,7 +669,7 @@ async fn files_that_differ_from_the_plan_fail_the_cell() {
 async fn routing_of_each_api() {
     let server = ScriptedServer::new();
     let settings = ConnectSettings::scripted(ADO, &server).unwrap();
-    let mut conn = Connection::Mssql(Box::new(settings.connect(Some("db")).await.unwrap()));
+    let mut conn = Connection::new(settings.connect(Some("db")).await.unwrap());
     conn.execute("BEGIN TRANSACTION").await.unwrap();
     conn.execute_with("INSERT INTO t VALUES (@P1)", &[Value::Int(1)])
         .await
@@ -824,7 +824,7 @@ async fn a_cell_larger_than_the_servers_volume_is_refused_before_create_database
 async fn session_settings_last_for_the_session() {
     let server = ScriptedServer::new();
     let settings = ConnectSettings::scripted(ADO, &server).unwrap();
-    let mut conn = Connection::Mssql(Box::new(settings.connect(Some("db")).await.unwrap()));
+    let mut conn = Connection::new(settings.connect(Some("db")).await.unwrap());
     let level = "SELECT CAST(transaction_isolation_level AS int) AS transaction_isolation_level \
                  FROM sys.dm_exec_sessions WHERE session_id = @@SPID";
     assert_eq!(conn.query_scalar::<i64>(level).await.unwrap(), 2);
@@ -912,11 +912,11 @@ async fn a_timed_out_creation_is_ended_and_cleaned_up_on_a_fresh_connection() {
         );
     let settings =
         ConnectSettings::scripted(&format!("{ADO};Command Timeout=30"), &server).unwrap();
-    let mut backend = Backend::Mssql(Box::new(
+    let mut backend = Backend::new(
         MssqlBackend::connect(settings, Hooks::default(), false)
             .await
             .unwrap(),
-    ));
+    );
     let ctx = context(
         "mssql-scripted-create-timeout",
         Scale::smoke(),

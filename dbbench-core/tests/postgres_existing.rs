@@ -11,6 +11,7 @@ mod support;
 
 use dbbench_core::__internals::postgres::cluster::{self, Binaries, Cluster, ClusterSpec};
 use dbbench_core::__internals::postgres::settings::PgSettings;
+use dbbench_core::__internals::postgres::PostgresConnection;
 use dbbench_core::__internals::RunContext;
 use dbbench_core::__internals::Volumes;
 use dbbench_core::__private::{BodyFuture, FixtureKind, RunSpec, StorageSpec};
@@ -137,7 +138,7 @@ fn doubling(db: &mut Session) -> BodyFuture<'_> {
         let load = Load::new(4, Work::Statements(200)).statements_per_transaction(5);
         db.load(load)
             .run(async move |conn: &mut Connection, op: Op| {
-                if let (0, Connection::Postgres(pg)) = (op.id, &mut *conn) {
+                if let (0, Some(pg)) = (op.id, conn.downcast_mut::<PostgresConnection>()) {
                     // Only a connection that speaks the protocol itself has no client to lend.
                     let refused = pg.with_client(|c| c.simple_query("SELECT 1")).await;
                     let wire = refused.is_err_and(|e| e.to_string().contains("protocol itself"));

@@ -228,7 +228,7 @@ fn never_drops_a_database_without_the_markers() {
         .unwrap();
     let _lock = dbbench_core::__internals::exclusive();
     runtime.block_on(async {
-        let mut backend = Backend::Postgres(Box::new(PostgresBackend::managed().unwrap()));
+        let mut backend = Backend::new(PostgresBackend::managed().unwrap());
         let plan = |name: &str| DatabasePlan {
             name: name.to_string(),
             storage: StorageSpec::DEFAULT,

@@ -10,6 +10,7 @@
 mod support;
 
 use dbbench_core::__internals::config::{RunSpec, StorageSpec};
+use dbbench_core::__internals::postgres::PostgresConnection;
 use dbbench_core::__internals::BodyFuture;
 use dbbench_core::__internals::Volumes;
 use dbbench_core::driver::{Load, Op, Work};
@@ -66,7 +67,7 @@ fn one_worker_sees_everything(db: &mut Session) -> BodyFuture<'_> {
                     Err(e) => note(format!("arity {e}")),
                     Ok(_) => note("arity accepted".into()),
                 }
-                if let Connection::Postgres(pg) = conn {
+                if let Some(pg) = conn.downcast_mut::<PostgresConnection>() {
                     match pg.with_client(|client| client.simple_query("SELECT 1")).await {
                         Err(e) => note(format!("client {e}")),
                         Ok(_) => note("client accepted".into()),

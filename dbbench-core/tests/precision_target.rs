@@ -63,7 +63,7 @@ fn judged_by(
     judge: &IntervalJudge,
 ) -> BenchmarkResult {
     exclusively(async {
-        let mut backend = Backend::Embedded(EmbeddedBackend::new());
+        let mut backend = Backend::new(EmbeddedBackend::new());
         run_recorded(bench, None, ctx, &mut backend, &mut NoRecorder, judge).await
     })
     .unwrap()

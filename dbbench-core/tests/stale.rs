@@ -99,7 +99,7 @@ async fn a_dead_owners_leftover_is_removed_and_reported_others_are_left() {
     let on_volume_before = files_in(&elsewhere);
     assert_eq!(on_volume_before.len(), 4, "{on_volume_before:?}");
 
-    let mut backend = Backend::Embedded(EmbeddedBackend::new());
+    let mut backend = Backend::new(EmbeddedBackend::new());
     let report = backend.sweep_stale(&work).await;
     assert_eq!(report.len(), 2, "{report:?}");
     assert!(report

@@ -86,7 +86,7 @@ fn run_cells_of(
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut backend = Backend::Embedded(EmbeddedBackend::new());
+        let mut backend = Backend::new(EmbeddedBackend::new());
         let invocation = Invocation::start(ctx, &backend, env!("CARGO_MANIFEST_DIR")).unwrap();
         let ran = invocation
             .run(bench, cells, ctx, &mut backend)
@@ -329,7 +329,7 @@ fn one_invocation_calibrates_once_and_its_cells_keep_the_calibration() {
             .build()
             .unwrap()
             .block_on(async {
-                let mut backend = Backend::Embedded(EmbeddedBackend::new());
+                let mut backend = Backend::new(EmbeddedBackend::new());
                 Invocation::resume(&ctx.work_dir, id)
                     .unwrap()
                     .run(&INSERTS, &["second"], &ctx, &mut backend)

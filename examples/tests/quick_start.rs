@@ -22,7 +22,7 @@ fn small_growth_grows_more_often_at_smoke_scale() {
         .build()
         .unwrap();
     let result = runtime.block_on(async {
-        let mut backend = Backend::Embedded(EmbeddedBackend::new());
+        let mut backend = Backend::new(EmbeddedBackend::new());
         run_benchmark(&double_charges::BENCHMARK, None, &ctx, &mut backend)
             .await
             .unwrap()

@@ -54,7 +54,7 @@ fn run_cells(
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut backend = Backend::Postgres(Box::new(PostgresBackend::managed().unwrap()));
+        let mut backend = Backend::new(PostgresBackend::managed().unwrap());
         run_benchmark(bench, cells, ctx, &mut backend)
             .await
             .unwrap()

@@ -26,7 +26,7 @@ fn run(bench: &'static BenchmarkSpec, name: &str) -> BenchmarkResult {
         .build()
         .unwrap();
     let result = runtime.block_on(async {
-        let mut backend = Backend::Embedded(EmbeddedBackend::new());
+        let mut backend = Backend::new(EmbeddedBackend::new());
         run_benchmark(bench, None, &ctx, &mut backend)
             .await
             .unwrap()

@@ -26,7 +26,7 @@ fn one_cell_is_checked_against_its_part_of_the_committed_snapshot() {
         .unwrap();
     let bench = &vlf::doubling::BENCHMARK;
     let mut result = runtime.block_on(async {
-        let mut backend = Backend::Embedded(EmbeddedBackend::new());
+        let mut backend = Backend::new(EmbeddedBackend::new());
         run_benchmark(bench, Some(&["test_3"]), &ctx, &mut backend)
             .await
             .unwrap()

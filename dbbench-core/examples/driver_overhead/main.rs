@@ -329,7 +329,7 @@ fn main() -> Result<()> {
         .build()
         .map_err(|e| Error::msg(format!("cannot start the runtime: {e}")))?;
     let result = runtime.block_on(async {
-        let mut backend = Backend::Embedded(EmbeddedBackend::new());
+        let mut backend = Backend::new(EmbeddedBackend::new());
         run_benchmark(&OVERHEAD, None, &ctx, &mut backend).await
     })?;
     match &result.cells[0].status {

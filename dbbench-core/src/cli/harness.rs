@@ -3,7 +3,8 @@
 //! benchmark report the outcome of their own cell from the cached result.
 
 use super::invocation::Invocation;
-use crate::engine::Backend;
+use crate::engine::{registry, Backend};
+use crate::model::config::BackendKind;
 use crate::model::error::{Error, Result};
 use crate::model::results::{BenchmarkResult, CellStatus};
 use crate::model::scale::Scale;
@@ -38,10 +39,7 @@ fn remember(bench: &BenchmarkSpec, result: Arc<BenchmarkResult>) {
 pub fn run_test(bench: &'static BenchmarkSpec, cell: &str) {
     // A cell that does not run on this backend says why without starting anything; the
     // benchmark's other tests run (and check) the cells that do.
-    if let (Ok(kind), Some(spec)) = (
-        crate::model::config::BackendKind::from_env(),
-        bench.cell(cell),
-    ) {
+    if let (Ok(kind), Some(spec)) = (BackendKind::from_env(), bench.cell(cell)) {
         if let Some(why) = bench.not_applicable_on(kind) {
             say(&format!(
                 "{}::{cell}: skipped: does not apply on {}: {why}",
@@ -70,9 +68,9 @@ pub fn run_test(bench: &'static BenchmarkSpec, cell: &str) {
                 }
             }
             say(&format!(
-                "{}::{cell}: skipped: its case runs on other backends than {} (DBBENCH_BACKEND)",
+                "{}::{cell}: skipped: {}",
                 bench.test_path(),
-                kind.keyword()
+                elsewhere_reason(spec.backends, kind)
             ));
             return;
         }
@@ -99,6 +97,25 @@ pub fn run_test(bench: &'static BenchmarkSpec, cell: &str) {
         CellStatus::Failed(error) => {
             panic!("dbbench: {}::{cell} failed: {error}", bench.test_path())
         }
+    }
+}
+
+/// Why a cell whose case names only `backends` does not run on `kind`: the backends are not in
+/// this build (their features were off), or they are other backends than `DBBENCH_BACKEND`'s.
+fn elsewhere_reason(backends: &[BackendKind], kind: BackendKind) -> String {
+    let missing: Vec<String> = backends
+        .iter()
+        .filter(|b| !registry::is_built(**b))
+        .map(|b| format!("`{}`", b.keyword()))
+        .collect();
+    if !backends.is_empty() && missing.len() == backends.len() {
+        let s = if missing.len() == 1 { "" } else { "s" };
+        format!("not built with feature{s} {}", missing.join(", "))
+    } else {
+        format!(
+            "its case runs on other backends than {} (DBBENCH_BACKEND)",
+            kind.keyword()
+        )
     }
 }
 
@@ -271,4 +288,36 @@ fn check_cells(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_case_for_a_backend_left_out_of_the_build_names_its_feature() {
+        for backend in [BackendKind::Postgres, BackendKind::Mssql] {
+            let why = elsewhere_reason(&[backend], BackendKind::Embedded);
+            if registry::is_built(backend) {
+                assert_eq!(
+                    why,
+                    "its case runs on other backends than embedded (DBBENCH_BACKEND)"
+                );
+            } else {
+                assert_eq!(
+                    why,
+                    format!("not built with feature `{}`", backend.keyword())
+                );
+            }
+        }
+        // A case that also names a backend of this build is one for other backends.
+        let mixed = elsewhere_reason(
+            &[BackendKind::Embedded, BackendKind::Mssql],
+            BackendKind::Postgres,
+        );
+        assert!(
+            mixed.starts_with("its case runs on other backends"),
+            "{mixed}"
+        );
+    }
 }

@@ -1,8 +1,8 @@
-//! A connection to the benchmark's database, whatever the backend.
+//! A connection to the benchmark's database, whatever the backend: a backend's
+//! [`EngineConnection`] with what every backend shares around each statement (the stop switch is
+//! asked before it, and explains its error after).
 
-use crate::engine::embedded::EmbeddedConnection;
-use crate::engine::mssql::MssqlConnection;
-use crate::engine::postgres::PostgresConnection;
+use crate::engine::plugin::EngineConnection;
 use crate::model::dialect::Dialect;
 use crate::model::error::{Error, Result};
 use crate::model::value::{FromValue, Row, Value};
@@ -13,14 +13,7 @@ use std::sync::Arc;
 ///
 /// Methods are `async` so that one body runs unchanged on every backend; on the embedded engine
 /// they complete without yielding.
-pub enum Connection {
-    /// A connection of the embedded engine.
-    Embedded(EmbeddedConnection),
-    /// A connection to SQL Server.
-    Mssql(Box<MssqlConnection>),
-    /// A connection to PostgreSQL.
-    Postgres(Box<PostgresConnection>),
-}
+pub struct Connection(Box<dyn EngineConnection>);
 
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -29,13 +22,29 @@ impl std::fmt::Debug for Connection {
 }
 
 impl Connection {
+    /// `conn` as a connection a body or the driver uses.
+    pub fn new(conn: impl EngineConnection + 'static) -> Connection {
+        Connection(Box::new(conn))
+    }
+
+    pub(crate) fn from_boxed(conn: Box<dyn EngineConnection>) -> Connection {
+        Connection(conn)
+    }
+
+    /// The backend's connection, for its database's methods.
+    pub(crate) fn engine(&mut self) -> &mut dyn EngineConnection {
+        self.0.as_mut()
+    }
+
+    /// The backend's own connection type `C`, when this is one (tests and tools that reach
+    /// a backend's own methods, e.g. PostgreSQL's `with_client`).
+    pub fn downcast_mut<C: EngineConnection>(&mut self) -> Option<&mut C> {
+        self.0.as_any_mut().downcast_mut::<C>()
+    }
+
     /// The dialect this connection speaks.
     pub fn dialect(&self) -> Dialect {
-        match self {
-            Connection::Embedded(_) => Dialect::Sqlite,
-            Connection::Mssql(_) => Dialect::TSql,
-            Connection::Postgres(_) => Dialect::Postgres,
-        }
+        self.0.dialect()
     }
 
     /// Runs one statement and returns the number of rows it changed.
@@ -48,11 +57,7 @@ impl Connection {
     /// switch is shared by every connection of the database, and a count changed by each
     /// statement of every worker would move its cache line between cores.
     fn cancel(&self) -> Option<&Arc<Cancel>> {
-        match self {
-            Connection::Embedded(c) => c.cancel.as_ref(),
-            Connection::Mssql(c) => c.cancel.as_ref(),
-            Connection::Postgres(c) => c.cancel.as_ref(),
-        }
+        self.0.cancel()
     }
 
     /// Refuses a statement once the database's run was cancelled (timeout or signal).
@@ -74,22 +79,14 @@ impl Connection {
     /// Runs one statement with parameters and returns the number of rows it changed.
     pub async fn execute_with(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
         self.admit(sql)?;
-        let result = match self {
-            Connection::Embedded(c) => c.execute(sql, params),
-            Connection::Mssql(c) => c.execute(sql, params).await,
-            Connection::Postgres(c) => c.execute(sql, params).await,
-        };
+        let result = self.0.execute(sql, params).outcome().await;
         self.explain(result, sql)
     }
 
     /// Runs several statements separated by `;` (no parameters, no results).
     pub async fn batch(&mut self, sql: &str) -> Result<()> {
         self.admit(sql)?;
-        let result = match self {
-            Connection::Embedded(c) => c.batch(sql),
-            Connection::Mssql(c) => c.batch(sql).await,
-            Connection::Postgres(c) => c.batch(sql).await,
-        };
+        let result = self.0.batch(sql).outcome().await;
         self.explain(result, sql)
     }
 
@@ -101,11 +98,7 @@ impl Connection {
     /// Runs a query with parameters and returns every row.
     pub async fn query_with(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
         self.admit(sql)?;
-        let result = match self {
-            Connection::Embedded(c) => c.query(sql, params),
-            Connection::Mssql(c) => c.query(sql, params).await,
-            Connection::Postgres(c) => c.query(sql, params).await,
-        };
+        let result = self.0.query(sql, params).outcome().await;
         self.explain(result, sql)
     }
 

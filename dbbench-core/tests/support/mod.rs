@@ -90,7 +90,7 @@ pub fn try_run(
 /// [`run`] on the embedded backend whatever `DBBENCH_BACKEND` says.
 pub fn run_embedded(bench: &'static BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
     exclusively(async {
-        let mut backend = Backend::Embedded(EmbeddedBackend::new());
+        let mut backend = Backend::new(EmbeddedBackend::new());
         let result = run_benchmark(bench, None, ctx, &mut backend).await?;
         publish(&result, &bench.file_stem(), &ctx.work_dir)?;
         Ok::<_, dbbench_core::Error>(result)
@@ -238,7 +238,7 @@ pub fn listing(dir: &Path) -> Vec<String> {
 pub fn run_postgres(bench: &'static BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
     exclusively(async {
         let backend = dbbench_core::__internals::postgres::PostgresBackend::managed()?;
-        let mut backend = Backend::Postgres(Box::new(backend));
+        let mut backend = Backend::new(backend);
         run_benchmark(bench, None, ctx, &mut backend).await
     })
     .unwrap()
@@ -254,7 +254,7 @@ pub fn try_run_external(
     exclusively(async {
         let backend =
             dbbench_core::__internals::postgres::PostgresBackend::external(settings).await?;
-        let mut backend = Backend::Postgres(Box::new(backend));
+        let mut backend = Backend::new(backend);
         run_benchmark(bench, None, ctx, &mut backend).await
     })
 }

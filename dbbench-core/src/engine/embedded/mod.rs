@@ -33,6 +33,7 @@
 //! stalls, flushes, growth events with bytes and durations, zero-fill bytes, sizes).
 
 mod connection;
+mod plugin;
 mod settings;
 pub mod space;
 pub mod stale;
@@ -40,6 +41,7 @@ pub mod storage;
 mod template;
 
 pub use connection::EmbeddedConnection;
+pub use plugin::REGISTRATION;
 
 use super::profile::{common_kind, Control, DriverSql, Profile};
 use crate::model::config::BackendKind;

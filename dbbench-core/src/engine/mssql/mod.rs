@@ -30,6 +30,7 @@ pub mod local;
 mod login;
 pub mod marker;
 pub mod owed;
+mod plugin;
 pub mod preflight;
 pub mod provision;
 pub mod readback;
@@ -49,6 +50,7 @@ pub use connect::{redact_connection_string, ConnectSettings, ENV, REQUIRE_ENV};
 pub use connection::{MssqlConnection, TdsClient};
 pub use database::MssqlDatabase;
 pub use hooks::Hooks;
+pub use plugin::REGISTRATION;
 pub use server::ServerFacts;
 
 use super::profile::{common_kind, Control, DriverSql, Profile};

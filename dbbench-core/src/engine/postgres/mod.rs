@@ -24,6 +24,7 @@ pub mod marker;
 pub mod options;
 pub mod pinned;
 pub mod place;
+mod plugin;
 pub mod provision;
 pub mod settings;
 mod socket;
@@ -35,6 +36,7 @@ mod wire;
 
 pub use connection::PostgresConnection;
 pub use database::PostgresDatabase;
+pub use plugin::REGISTRATION;
 pub use settings::{LibpqTarget, PgSettings};
 
 use super::profile::{common_kind, Control, DriverSql, EvidenceColumn, EvidenceUnit, Profile};

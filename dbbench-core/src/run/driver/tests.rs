@@ -20,7 +20,7 @@ async fn database(name: &str) -> Arc<Database> {
         work_dir: crate::util::paths::work_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))),
         scale: Scale::smoke(),
     };
-    let db = Database::Embedded(Box::new(EmbeddedBackend::new().create(&plan).unwrap()));
+    let db = Database::new(EmbeddedBackend::new().create(&plan).unwrap());
     let mut conn = db.connect().await.unwrap();
     conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, worker INTEGER NOT NULL)")
         .await
