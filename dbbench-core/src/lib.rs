@@ -8,7 +8,8 @@
 //!
 //! The default backend is the embedded engine (SQLite in-process with dbbench's storage layer), so
 //! a benchmark runs anywhere with no server; `DBBENCH_BACKEND=mssql` with `DBBENCH_MSSQL` runs the
-//! same benchmarks on SQL Server, and `DBBENCH_BACKEND=postgres` on PostgreSQL.
+//! same benchmarks on SQL Server, and `DBBENCH_BACKEND=postgres` on PostgreSQL, each with its
+//! Cargo feature (`mssql`, `postgres`; the embedded engine is the default feature `embedded`).
 //!
 //! ## A first benchmark
 //!
@@ -18,6 +19,9 @@
 //! [dependencies]
 //! dbbench-core = "0.1"
 //! ```
+//!
+//! For PostgreSQL or SQL Server add the backend's feature:
+//! `dbbench-core = { version = "0.1", features = ["postgres", "mssql"] }`.
 //!
 //! dbbench-core brings the [`db_bench`] attribute and the runtime it calls (one version: the two
 //! are published together), and runs each benchmark on a runtime of its own, so no other
@@ -149,10 +153,14 @@ pub mod __internals {
     pub use crate::analysis::compare::compare_all;
     pub use crate::analysis::precision::IntervalJudge;
     pub use crate::cli::invocation::{Invocation, Ran};
+    #[cfg(feature = "embedded")]
     pub use crate::engine::embedded::storage;
+    #[cfg(feature = "embedded")]
     pub use crate::engine::embedded::EmbeddedBackend;
+    #[cfg(feature = "mssql")]
     pub use crate::engine::mssql;
     pub use crate::engine::plugin::{EngineBackend, EngineConnection, EngineDatabase, Pending};
+    #[cfg(feature = "postgres")]
     pub use crate::engine::postgres;
     pub use crate::engine::{Backend, Database};
     pub use crate::model::config;

@@ -47,6 +47,7 @@ support::benchmark! {
     cells: [cell("too_big", StorageSpec { data_size: Some(HUGE), ..StorageSpec::DEFAULT })],
 }
 
+#[cfg(feature = "postgres")]
 support::benchmark! {
     static WAL_TOO_BIG = quick,
     title: "WAL kept for log_size larger than the disk",
@@ -203,6 +204,7 @@ fn a_scaled_cell_is_told_the_scale_that_fits() {
     assert_eq!(databases_made(&ctx), 0);
 }
 
+#[cfg(feature = "postgres")]
 #[test]
 fn a_postgres_cell_whose_wal_cannot_fit_starts_no_cluster() {
     if !dbbench_core::__internals::postgres::cluster::available_for_tests() {

@@ -16,9 +16,11 @@ use support::*;
 
 /// Counts the runaway cell's repetitions, so its second one runs away.
 static RUNAWAY_REPS: AtomicU32 = AtomicU32::new(0);
+#[cfg(feature = "postgres")]
 static PG_RUNAWAY_REPS: AtomicU32 = AtomicU32::new(0);
 /// How long the runaway statement ran before it returned, in milliseconds.
 static EMBEDDED_STOPPED_MS: AtomicU32 = AtomicU32::new(0);
+#[cfg(feature = "postgres")]
 static PG_STOPPED_MS: AtomicU32 = AtomicU32::new(0);
 
 /// Never ends: SQLite and PostgreSQL both recurse without limit.
@@ -45,6 +47,7 @@ fn embedded(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(body(db, &RUNAWAY_REPS, &EMBEDDED_STOPPED_MS))
 }
 
+#[cfg(feature = "postgres")]
 fn postgres(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(body(db, &PG_RUNAWAY_REPS, &PG_STOPPED_MS))
 }
@@ -64,6 +67,7 @@ support::benchmark! {
     cells: [cell("runaway", StorageSpec::DEFAULT), cell("quick", StorageSpec::DEFAULT)],
 }
 
+#[cfg(feature = "postgres")]
 support::benchmark! {
     static POSTGRES = postgres,
     title: "timeout",
@@ -113,6 +117,7 @@ fn embedded_runaway_cte_is_interrupted() {
     assert!(left.is_empty(), "databases left: {left:?}");
 }
 
+#[cfg(feature = "postgres")]
 #[test]
 fn postgres_runaway_cte_is_cancelled() {
     let ctx = context("timeout-postgres", Scale::smoke(), Volumes::default());

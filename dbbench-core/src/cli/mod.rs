@@ -280,6 +280,7 @@ fn snapshot_command(
 
 /// `preflight`: reads the server's facts and the login's permissions, creating nothing, and says
 /// for every cell whether it can run there.
+#[cfg(feature = "mssql")]
 fn preflight(benchmarks: &[&'static BenchmarkSpec], scale: Option<&str>) -> Result<bool> {
     use crate::engine::mssql::{instance, preflight, ConnectSettings};
     let settings = ConnectSettings::from_env()?;
@@ -313,6 +314,15 @@ fn preflight(benchmarks: &[&'static BenchmarkSpec], scale: Option<&str>) -> Resu
     ))?;
     println!("{}", report.render());
     Ok(true)
+}
+
+/// `preflight` in a build without SQL Server: says which feature it needs.
+#[cfg(not(feature = "mssql"))]
+fn preflight(_: &[&'static BenchmarkSpec], _: Option<&str>) -> Result<bool> {
+    Err(crate::engine::registry::not_built(
+        crate::model::config::BackendKind::Mssql,
+        "preflight",
+    ))
 }
 
 /// Runs `f` with the panic hook silenced: insta reports a differing snapshot by printing its diff

@@ -14,13 +14,18 @@
 //! May import: `model`, `util`.
 
 pub mod connection;
-pub mod embedded;
 pub mod fixture;
-pub mod mssql;
 pub mod plugin;
-pub mod postgres;
 pub mod profile;
 pub mod registry;
+
+// The backends, each behind its Cargo feature; `registry` lists the same ones.
+#[cfg(feature = "embedded")]
+pub mod embedded;
+#[cfg(feature = "mssql")]
+pub mod mssql;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 
 use crate::engine::connection::Connection;
 use crate::model::config::{BackendKind, FixtureKind, StorageSpec};

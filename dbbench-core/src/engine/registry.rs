@@ -7,10 +7,13 @@ use super::profile::Profile;
 use crate::model::config::BackendKind;
 use crate::model::error::{Error, Result};
 
-/// Every backend compiled in, each behind its feature.
+/// Every backend compiled in, each behind its feature: one line per backend.
 pub const REGISTERED: &[&Registration] = &[
+    #[cfg(feature = "embedded")]
     &super::embedded::REGISTRATION,
+    #[cfg(feature = "mssql")]
     &super::mssql::REGISTRATION,
+    #[cfg(feature = "postgres")]
     &super::postgres::REGISTRATION,
 ];
 
@@ -29,18 +32,21 @@ pub fn is_built(kind: BackendKind) -> bool {
     registration(kind).is_some()
 }
 
-/// Why `kind` cannot run in this build: the feature it needs and how to turn it on.
-pub fn not_built(kind: BackendKind) -> Error {
+/// Why `kind` cannot run in this build, for `what` asked for it (`DBBENCH_BACKEND=mssql`, a
+/// command): the feature it needs and how to turn it on.
+pub fn not_built(kind: BackendKind, what: &str) -> Error {
     let feature = kind.keyword();
     Error::Config(format!(
-        "DBBENCH_BACKEND={feature}: this build of dbbench-core does not have the `{feature}` \
-         backend; enable its feature: dbbench-core = {{ version = \"0.1\", features = [\"{feature}\"] }}"
+        "{what}: this dbbench-core was built without the `{feature}` backend: enable its feature, \
+         `dbbench-core = {{ version = \"0.1\", features = [\"{feature}\"] }}` in Cargo.toml \
+         (or `cargo test --features dbbench-core/{feature}`)"
     ))
 }
 
 /// Starts the backend `kind` from the environment.
 pub async fn open(kind: BackendKind) -> Result<Box<dyn EngineBackend>> {
-    let registration = registration(kind).ok_or_else(|| not_built(kind))?;
+    let registration = registration(kind)
+        .ok_or_else(|| not_built(kind, &format!("DBBENCH_BACKEND={}", kind.keyword())))?;
     (registration.from_env)().await
 }
 
@@ -62,9 +68,11 @@ mod tests {
 
     #[test]
     fn a_backend_left_out_names_its_feature() {
-        let text = not_built(BackendKind::Mssql).to_string();
+        let text = not_built(BackendKind::Mssql, "DBBENCH_BACKEND=mssql").to_string();
         assert!(
-            text.contains("`mssql`") && text.contains("features = [\"mssql\"]"),
+            text.starts_with("configuration error: DBBENCH_BACKEND=mssql: ")
+                && text.contains("without the `mssql` backend")
+                && text.contains("features = [\"mssql\"]"),
             "{text}"
         );
     }

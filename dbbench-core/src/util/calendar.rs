@@ -2,8 +2,10 @@
 //! conversion (days since 1900 or 0001) and the report (Unix time).
 
 /// Days from 1900-01-01 (SQL Server's `datetime` epoch) to 1970-01-01.
+#[cfg(any(feature = "mssql", test))]
 pub const DAYS_1900_TO_1970: i64 = 25_567;
 /// Days from 0001-01-01 (the `date`/`datetime2` epoch) to 1970-01-01.
+#[cfg(any(feature = "mssql", test))]
 pub const DAYS_0001_TO_1970: i64 = 719_162;
 /// The Julian day number of 1970-01-01 00:00 UTC.
 pub const JULIAN_DAY_OF_1970: f64 = 2_440_587.5;

@@ -233,6 +233,7 @@ pub fn listing(dir: &Path) -> Vec<String> {
     names
 }
 
+#[cfg(feature = "postgres")]
 /// [`run`] on a managed PostgreSQL cluster whatever `DBBENCH_BACKEND` says; the cluster is stopped
 /// and removed when the backend is dropped at the end.
 pub fn run_postgres(bench: &'static BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
@@ -244,6 +245,7 @@ pub fn run_postgres(bench: &'static BenchmarkSpec, ctx: &RunContext) -> Benchmar
     .unwrap()
 }
 
+#[cfg(feature = "postgres")]
 /// [`run`] on the existing PostgreSQL server `settings` reaches, as `DBBENCH_POSTGRES` would name
 /// it; the error of a benchmark that could not run (the server unreachable) is returned.
 pub fn try_run_external(
@@ -294,6 +296,7 @@ pub fn processes_under(dir: &Path) -> Vec<u32> {
 }
 
 /// Asserts that no managed cluster is left in `ctx`'s work dir: no directory, no process.
+#[cfg(feature = "postgres")]
 pub fn assert_no_cluster_left(ctx: &RunContext) {
     use dbbench_core::__internals::postgres::{cluster, place};
     // Where the clusters went: under the work dir, or dbbench's directory under the temp dir when

@@ -150,5 +150,6 @@ where
     Ok(report)
 }
 
-#[cfg(test)]
+// The driver's own tests run on the embedded engine.
+#[cfg(all(test, feature = "embedded"))]
 mod tests;
