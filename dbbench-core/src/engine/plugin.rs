@@ -121,8 +121,8 @@ pub trait EngineDatabase: Send + Sync {
         self.connect().await
     }
 
-    /// Loads the fixture through `conn` (a connection of this backend: [`own`]); returns the
-    /// number of rows loaded.
+    /// Loads the fixture through `conn` (a connection of this backend: `own` gives its type);
+    /// returns the number of rows loaded.
     async fn load_fixture(
         &self,
         conn: &mut dyn EngineConnection,
@@ -159,7 +159,7 @@ pub trait EngineConnection: Send + Any {
     /// Runs a query with parameters and returns every row.
     fn query<'a>(&'a mut self, sql: &'a str, params: &'a [Value]) -> Pending<'a, Vec<Row>>;
 
-    /// This connection as `Any`, for [`own`].
+    /// This connection as `Any`, for `own`.
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
