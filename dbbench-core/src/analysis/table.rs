@@ -77,7 +77,7 @@ pub struct ReferenceRow {
 /// note that says why. Cells of one run share a calibration; cells from different invocations
 /// (a partial rerun) are compared only when their calibrations agree. Results older than
 /// calibrations have none on either side and are compared as before.
-fn judge(
+pub(crate) fn judge(
     ratio: Ratio,
     cell: &crate::model::results::CellResult,
     baseline: &crate::model::results::CellResult,
