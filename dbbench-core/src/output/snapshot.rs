@@ -237,7 +237,7 @@ impl SnapshotView {
         .collect::<Vec<_>>()
         .join(" · ");
         // A precision target chooses the number of rounds at every scale but smoke, where it
-        // runs its minimum (`run::runner`): only there is the count deterministic.
+        // runs its minimum (`run::schedule`): only there is the count deterministic.
         let smoke = ScaleKind::of_name(&result.scale) == ScaleKind::Smoke;
         let adaptive = result.run.precision.is_some() && !smoke;
         let mut view = SnapshotView {
