@@ -10,6 +10,7 @@ use crate::model::host::HostInfo;
 use crate::model::results::{
     BackendInfo, BenchmarkResult, PrecisionInfo, RunInfo, StopReason, Stopping, SCHEMA_VERSION,
 };
+use crate::model::scale::Scale;
 use crate::model::volume::Volumes;
 use crate::run::admission::admit;
 use crate::run::calibration::calibrate;
@@ -56,6 +57,8 @@ pub async fn run_recorded(
     Ok(result)
 }
 
+/// [`run_recorded`] but for releasing what the backend kept: prepare, admit the cells, carry out
+/// their schedule, and say how it stopped.
 async fn run_cells(
     bench: &'static BenchmarkSpec,
     selected: Option<&[&str]>,
@@ -64,10 +67,6 @@ async fn run_cells(
     recorder: &mut dyn Recorder,
     judge: &dyn Judge,
 ) -> Result<BenchmarkResult> {
-    let started_at_unix_s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
     // Cells whose case names other backends are left out here (listed under the table), and a
     // benchmark whose question does not apply here (`#[not_on]`) runs none.
     let kind = backend.kind();
@@ -78,24 +77,11 @@ async fn run_cells(
         .filter(|c| bench.runs_on(c, kind))
         .collect();
     let scale = ctx.scale.for_benchmark(&bench.run);
-    for line in backend.sweep_stale(&ctx.work_dir).await {
-        crate::util::console::say(&format!("dbbench › {line}"));
-    }
-    let mut backend_info = backend.info().await?;
-    let volumes = volumes(backend, &cells, ctx, &mut backend_info)?;
-    let names: Vec<&str> = cells
-        .iter()
-        .flat_map(|c| c.storage.data_on.iter().copied().chain(c.storage.log_on))
-        .collect();
-    let dirs = backend.local_dirs(&ctx.work_dir, &volumes, &names);
-    let mut header = header(bench, ctx, &scale, backend_info, started_at_unix_s);
-    header.server_on_host = backend.server_on_host().cloned();
-    if let Some(server) = &header.server_on_host {
-        say_once(&format!(
-            "dbbench › server processes on this host: {}",
-            server.describe()
-        ));
-    }
+    let Ground {
+        mut header,
+        volumes,
+        dirs,
+    } = prepare(bench, &cells, ctx, &scale, backend).await?;
     if let Some(why) = header.not_applicable.clone() {
         return not_applicable(bench, kind, &why, header, recorder);
     }
@@ -141,6 +127,54 @@ async fn run_cells(
     header.cells = results;
     header.stopping = Some(stopping);
     Ok(header)
+}
+
+/// What a benchmark runs on, found before any of it runs.
+struct Ground {
+    /// The result's header: everything but the cells and how they stopped.
+    header: BenchmarkResult,
+    /// The volumes the cells' files go on, every name bound.
+    volumes: Volumes,
+    /// The local directories the cells' files go in, by volume, for the calibration.
+    dirs: Vec<(String, PathBuf)>,
+}
+
+/// Sweeps what killed runs of this host left, reads the backend's facts, binds the volumes of
+/// `cells` and starts the header, naming the server processes on this host.
+async fn prepare(
+    bench: &'static BenchmarkSpec,
+    cells: &[&CellSpec],
+    ctx: &RunContext,
+    scale: &Scale,
+    backend: &mut Backend,
+) -> Result<Ground> {
+    let started_at_unix_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    for line in backend.sweep_stale(&ctx.work_dir).await {
+        crate::util::console::say(&format!("dbbench › {line}"));
+    }
+    let mut backend_info = backend.info().await?;
+    let volumes = volumes(backend, cells, ctx, &mut backend_info)?;
+    let names: Vec<&str> = cells
+        .iter()
+        .flat_map(|c| c.storage.data_on.iter().copied().chain(c.storage.log_on))
+        .collect();
+    let dirs = backend.local_dirs(&ctx.work_dir, &volumes, &names);
+    let mut header = header(bench, ctx, scale, backend_info, started_at_unix_s);
+    header.server_on_host = backend.server_on_host().cloned();
+    if let Some(server) = &header.server_on_host {
+        say_once(&format!(
+            "dbbench › server processes on this host: {}",
+            server.describe()
+        ));
+    }
+    Ok(Ground {
+        header,
+        volumes,
+        dirs,
+    })
 }
 
 /// The result of a benchmark whose question does not apply on this backend (`#[not_on]`):
@@ -237,8 +271,8 @@ fn say_once(line: &str) {
 fn header(
     bench: &'static BenchmarkSpec,
     ctx: &RunContext,
-    scale: &crate::model::scale::Scale,
-    backend: crate::model::results::BackendInfo,
+    scale: &Scale,
+    backend: BackendInfo,
     started_at_unix_s: u64,
 ) -> BenchmarkResult {
     let kind = BackendKind::from_keyword(&backend.kind).unwrap_or(BackendKind::DEFAULT);
