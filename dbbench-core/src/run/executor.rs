@@ -209,3 +209,55 @@ fn kept(results: &[CellResult], per_cell: Option<u32>) -> String {
     }
     format!("kept {}", counts.join(", "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::results::RunResult;
+    use std::time::Duration;
+
+    fn cell(name: &str, runs: usize, status: CellStatus) -> CellResult {
+        CellResult {
+            name: name.into(),
+            config: Default::default(),
+            effective: Default::default(),
+            status,
+            runs: vec![RunResult::default(); runs],
+            invocation: None,
+            calibration: None,
+        }
+    }
+
+    #[test]
+    fn an_interruption_says_what_each_running_cell_kept() {
+        let results = [
+            cell("a", 2, CellStatus::Ok),
+            cell("b", 1, CellStatus::Ok),
+            cell("c", 0, CellStatus::Failed("broken".into())),
+        ];
+        assert_eq!(
+            kept(&results, Some(4)),
+            "kept 2 of 4 repetitions of `a`, 1 of 4 repetitions of `b`"
+        );
+        assert_eq!(
+            kept(&results, None),
+            "kept 2 repetitions of `a`, 1 repetitions of `b`"
+        );
+        assert_eq!(kept(&results[2..], Some(4)), "no repetition had finished");
+    }
+
+    #[test]
+    fn the_widths_line_names_every_cell_and_the_target() {
+        let target = Precision {
+            hundredths_of_percent: 500,
+            min_rounds: 3,
+            max_rounds: 10,
+            budget: Duration::from_secs(60),
+        };
+        let widths = vec![("b".to_string(), Some(0.072)), ("c".to_string(), None)];
+        assert_eq!(
+            widths_line("vlf::doubling", 4, &target, &widths),
+            "dbbench › vlf::doubling: after round 4, intervals b ±7.2%, c no interval (target ±5%)"
+        );
+    }
+}
