@@ -5,6 +5,7 @@ use super::*;
 use crate::engine::embedded::EmbeddedBackend;
 use crate::engine::DatabasePlan;
 use crate::model::config::StorageSpec;
+use crate::model::error::Error;
 use crate::model::results::RunResult;
 use crate::model::scale::Scale;
 use crate::model::value::Value;
