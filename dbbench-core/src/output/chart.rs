@@ -17,7 +17,9 @@ use crate::analysis::table::elapsed_of;
 use crate::model::error::{Error, Result};
 use crate::model::results::{BenchmarkResult, CellResult};
 use axis::{Ticks, Unit, LABELS};
-use plotters::coord::ranged1d::SegmentValue;
+use plotters::coord::cartesian::Cartesian2d;
+use plotters::coord::ranged1d::{SegmentValue, SegmentedCoord};
+use plotters::coord::types::{RangedCoordf64, RangedCoordu32};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
@@ -130,75 +132,97 @@ pub fn elapsed_chart(result: &BenchmarkResult) -> Result<String> {
                 Summary::of(&runs)
             })
             .collect();
-        let measured = || {
-            cells
-                .iter()
-                .zip(&in_unit)
-                .enumerate()
-                .filter_map(|(i, ((c, _), s))| s.as_ref().map(|s| (i as u32, *c, s)))
-        };
-        chart
-            .draw_series(measured().map(|(i, _, s)| {
-                let mut bar = Rectangle::new(
-                    [
-                        (SegmentValue::Exact(i), 0.0),
-                        (SegmentValue::Exact(i + 1), s.mean),
-                    ],
-                    BAR.mix(0.75).filled(),
-                );
-                bar.set_margin(0, 0, 18, 18);
-                bar
-            }))
-            .map_err(draw_error)?
-            .label("mean")
-            .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], BAR.mix(0.75).filled()));
-        chart
-            .draw_series(measured().filter_map(|(i, _, s)| {
-                // Drawn by hand: plotters' ErrorBar also circles the mean, which hides the runs.
-                s.ci.map(|ci| {
-                    PathElement::new(
-                        [
-                            (SegmentValue::CenterOf(i), ci.low.max(0.0)),
-                            (SegmentValue::CenterOf(i), ci.high),
-                        ],
-                        BLACK.stroke_width(2),
-                    )
-                })
-            }))
-            .map_err(draw_error)?
-            .label("95% confidence interval")
-            .legend(|(x, y)| {
-                PathElement::new([(x + 7, y - 7), (x + 7, y + 7)], BLACK.stroke_width(2))
-            });
-        chart
-            .draw_series(measured().flat_map(|(i, _, s)| {
-                let ends =
-                    s.ci.map(|ci| [ci.low.max(0.0), ci.high])
-                        .unwrap_or_default();
-                ends.into_iter().filter(|_| s.ci.is_some()).map(move |y| {
-                    EmptyElement::at((SegmentValue::CenterOf(i), y))
-                        + PathElement::new([(-10, 0), (10, 0)], BLACK.stroke_width(2))
-                })
-            }))
-            .map_err(draw_error)?;
-        chart
-            .draw_series(measured().flat_map(|(i, c, _)| {
-                let runs: Vec<f64> = elapsed_of(c).into_iter().map(|v| unit.of(v)).collect();
-                let spread = runs.len() as i32 - 1;
-                runs.into_iter().enumerate().map(move |(j, v)| {
-                    // Side by side rather than on top of each other, so every run stays visible.
-                    let dx = (2 * j as i32 - spread) * 4;
-                    EmptyElement::at((SegmentValue::CenterOf(i), v))
-                        + Circle::new((dx, 0), 4, RUN_DOT.filled())
-                })
-            }))
-            .map_err(draw_error)?
-            .label("one measured run")
-            .legend(|(x, y)| Circle::new((x + 7, y), 4, RUN_DOT.filled()));
+        let measured: Vec<Measured> = cells
+            .iter()
+            .zip(&in_unit)
+            .enumerate()
+            .filter_map(|(i, ((c, _), s))| s.as_ref().map(|s| (i as u32, *c, s)))
+            .collect();
+        draw_means(&mut chart, &measured)?;
+        draw_intervals(&mut chart, &measured)?;
+        draw_runs(&mut chart, &measured, unit)?;
         draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 14)?;
         root.present().map_err(draw_error)?;
     }
     Ok(svg)
+}
+
+/// The elapsed-time chart: one segment per cell, times in the axis's unit.
+type ElapsedChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<SegmentedCoord<RangedCoordu32>, RangedCoordf64>>;
+
+/// A cell with measured runs: its segment, the cell, and its summary in the axis's unit.
+type Measured<'r> = (u32, &'r CellResult, &'r Summary);
+
+/// The bar of each cell's mean.
+fn draw_means(chart: &mut ElapsedChart, measured: &[Measured]) -> Result<()> {
+    chart
+        .draw_series(measured.iter().map(|&(i, _, s)| {
+            let mut bar = Rectangle::new(
+                [
+                    (SegmentValue::Exact(i), 0.0),
+                    (SegmentValue::Exact(i + 1), s.mean),
+                ],
+                BAR.mix(0.75).filled(),
+            );
+            bar.set_margin(0, 0, 18, 18);
+            bar
+        }))
+        .map_err(draw_error)?
+        .label("mean")
+        .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], BAR.mix(0.75).filled()));
+    Ok(())
+}
+
+/// Each cell's 95% confidence interval: a vertical line with a cap at each end.
+fn draw_intervals(chart: &mut ElapsedChart, measured: &[Measured]) -> Result<()> {
+    chart
+        .draw_series(measured.iter().filter_map(|&(i, _, s)| {
+            // Drawn by hand: plotters' ErrorBar also circles the mean, which hides the runs.
+            s.ci.map(|ci| {
+                PathElement::new(
+                    [
+                        (SegmentValue::CenterOf(i), ci.low.max(0.0)),
+                        (SegmentValue::CenterOf(i), ci.high),
+                    ],
+                    BLACK.stroke_width(2),
+                )
+            })
+        }))
+        .map_err(draw_error)?
+        .label("95% confidence interval")
+        .legend(|(x, y)| PathElement::new([(x + 7, y - 7), (x + 7, y + 7)], BLACK.stroke_width(2)));
+    chart
+        .draw_series(measured.iter().flat_map(|&(i, _, s)| {
+            let ends =
+                s.ci.map(|ci| [ci.low.max(0.0), ci.high])
+                    .unwrap_or_default();
+            ends.into_iter().filter(|_| s.ci.is_some()).map(move |y| {
+                EmptyElement::at((SegmentValue::CenterOf(i), y))
+                    + PathElement::new([(-10, 0), (10, 0)], BLACK.stroke_width(2))
+            })
+        }))
+        .map_err(draw_error)?;
+    Ok(())
+}
+
+/// Every measured run of each cell as a dot, in `unit`.
+fn draw_runs(chart: &mut ElapsedChart, measured: &[Measured], unit: Unit) -> Result<()> {
+    chart
+        .draw_series(measured.iter().flat_map(|&(i, c, _)| {
+            let runs: Vec<f64> = elapsed_of(c).into_iter().map(|v| unit.of(v)).collect();
+            let spread = runs.len() as i32 - 1;
+            runs.into_iter().enumerate().map(move |(j, v)| {
+                // Side by side rather than on top of each other, so every run stays visible.
+                let dx = (2 * j as i32 - spread) * 4;
+                EmptyElement::at((SegmentValue::CenterOf(i), v))
+                    + Circle::new((dx, 0), 4, RUN_DOT.filled())
+            })
+        }))
+        .map_err(draw_error)?
+        .label("one measured run")
+        .legend(|(x, y)| Circle::new((x + 7, y), 4, RUN_DOT.filled()));
+    Ok(())
 }
 
 /// The sampled series of `cell`'s measured runs: one panel per series name, one line per run.
@@ -236,82 +260,90 @@ pub fn series_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>
             .map_err(draw_error)?;
         let panels = root.split_evenly((by_name.len(), 1));
         for (panel, ((_, name), runs)) in panels.iter().zip(&by_name) {
-            let t_max = runs
-                .iter()
-                .map(|(_, s)| s.interval_s * s.values.len() as f64)
-                .fold(0.0_f64, f64::max);
-            let v_max = runs
-                .iter()
-                .flat_map(|(_, s)| s.values.iter().copied())
-                .fold(0.0_f64, f64::max);
-            let v_min = runs
-                .iter()
-                .flat_map(|(_, s)| s.values.iter().copied())
-                .fold(0.0_f64, f64::min);
-            let t_unit = axis::time_unit(t_max);
-            let (v_unit, v_title) = value_unit(&runs[0].1.unit, v_max.max(-v_min));
-            let (t_max, v_min, v_max) = (t_unit.of(t_max), v_unit.of(v_min), v_unit.of(v_max));
-            // Headroom for the legend, which grows with the number of runs.
-            let headroom = 1.3 + 0.05 * runs.len().min(10) as f64;
-            let v_max = if v_max > v_min {
-                v_min + (v_max - v_min) * headroom
-            } else {
-                v_min + 1.0
-            };
-            let mut chart = ChartBuilder::on(panel)
-                .caption(*name, (FONT, 17))
-                .margin(12)
-                .x_label_area_size(42)
-                .y_label_area_size(70)
-                .build_cartesian_2d(0.0..t_max.max(1e-9), v_min..v_max)
-                .map_err(draw_error)?;
-            let x_ticks = Ticks::new(0.0..t_max.max(1e-9), LABELS);
-            let y_ticks = Ticks::new(v_min..v_max, LABELS);
-            chart
-                .configure_mesh()
-                .light_line_style(BLACK.mix(0.05))
-                .x_labels(LABELS)
-                .y_labels(LABELS)
-                .x_label_formatter(&|v| x_ticks.label(*v))
-                .y_label_formatter(&|v| y_ticks.label(*v))
-                .x_desc(t_unit.title("time since the measured window opened"))
-                .y_desc(v_title)
-                .axis_desc_style((FONT, 14))
-                .label_style((FONT, 13))
-                .draw()
-                .map_err(draw_error)?;
-            for (k, (index, s)) in runs.iter().enumerate() {
-                let color = LINES[k % LINES.len()];
-                let points: Vec<(f64, f64)> = s
-                    .values
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (t_unit.of((i as f64 + 0.5) * s.interval_s), v_unit.of(*v)))
-                    .collect();
-                chart
-                    .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-                    .map_err(draw_error)?
-                    .label(format!("run {index}"))
-                    .legend(move |(x, y)| {
-                        PathElement::new([(x, y), (x + 18, y)], color.stroke_width(2))
-                    });
-                // A smoke run samples once or twice: a line of one point draws nothing, so few
-                // samples also get a dot each.
-                if points.len() <= SAMPLE_DOTS {
-                    chart
-                        .draw_series(
-                            points
-                                .into_iter()
-                                .map(|p| Circle::new(p, 3, color.filled())),
-                        )
-                        .map_err(draw_error)?;
-                }
-            }
-            draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 13)?;
+            draw_panel(panel, name, runs)?;
         }
         root.present().map_err(draw_error)?;
     }
     Ok(Some(svg))
+}
+
+/// One panel of [`series_chart`]: the series `name`, one line per run `(index, series)`.
+fn draw_panel(
+    panel: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    name: &str,
+    runs: &[(u32, &crate::model::results::Series)],
+) -> Result<()> {
+    let t_max = runs
+        .iter()
+        .map(|(_, s)| s.interval_s * s.values.len() as f64)
+        .fold(0.0_f64, f64::max);
+    let v_max = runs
+        .iter()
+        .flat_map(|(_, s)| s.values.iter().copied())
+        .fold(0.0_f64, f64::max);
+    let v_min = runs
+        .iter()
+        .flat_map(|(_, s)| s.values.iter().copied())
+        .fold(0.0_f64, f64::min);
+    let t_unit = axis::time_unit(t_max);
+    let (v_unit, v_title) = value_unit(&runs[0].1.unit, v_max.max(-v_min));
+    let (t_max, v_min, v_max) = (t_unit.of(t_max), v_unit.of(v_min), v_unit.of(v_max));
+    // Headroom for the legend, which grows with the number of runs.
+    let headroom = 1.3 + 0.05 * runs.len().min(10) as f64;
+    let v_max = if v_max > v_min {
+        v_min + (v_max - v_min) * headroom
+    } else {
+        v_min + 1.0
+    };
+    let mut chart = ChartBuilder::on(panel)
+        .caption(name, (FONT, 17))
+        .margin(12)
+        .x_label_area_size(42)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..t_max.max(1e-9), v_min..v_max)
+        .map_err(draw_error)?;
+    let x_ticks = Ticks::new(0.0..t_max.max(1e-9), LABELS);
+    let y_ticks = Ticks::new(v_min..v_max, LABELS);
+    chart
+        .configure_mesh()
+        .light_line_style(BLACK.mix(0.05))
+        .x_labels(LABELS)
+        .y_labels(LABELS)
+        .x_label_formatter(&|v| x_ticks.label(*v))
+        .y_label_formatter(&|v| y_ticks.label(*v))
+        .x_desc(t_unit.title("time since the measured window opened"))
+        .y_desc(v_title)
+        .axis_desc_style((FONT, 14))
+        .label_style((FONT, 13))
+        .draw()
+        .map_err(draw_error)?;
+    for (k, (index, s)) in runs.iter().enumerate() {
+        let color = LINES[k % LINES.len()];
+        let points: Vec<(f64, f64)> = s
+            .values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (t_unit.of((i as f64 + 0.5) * s.interval_s), v_unit.of(*v)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+            .map_err(draw_error)?
+            .label(format!("run {index}"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], color.stroke_width(2)));
+        // A smoke run samples once or twice: a line of one point draws nothing, so few
+        // samples also get a dot each.
+        if points.len() <= SAMPLE_DOTS {
+            chart
+                .draw_series(
+                    points
+                        .into_iter()
+                        .map(|p| Circle::new(p, 3, color.filled())),
+                )
+                .map_err(draw_error)?;
+        }
+    }
+    draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 13)?;
+    Ok(())
 }
 
 /// The display unit of a series recorded in `unit` whose largest magnitude is `max`, and the
