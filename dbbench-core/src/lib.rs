@@ -122,7 +122,9 @@ pub mod driver {
 
 /// The results a benchmark produced, as the results JSON holds them (`docs/results-schema.md`).
 pub mod results {
-    pub use crate::model::calibration::{Calibration, VolumeCalibration};
+    pub use crate::model::calibration::{
+        Calibration, Tolerance as CalibrationTolerance, VolumeCalibration,
+    };
     pub use crate::model::host::HostInfo;
     pub use crate::model::interference::{Busy, Interference, Thresholds};
     pub use crate::model::results::*;
