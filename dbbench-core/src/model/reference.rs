@@ -101,7 +101,7 @@ impl Reference {
 
     /// [`Reference::note`], and `cell` is expected to read "equivalent" against `control`: an
     /// A/A pair whose measured ratio the report shows beside the note
-    /// ([`crate::analysis::control`]), so a verdict other than "equivalent" is seen.
+    /// (`analysis::control`), so a verdict other than "equivalent" is seen.
     pub fn expect_equivalent(mut self, cell: &str, control: &str, note: &str) -> Reference {
         self = self.note(cell, note);
         for case in self.cases.iter_mut().filter(|c| c.cell == cell) {
