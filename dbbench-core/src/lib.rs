@@ -107,7 +107,7 @@ pub use engine::connection::Connection;
 pub use model::config::{BackendKind, Growth, Recovery, Size, StorageSpec};
 pub use model::dialect::Dialect;
 pub use model::error::{Error, Result};
-pub use model::scale::Scale;
+pub use model::scale::{Scale, ScaleKind};
 pub use model::units;
 pub use model::value::{FromValue, Row, Value};
 pub use run::session::Session;
@@ -120,12 +120,15 @@ pub mod driver {
         ErrorCounts, ErrorKind, LatencyStats, LoadConfig, LoadStats, SaturationStats, WorkConfig,
         WorkerStats,
     };
-    pub use crate::run::driver::{Load, LoadReport, LoadRun, Op, Work};
+    pub use crate::run::driver::{Load, LoadReport, Op, Work};
+    pub use crate::run::session::LoadRun;
 }
 
 /// The results a benchmark produced, as the results JSON holds them (`docs/results-schema.md`).
 pub mod results {
-    pub use crate::model::calibration::{Calibration, VolumeCalibration};
+    pub use crate::model::calibration::{
+        Calibration, Tolerance as CalibrationTolerance, VolumeCalibration,
+    };
     pub use crate::model::host::HostInfo;
     pub use crate::model::interference::{Busy, Interference, Thresholds};
     pub use crate::model::results::*;
@@ -173,8 +176,9 @@ pub mod __internals {
     pub use crate::output::store::{store_file, InvocationStart, Store};
     pub use crate::output::{json, publish, rewrite, summary};
     pub use crate::run::context::{exclusive, RunContext};
+    pub use crate::run::plan::database_name;
     pub use crate::run::recorder::{NoRecorder, Recorder};
-    pub use crate::run::runner::{database_name, run_benchmark, run_recorded};
+    pub use crate::run::runner::{run_benchmark, run_recorded};
     pub use crate::run::spec::{BenchmarkSpec, BodyFn, BodyFuture, CellSpec};
     pub use crate::run::target::{Judge, NoJudge};
     pub use crate::util::local_server;

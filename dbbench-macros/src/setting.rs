@@ -6,6 +6,7 @@
 use crate::parse::ValueId;
 use crate::symbol::{self, Key};
 use dbbench_options::keyword::BACKENDS;
+use dbbench_options::size::FixedSize;
 use proc_macro2::Span;
 
 /// A size together with the text the user wrote.
@@ -17,15 +18,18 @@ pub struct SizeValue {
     pub text: String,
 }
 
-/// An autogrowth setting.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GrowthValue {
-    /// A fixed number of bytes.
-    Fixed(SizeValue),
-    /// A percent of the current size.
-    Percent(u32),
-    /// No growth.
-    None,
+/// An autogrowth setting: the options crate's growth type, its fixed size held with its
+/// literal as the macro needs it to emit the runtime's `Size`.
+pub type GrowthValue = dbbench_options::size::Growth<SizeValue>;
+
+impl FixedSize for SizeValue {
+    fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn text(&self) -> String {
+        self.text.clone()
+    }
 }
 
 /// A recovery model.
@@ -151,9 +155,7 @@ impl StorageValue {
         match self {
             StorageValue::Count(n) => n.to_string(),
             StorageValue::Size(size) => size.text.clone(),
-            StorageValue::Growth(GrowthValue::Fixed(size)) => size.text.clone(),
-            StorageValue::Growth(GrowthValue::Percent(pct)) => format!("{pct}%"),
-            StorageValue::Growth(GrowthValue::None) => symbol::GROWTH_NONE.to_string(),
+            StorageValue::Growth(growth) => growth.describe(),
             StorageValue::Bool(b) => b.to_string(),
             StorageValue::Recovery(Recovery::Simple) => symbol::SIMPLE.to_string(),
             StorageValue::Recovery(Recovery::Full) => symbol::FULL.to_string(),

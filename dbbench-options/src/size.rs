@@ -16,12 +16,15 @@ pub const TB: u64 = 1024 * GB;
 /// The largest size an option accepts; SQL Server's limit for a log or data file is 16TB to
 /// 64TB depending on the edition, so anything above is certainly a typo.
 pub const MAX_SIZE: u64 = 64 * TB;
-/// The smallest fixed growth: one extent, SQL Server's allocation unit.
-pub const MIN_GROWTH: u64 = 64 * KB;
+/// One extent: SQL Server's allocation unit, and the step in which the embedded storage layer
+/// grows a file.
+pub const EXTENT: u64 = 64 * KB;
+/// The smallest fixed growth: one extent.
+pub const MIN_GROWTH: u64 = EXTENT;
 /// The largest fixed growth.
 pub const MAX_GROWTH: u64 = TB;
 /// The smallest size of one data file: one extent.
-pub const MIN_FILE: u64 = 64 * KB;
+pub const MIN_FILE: u64 = EXTENT;
 /// The smallest percent growth.
 pub const MIN_PERCENT: u32 = 1;
 /// The largest percent growth.
@@ -63,15 +66,77 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     }
 }
 
-/// An autogrowth setting, parsed.
+/// How a file grows when it is full: the one type an autogrowth option has from the attribute to
+/// the file system.
+///
+/// `S` is how a fixed growth is held. Parsing gives bytes (`u64`, the default), and the embedded
+/// storage layer plans in bytes; a declaration holds the runtime's `Size`, the bytes together with
+/// the literal as written, so reports and cell names show `1024MB` and not `1GB`. The parameter
+/// keeps one type for both (the runtime re-exports `Growth<Size>` as its `Growth`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Growth {
-    /// Grow by this many bytes.
-    Fixed(u64),
-    /// Grow by this percent of the current size.
+pub enum Growth<S = u64> {
+    /// Grow by a fixed number of bytes.
+    Fixed(S),
+    /// Grow by this percent of the file's current size.
     Percent(u32),
-    /// Never grow.
+    /// Never grow: a write past the end fails with a "file is full" error.
     None,
+}
+
+/// What a fixed growth is held as: its bytes and how it is written in reports.
+pub trait FixedSize {
+    /// The growth in bytes.
+    fn bytes(&self) -> u64;
+    /// The growth as written in reports.
+    fn text(&self) -> String;
+}
+
+/// Bytes without a literal (a default, or a size scaled down): whole mebibytes as `64MB`,
+/// anything else as `1048577 bytes`, so that no rounding hides what the file really does.
+impl FixedSize for u64 {
+    fn bytes(&self) -> u64 {
+        *self
+    }
+
+    fn text(&self) -> String {
+        if self.is_multiple_of(MB) {
+            format!("{}MB", self / MB)
+        } else {
+            format!("{self} bytes")
+        }
+    }
+}
+
+impl<S: FixedSize> Growth<S> {
+    /// Bytes to add to a file of `current` bytes, rounded up to whole extents (at least one, so
+    /// that a tiny file or a growth below an extent still makes progress); `None` when the file
+    /// may not grow.
+    pub fn increment(&self, current: u64) -> Option<u64> {
+        let raw = match self {
+            Growth::Fixed(size) => size.bytes(),
+            Growth::Percent(pct) => current * u64::from(*pct) / 100,
+            Growth::None => return None,
+        };
+        Some(raw.div_ceil(EXTENT).max(1) * EXTENT)
+    }
+
+    /// The same growth with its fixed size in bytes only.
+    pub fn in_bytes(&self) -> Growth {
+        match self {
+            Growth::Fixed(size) => Growth::Fixed(size.bytes()),
+            Growth::Percent(pct) => Growth::Percent(*pct),
+            Growth::None => Growth::None,
+        }
+    }
+
+    /// The growth as text: its fixed size's text, `10%` or `none`.
+    pub fn describe(&self) -> String {
+        match self {
+            Growth::Fixed(size) => size.text(),
+            Growth::Percent(pct) => format!("{pct}%"),
+            Growth::None => crate::keyword::GROWTH_NONE.to_string(),
+        }
+    }
 }
 
 /// Why a growth literal was rejected.
@@ -255,6 +320,27 @@ mod tests {
         for text in ["%", "1.5%", "x%", "None", "1 MX", ""] {
             assert_eq!(parse_growth(text), Err(GrowthError::Syntax), "{text:?}");
         }
+    }
+
+    #[test]
+    fn growth_increments_round_up_to_whole_extents() {
+        assert_eq!(Growth::Fixed(1).increment(0), Some(EXTENT));
+        assert_eq!(Growth::<u64>::Percent(10).increment(10 * MB), Some(MB));
+        assert_eq!(
+            Growth::<u64>::Percent(10).increment(1000 * KB),
+            Some(2 * EXTENT)
+        );
+        assert_eq!(Growth::<u64>::Percent(10).increment(0), Some(EXTENT));
+        assert_eq!(Growth::<u64>::None.increment(MB), None);
+    }
+
+    #[test]
+    fn growth_in_bytes_is_written_in_whole_mebibytes_or_bytes() {
+        assert_eq!(Growth::Fixed(MB).describe(), "1MB");
+        assert_eq!(Growth::Fixed(GB).describe(), "1024MB");
+        assert_eq!(Growth::Fixed(MB + 1).describe(), "1048577 bytes");
+        assert_eq!(Growth::<u64>::Percent(10).describe(), "10%");
+        assert_eq!(Growth::<u64>::None.describe(), "none");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use dbbench_core::driver::{Load, LoadReport, Op, Work};
 use dbbench_core::units::PAGE;
-use dbbench_core::{Connection, Dialect, Result, Scale, Session};
+use dbbench_core::{Connection, Dialect, Result, Scale, ScaleKind, Session};
 
 /// Bytes of the payload column of one row.
 pub const ROW_PAYLOAD_BYTES: u64 = 4100;
@@ -47,10 +47,10 @@ pub fn insert_row(dialect: Dialect) -> &'static str {
 /// 16 at the default scale and 4 at `smoke` (a 2-core machine gains nothing from more threads
 /// queuing for SQLite's single write lock, and the smaller tables would give each only a few rows).
 pub fn workers_at(scale: &Scale, full: u32) -> u32 {
-    match scale.name.as_str() {
-        "full" => full,
-        "smoke" => full.min(4),
-        _ => full.min(16),
+    match scale.kind() {
+        ScaleKind::Full => full,
+        ScaleKind::Smoke => full.min(4),
+        ScaleKind::Default | ScaleKind::Factor => full.min(16),
     }
 }
 

@@ -150,7 +150,7 @@ pub fn article() -> dbbench_core::cli::Reference {
     // PostgreSQL's cases ask tests 1–5 of its WAL: `#[cases]` pairs each with its test.
     reference
         .mirrors(doubling::BENCHMARK.run.mirrors)
-        .note("pg_test_5", PG_TEST_5_NOTE)
+        .expect_equivalent("pg_test_5", "pg_test_4", PG_TEST_5_NOTE)
 }
 
 /// Why `pg_test_5` against `pg_test_4` is an A/A pair, shown under the table.

@@ -76,20 +76,40 @@ impl Estimate {
     }
 }
 
+/// The inverse-variance weighted mean of `runs` with `tau2` added to each run's variance, and
+/// Cochran's Q about it: what both τ² and the pooled interval are computed from.
+struct Weighted {
+    /// Each run's weight, `1 / (v + τ²)`.
+    w: Vec<f64>,
+    /// The weights' sum.
+    sw: f64,
+    /// The weighted mean of the log ratios.
+    mean: f64,
+    /// `Σ w (y − mean)²`.
+    q: f64,
+}
+
+impl Weighted {
+    fn of(runs: &[Estimate], tau2: f64) -> Weighted {
+        // A zero variance (constant rounds, τ² = 0) would get infinite weight: bound it.
+        let w: Vec<f64> = runs.iter().map(|e| 1.0 / (e.v + tau2).max(1e-12)).collect();
+        let sw: f64 = w.iter().sum();
+        let mean = runs.iter().zip(&w).map(|(e, w)| w * e.y).sum::<f64>() / sw;
+        let q = runs
+            .iter()
+            .zip(&w)
+            .map(|(e, w)| w * (e.y - mean).powi(2))
+            .sum();
+        Weighted { w, sw, mean, q }
+    }
+}
+
 /// DerSimonian–Laird's τ² over `runs` (0 for fewer than two).
 pub fn dl_tau2(runs: &[Estimate]) -> f64 {
     if runs.len() < 2 {
         return 0.0;
     }
-    // A zero within-run variance (constant rounds) would get infinite weight: bound it.
-    let w: Vec<f64> = runs.iter().map(|e| 1.0 / e.v.max(1e-12)).collect();
-    let sw: f64 = w.iter().sum();
-    let mean = runs.iter().zip(&w).map(|(e, w)| w * e.y).sum::<f64>() / sw;
-    let q: f64 = runs
-        .iter()
-        .zip(&w)
-        .map(|(e, w)| w * (e.y - mean).powi(2))
-        .sum();
+    let Weighted { w, sw, q, .. } = Weighted::of(runs, 0.0);
     let c = sw - w.iter().map(|w| w * w).sum::<f64>() / sw;
     ((q - (runs.len() - 1) as f64) / c).max(0.0)
 }
@@ -166,16 +186,8 @@ pub fn pooled(runs: &[Estimate]) -> Option<(f64, Interval)> {
     if k < MIN_RUNS_POOLED {
         return None;
     }
-    let tau2 = dl_tau2(runs);
-    let w: Vec<f64> = runs.iter().map(|e| 1.0 / (e.v + tau2).max(1e-12)).collect();
-    let sw: f64 = w.iter().sum();
-    let mean = runs.iter().zip(&w).map(|(e, w)| w * e.y).sum::<f64>() / sw;
-    let q: f64 = runs
-        .iter()
-        .zip(&w)
-        .map(|(e, w)| w * (e.y - mean).powi(2))
-        .sum::<f64>()
-        / (k - 1) as f64;
+    let Weighted { sw, mean, q, .. } = Weighted::of(runs, dl_tau2(runs));
+    let q = q / (k - 1) as f64;
     // The Hartung–Knapp factor `q` is not let below 1 (Röver, Knapp & Friede 2015): where the
     // runs agree better than their own errors say, plain HKSJ is narrower than the fixed-effect
     // interval, and undercovered with τ = 0 in our simulation (91%).

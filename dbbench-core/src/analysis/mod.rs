@@ -8,6 +8,7 @@
 pub mod between;
 pub mod compare;
 pub mod confounder;
+pub mod control;
 pub mod label;
 pub mod metrics;
 pub mod notation;

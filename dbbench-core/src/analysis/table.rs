@@ -77,7 +77,7 @@ pub struct ReferenceRow {
 /// note that says why. Cells of one run share a calibration; cells from different invocations
 /// (a partial rerun) are compared only when their calibrations agree. Results older than
 /// calibrations have none on either side and are compared as before.
-fn judge(
+pub(crate) fn judge(
     ratio: Ratio,
     cell: &crate::model::results::CellResult,
     baseline: &crate::model::results::CellResult,
@@ -281,50 +281,31 @@ impl BenchmarkTable {
     /// The table as text cells: metric columns appear only where some cell has a value, and the
     /// configuration column only where the cells differ.
     pub fn to_grid(&self) -> Grid {
+        let columns = self.columns();
+        let mut grid = Grid::default();
+        self.header(&columns, &mut grid);
+        for row in &self.rows {
+            grid.row(self.cells(row, &columns));
+        }
+        grid
+    }
+
+    /// The columns some row has a value in.
+    fn columns(&self) -> Columns<'_> {
         let shown: Vec<Metric> = self
             .metrics()
             .into_iter()
             .filter(|(_, _, get)| self.rows.iter().any(|r| get(&r.metrics).is_some()))
             .collect();
         let configured = self.rows.iter().any(|r| r.configuration != "defaults");
-        let mut grid = Grid::default();
-        grid.column("cell", Align::Left);
-        if configured {
-            grid.column("configuration", Align::Left);
-        }
-        grid.column("n", Align::Right);
-        grid.column("elapsed (mean ± 95% CI)", Align::Right);
-        grid.column(format!("ratio to {} [95% CI]", self.baseline), Align::Right);
-        grid.column("verdict", Align::Left);
         let refs: Vec<Option<&ReferenceRow>> =
             self.rows.iter().map(|r| r.reference.as_ref()).collect();
         let has = |get: fn(&ReferenceRow) -> bool| refs.iter().flatten().any(|r| get(r));
-        let (ref_elapsed, ref_ratio, ref_segments) = (
-            has(|r| r.elapsed_s.is_some()),
-            has(|r| r.ratio.is_some()),
-            has(|r| r.log_segments.is_some()),
-        );
-        let ref_baseline = self.reference.as_ref().map_or("", |(_, b)| b.as_str());
         // "article (SQL Server)": its figures are the source's engine's, not this backend's.
         let article = match self.reference_engine.as_str() {
             "" => "article".to_string(),
             engine => format!("article ({engine})"),
         };
-        if ref_elapsed {
-            grid.column(format!("{article} elapsed"), Align::Right);
-        }
-        if ref_ratio {
-            grid.column(format!("{article} ratio to {ref_baseline}"), Align::Right);
-        }
-        for (title, align, _) in &shown {
-            grid.column(title.as_str(), *align);
-            if ref_segments && title == self.segments_label {
-                grid.column(format!("{article} VLFs"), Align::Right);
-            }
-        }
-        // The backend's own evidence, where some cell has it, before the top waits would be:
-        // appended after the article's metrics so that embedded and SQL Server tables keep
-        // their layout.
         let evidence: Vec<(usize, &EvidenceColumn)> = self
             .evidence_columns
             .iter()
@@ -335,63 +316,118 @@ impl BenchmarkTable {
                     .any(|r| r.evidence.get(*i).is_some_and(|v| v.is_some()))
             })
             .collect();
-        for (_, column) in &evidence {
+        Columns {
+            shown,
+            configured,
+            ref_elapsed: has(|r| r.elapsed_s.is_some()),
+            ref_ratio: has(|r| r.ratio.is_some()),
+            ref_segments: has(|r| r.log_segments.is_some()),
+            article,
+            evidence,
+        }
+    }
+
+    /// The grid's columns, in order.
+    fn header(&self, columns: &Columns, grid: &mut Grid) {
+        grid.column("cell", Align::Left);
+        if columns.configured {
+            grid.column("configuration", Align::Left);
+        }
+        grid.column("n", Align::Right);
+        grid.column("elapsed (mean ± 95% CI)", Align::Right);
+        grid.column(format!("ratio to {} [95% CI]", self.baseline), Align::Right);
+        grid.column("verdict", Align::Left);
+        let ref_baseline = self.reference.as_ref().map_or("", |(_, b)| b.as_str());
+        let article = &columns.article;
+        if columns.ref_elapsed {
+            grid.column(format!("{article} elapsed"), Align::Right);
+        }
+        if columns.ref_ratio {
+            grid.column(format!("{article} ratio to {ref_baseline}"), Align::Right);
+        }
+        for (title, align, _) in &columns.shown {
+            grid.column(title.as_str(), *align);
+            if columns.ref_segments && title == self.segments_label {
+                grid.column(format!("{article} VLFs"), Align::Right);
+            }
+        }
+        // The backend's own evidence, where some cell has it, before the top waits would be:
+        // appended after the article's metrics so that embedded and SQL Server tables keep
+        // their layout.
+        for (_, column) in &columns.evidence {
             grid.column(column.title, Align::Right);
         }
-        for row in &self.rows {
-            let mut cells = vec![row.name.clone()];
-            if configured {
-                cells.push(row.configuration.clone());
-            }
-            let n = row.elapsed.as_ref().map(|s| s.n).unwrap_or(0);
-            cells.push(n.to_string());
-            cells.push(match (&row.status, &row.elapsed) {
-                (CellStatus::Failed(_), _) => "failed".to_string(),
-                (CellStatus::Skipped(_), _) => "skipped".to_string(),
-                (CellStatus::Ok, Some(s)) => notation::mean_pm(s),
-                (CellStatus::Ok, None) => "no measured run".to_string(),
-            });
-            cells.push(match &row.ratio {
-                Some(r) if r.verdict == Verdict::Baseline => "1.00".to_string(),
-                Some(r) => notation::ratio(r),
-                None => "–".to_string(),
-            });
+    }
+
+    /// One row's cells under `columns`.
+    fn cells(&self, row: &CellRow, columns: &Columns) -> Vec<String> {
+        let mut cells = vec![row.name.clone()];
+        if columns.configured {
+            cells.push(row.configuration.clone());
+        }
+        let n = row.elapsed.as_ref().map(|s| s.n).unwrap_or(0);
+        cells.push(n.to_string());
+        cells.push(match (&row.status, &row.elapsed) {
+            (CellStatus::Failed(_), _) => "failed".to_string(),
+            (CellStatus::Skipped(_), _) => "skipped".to_string(),
+            (CellStatus::Ok, Some(s)) => notation::mean_pm(s),
+            (CellStatus::Ok, None) => "no measured run".to_string(),
+        });
+        cells.push(match &row.ratio {
+            Some(r) if r.verdict == Verdict::Baseline => "1.00".to_string(),
+            Some(r) => notation::ratio(r),
+            None => "–".to_string(),
+        });
+        cells.push(
+            row.ratio
+                .as_ref()
+                .map(Ratio::verdict_text)
+                .unwrap_or_else(|| "–".to_string()),
+        );
+        let reference = row.reference.clone().unwrap_or_default();
+        let dash = || "–".to_string();
+        if columns.ref_elapsed {
             cells.push(
-                row.ratio
-                    .as_ref()
-                    .map(Ratio::verdict_text)
-                    .unwrap_or_else(|| "–".to_string()),
+                reference
+                    .elapsed_s
+                    .map_or_else(dash, |s| format!("{s:.0} s")),
             );
-            let reference = row.reference.clone().unwrap_or_default();
-            let dash = || "–".to_string();
-            if ref_elapsed {
+        }
+        if columns.ref_ratio {
+            cells.push(reference.ratio.map_or_else(dash, |r| format!("{r:.2}")));
+        }
+        for (title, _, get) in &columns.shown {
+            cells.push(get(&row.metrics).unwrap_or_else(dash));
+            if columns.ref_segments && title == self.segments_label {
                 cells.push(
                     reference
-                        .elapsed_s
-                        .map_or_else(dash, |s| format!("{s:.0} s")),
+                        .log_segments
+                        .map_or_else(dash, notation::thousands),
                 );
             }
-            if ref_ratio {
-                cells.push(reference.ratio.map_or_else(dash, |r| format!("{r:.2}")));
-            }
-            for (title, _, get) in &shown {
-                cells.push(get(&row.metrics).unwrap_or_else(dash));
-                if ref_segments && title == self.segments_label {
-                    cells.push(
-                        reference
-                            .log_segments
-                            .map_or_else(dash, notation::thousands),
-                    );
-                }
-            }
-            for (i, column) in &evidence {
-                let value = row.evidence.get(*i).copied().flatten();
-                cells.push(value.map_or_else(dash, |v| evidence_text(v, column.unit)));
-            }
-            grid.row(cells);
         }
-        grid
+        for (i, column) in &columns.evidence {
+            let value = row.evidence.get(*i).copied().flatten();
+            cells.push(value.map_or_else(dash, |v| evidence_text(v, column.unit)));
+        }
+        cells
     }
+}
+
+/// Which optional columns a table's grid has: those some row has a value in.
+struct Columns<'t> {
+    /// The metrics shown.
+    shown: Vec<Metric>,
+    /// Whether the cells differ in configuration.
+    configured: bool,
+    /// Whether the source gives elapsed times, ratios and log segment counts.
+    ref_elapsed: bool,
+    ref_ratio: bool,
+    ref_segments: bool,
+    /// What the source's columns are headed with: `article`, `article (SQL Server)`.
+    article: String,
+    /// The backend's evidence columns shown, with their index in each row's evidence.
+    evidence: Vec<(usize, &'t EvidenceColumn)>,
 }
 
 /// The mean of the evidence value `name` over `cell`'s measured runs that have it.

@@ -397,40 +397,19 @@ fn run(
             if cells.is_empty() {
                 continue;
             }
-            let mut ran = invocation.run(bench, &cells, &ctx, &mut backend).await?;
-            // The store keeps what was measured; the source's values join at publishing.
-            let reference = references
-                .iter()
-                .find(|r| r.benchmark == bench.test_path())
-                .cloned();
-            ran.fresh.reference.clone_from(&reference);
-            ran.current.reference = reference;
-            let result = ran.fresh;
+            let ran = invocation.run(bench, &cells, &ctx, &mut backend).await?;
+            let all_cells = cells.len() == bench.cells.len();
+            let result = report_benchmark(bench, ran, references, &ctx, all_cells)?;
             for run in result.cells.iter().flat_map(|c| c.measured()) {
                 busy = busy.plus(crate::model::interference::Busy::of([run]));
                 if let Some(i) = run.interference.as_ref() {
                     busiest.note(i);
                 }
             }
-            println!("{}", crate::output::summary::render(&result));
-            crate::output::publish(&ran.current, &bench.file_stem(), &ctx.work_dir)?;
             all_ok &= !result
                 .cells
                 .iter()
                 .any(|c| matches!(c.status, CellStatus::Failed(_)));
-            if cells.len() == bench.cells.len() {
-                let check = quietly(|| {
-                    snapshot::with_source(bench.source_file, || {
-                        snapshot::check(
-                            &result,
-                            &bench.file_stem(),
-                            bench.manifest_dir,
-                            &ctx.work_dir,
-                        )
-                    })
-                });
-                println!("{}", check.line());
-            }
         }
         if busy.any() {
             // One line, not a page of timing differences: the neighbours' work is not ours.
@@ -462,6 +441,41 @@ fn run(
         }
         Ok(all_ok)
     })
+}
+
+/// Prints what one benchmark measured, publishes its current results with its source's values,
+/// and checks its snapshot when every cell ran (`all_cells`); returns what was measured now.
+fn report_benchmark(
+    bench: &'static BenchmarkSpec,
+    mut ran: invocation::Ran,
+    references: &[Reference],
+    ctx: &RunContext,
+    all_cells: bool,
+) -> Result<crate::model::results::BenchmarkResult> {
+    // The store keeps what was measured; the source's values join at publishing.
+    let reference = references
+        .iter()
+        .find(|r| r.benchmark == bench.test_path())
+        .cloned();
+    ran.fresh.reference.clone_from(&reference);
+    ran.current.reference = reference;
+    let result = ran.fresh;
+    println!("{}", crate::output::summary::render(&result));
+    crate::output::publish(&ran.current, &bench.file_stem(), &ctx.work_dir)?;
+    if all_cells {
+        let check = quietly(|| {
+            snapshot::with_source(bench.source_file, || {
+                snapshot::check(
+                    &result,
+                    &bench.file_stem(),
+                    bench.manifest_dir,
+                    &ctx.work_dir,
+                )
+            })
+        });
+        println!("{}", check.line());
+    }
+    Ok(result)
 }
 
 #[cfg(test)]

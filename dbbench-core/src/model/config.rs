@@ -4,6 +4,7 @@
 //! const-constructible (`&'static` slices and strings, no heap). Sizes are already parsed into
 //! bytes at compile time; the text the user wrote is kept beside them for reports.
 
+use dbbench_options::size::FixedSize;
 use dbbench_options::{defaults, keyword};
 use serde::Serialize;
 use std::time::Duration;
@@ -32,40 +33,39 @@ impl Size {
     }
 }
 
-/// How a file grows when it is full.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Growth {
-    /// Grow by a fixed number of bytes.
+/// How a file grows when it is full: the options crate's one growth type, with a fixed growth
+/// held as a [`Size`] so that reports show the literal as written. `increment` and `describe`
+/// come with it ([`dbbench_options::size::Growth`]).
+pub type Growth = dbbench_options::size::Growth<Size>;
+
+impl FixedSize for Size {
+    fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn text(&self) -> String {
+        self.text.to_string()
+    }
+}
+
+/// How a [`Growth`] is serialized (`{"fixed":{"bytes":…}}`, `{"percent":10}`, `"none"`): the
+/// type is the options crate's, which has no serde, so its form is declared here.
+#[derive(Serialize)]
+#[serde(remote = "Growth", rename_all = "snake_case")]
+enum GrowthForm {
     Fixed(Size),
-    /// Grow by this percent of the file's current size.
     Percent(u32),
-    /// Never grow: a write past the end fails with a "file is full" error.
     None,
 }
 
-impl Growth {
-    /// The number of bytes to add to a file of `current` bytes.
-    ///
-    /// Percent growth is at least one 64 KiB extent so that a tiny file still makes progress.
-    pub fn increment(&self, current: u64) -> Option<u64> {
-        match self {
-            Growth::Fixed(size) => Some(size.bytes),
-            Growth::Percent(pct) => {
-                Some((current * *pct as u64 / 100).max(crate::model::units::EXTENT))
-            }
-            Growth::None => None,
-        }
-    }
-
-    /// The growth as text: `1MB`, `10%` or `none`.
-    pub fn describe(&self) -> String {
-        match self {
-            Growth::Fixed(size) => size.text.to_string(),
-            Growth::Percent(pct) => format!("{pct}%"),
-            Growth::None => keyword::GROWTH_NONE.to_string(),
-        }
-    }
+/// Serializes an optional [`Growth`] in [`GrowthForm`], for the fields of [`StorageSpec`].
+fn serialize_growth<S: serde::Serializer>(
+    growth: &Option<Growth>,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Form(#[serde(with = "GrowthForm")] Growth);
+    growth.map(Form).serialize(serializer)
 }
 
 /// The recovery model of the database.
@@ -99,10 +99,12 @@ pub struct StorageSpec {
     /// Total initial data size, split equally over the data files.
     pub data_size: Option<Size>,
     /// Autogrowth of each data file.
+    #[serde(serialize_with = "serialize_growth")]
     pub growth: Option<Growth>,
     /// Initial (or pre-grown) size of the log.
     pub log_size: Option<Size>,
     /// Autogrowth of the log.
+    #[serde(serialize_with = "serialize_growth")]
     pub log_growth: Option<Growth>,
     /// Grow the log to `log_size` in steps of this size.
     pub log_pregrow: Option<Size>,
@@ -117,6 +119,7 @@ pub struct StorageSpec {
     /// Initial size of each tempdb data file.
     pub tempdb_size: Option<Size>,
     /// Autogrowth of each tempdb data file.
+    #[serde(serialize_with = "serialize_growth")]
     pub tempdb_growth: Option<Growth>,
     /// Named volumes the data files are spread over, round robin.
     pub data_on: &'static [&'static str],
@@ -390,6 +393,28 @@ impl RunSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn growths_serialize_in_their_own_form() {
+        let spec = StorageSpec {
+            growth: Some(Growth::Fixed(Size::new(1 << 20, "1MB"))),
+            log_growth: Some(Growth::Percent(10)),
+            tempdb_growth: Some(Growth::None),
+            ..StorageSpec::DEFAULT
+        };
+        let json = serde_json::to_string(&spec).unwrap();
+        assert!(
+            json.contains(r#""growth":{"fixed":{"bytes":1048576}}"#),
+            "{json}"
+        );
+        assert!(json.contains(r#""log_growth":{"percent":10}"#), "{json}");
+        assert!(json.contains(r#""tempdb_growth":"none""#), "{json}");
+        assert!(json.contains(r#""log_pregrow":null"#), "{json}");
+        assert_eq!(
+            Growth::Fixed(Size::new(1 << 30, "1024MB")).describe(),
+            "1024MB"
+        );
+    }
 
     #[test]
     fn defaults_are_the_options_crate_s() {

@@ -44,6 +44,11 @@ pub struct ReferenceCase {
     /// What the value means where that is not obvious.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
+    /// The cell this one is expected to equal (an A/A check: nothing that runs differs between
+    /// them); the report measures the pair and says whether it reads "equivalent". Empty where
+    /// the suite expects nothing of the kind.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub equivalent_to: String,
 }
 
 impl Reference {
@@ -90,6 +95,17 @@ impl Reference {
     pub fn note(mut self, cell: &str, note: &str) -> Reference {
         for case in self.cases.iter_mut().filter(|c| c.cell == cell) {
             case.note = note.into();
+        }
+        self
+    }
+
+    /// [`Reference::note`], and `cell` is expected to read "equivalent" against `control`: an
+    /// A/A pair whose measured ratio the report shows beside the note
+    /// (`analysis::control`), so a verdict other than "equivalent" is seen.
+    pub fn expect_equivalent(mut self, cell: &str, control: &str, note: &str) -> Reference {
+        self = self.note(cell, note);
+        for case in self.cases.iter_mut().filter(|c| c.cell == cell) {
+            case.equivalent_to = control.into();
         }
         self
     }

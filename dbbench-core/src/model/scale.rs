@@ -11,6 +11,39 @@ use serde::Serialize;
 /// Rows of the Credit database's `charge` table in the articles.
 pub const CREDIT_FULL_ROWS: u64 = 1_600_000;
 
+/// Which scale a [`Scale`] is: one of the three named ones, or a factor written out. What
+/// depends on the scale (a precision target, smoke snapshots' timings, a suite's worker count)
+/// asks this, never the name's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaleKind {
+    /// `smoke`: windows of milliseconds, for tests and CI; their timings are scheduler noise.
+    Smoke,
+    /// `default`: the Quick start's few minutes.
+    Default,
+    /// `full`: the articles' sizes.
+    Full,
+    /// A factor such as `0.25`.
+    Factor,
+}
+
+impl ScaleKind {
+    /// The named scales and their names, the one place names map to kinds.
+    const NAMED: [(&'static str, ScaleKind); 3] = [
+        ("smoke", ScaleKind::Smoke),
+        ("default", ScaleKind::Default),
+        ("full", ScaleKind::Full),
+    ];
+
+    /// The kind of the scale a result names (`BenchmarkResult::scale` keeps the name): a name
+    /// that is none of the three is a factor.
+    pub fn of_name(name: &str) -> ScaleKind {
+        ScaleKind::NAMED
+            .iter()
+            .find(|(n, _)| *n == name.trim())
+            .map_or(ScaleKind::Factor, |(_, kind)| *kind)
+    }
+}
+
 /// A data scale: a name and a factor relative to the articles' sizes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scale {
@@ -18,6 +51,9 @@ pub struct Scale {
     pub name: String,
     /// Multiplier applied to the articles' sizes (`full` = 1).
     pub factor: f64,
+    /// Which scale this is (the name says the same in words; results keep the name).
+    #[serde(skip)]
+    kind: ScaleKind,
 }
 
 impl Scale {
@@ -26,6 +62,7 @@ impl Scale {
         Scale {
             name: "smoke".into(),
             factor: 1.0 / 512.0,
+            kind: ScaleKind::Smoke,
         }
     }
 
@@ -34,6 +71,7 @@ impl Scale {
         Scale {
             name: "default".into(),
             factor: 1.0 / 16.0,
+            kind: ScaleKind::Default,
         }
     }
 
@@ -42,21 +80,39 @@ impl Scale {
         Scale {
             name: "full".into(),
             factor: 1.0,
+            kind: ScaleKind::Full,
         }
+    }
+
+    /// Which scale this is.
+    pub fn kind(&self) -> ScaleKind {
+        self.kind
+    }
+
+    /// Whether this is the `smoke` scale, whose windows last milliseconds.
+    pub fn is_smoke(&self) -> bool {
+        self.kind == ScaleKind::Smoke
     }
 
     /// Parses `smoke`, `default`, `full` or a factor in (0, 1].
     pub fn parse(text: &str) -> Result<Scale> {
-        match text.trim() {
-            "smoke" => Ok(Scale::smoke()),
-            "default" => Ok(Scale::default_scale()),
-            "full" => Ok(Scale::full()),
-            other => match other.parse::<f64>() {
-                Ok(f) if f > 0.0 && f <= 1.0 => Ok(Scale { name: other.to_string(), factor: f }),
-                _ => Err(Error::Config(format!(
-                    "DBBENCH_SCALE must be `smoke`, `default`, `full` or a factor in (0, 1] such as `0.25`; found `{other}`"
-                ))),
-            },
+        match ScaleKind::of_name(text) {
+            ScaleKind::Smoke => Ok(Scale::smoke()),
+            ScaleKind::Default => Ok(Scale::default_scale()),
+            ScaleKind::Full => Ok(Scale::full()),
+            ScaleKind::Factor => {
+                let other = text.trim();
+                match other.parse::<f64>() {
+                    Ok(f) if f > 0.0 && f <= 1.0 => Ok(Scale {
+                        name: other.to_string(),
+                        factor: f,
+                        kind: ScaleKind::Factor,
+                    }),
+                    _ => Err(Error::Config(format!(
+                        "DBBENCH_SCALE must be `smoke`, `default`, `full` or a factor in (0, 1] such as `0.25`; found `{other}`"
+                    ))),
+                }
+            }
         }
     }
 
@@ -72,14 +128,15 @@ impl Scale {
     /// (`smoke_divisor`, `default_divisor`), so a suite whose article is huge can pick smaller
     /// fractions; `full` and explicit factors are used as they are.
     pub fn for_benchmark(&self, run: &crate::model::config::RunSpec) -> Scale {
-        let factor = match self.name.as_str() {
-            "smoke" => 1.0 / run.smoke_divisor.max(1) as f64,
-            "default" => 1.0 / run.default_divisor.max(1) as f64,
-            _ => self.factor,
+        let factor = match self.kind {
+            ScaleKind::Smoke => 1.0 / run.smoke_divisor.max(1) as f64,
+            ScaleKind::Default => 1.0 / run.default_divisor.max(1) as f64,
+            ScaleKind::Full | ScaleKind::Factor => self.factor,
         };
         Scale {
             name: self.name.clone(),
             factor,
+            kind: self.kind,
         }
     }
 
@@ -113,6 +170,17 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("DBBENCH_SCALE"));
+    }
+
+    #[test]
+    fn the_kind_follows_the_name() {
+        assert!(Scale::parse(" smoke ").unwrap().is_smoke());
+        assert!(!Scale::default_scale().is_smoke());
+        assert_eq!(Scale::parse("0.25").unwrap().kind(), ScaleKind::Factor);
+        assert_eq!(ScaleKind::of_name("full"), ScaleKind::Full);
+        assert_eq!(ScaleKind::of_name("0.5"), ScaleKind::Factor);
+        let run = crate::model::config::RunSpec::DEFAULT;
+        assert!(Scale::smoke().for_benchmark(&run).is_smoke());
     }
 
     #[test]

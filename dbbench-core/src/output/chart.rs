@@ -1,8 +1,8 @@
 //! SVG charts of a benchmark, drawn with `plotters` (SVG backend only, no font files: text is
 //! left to the browser's sans-serif):
 //!
-//! * elapsed time per cell: bars of the mean with 95% error bars and every run as a dot, as in
-//!   the multiple-data-files article's chart;
+//! * elapsed time per cell ([`elapsed`]): bars of the mean with 95% error bars and every run as
+//!   a dot, as in the multiple-data-files article's chart;
 //! * sampled time series of a cell: one panel per counter, one line per measured run, as the
 //!   1-TB article's perfmon graphs;
 //! * the top waits of a cell: horizontal bars of each wait type's share, as the VLF article's
@@ -12,15 +12,15 @@
 //! Every numeric axis takes its unit and its ticks' decimals from its data ([`axis`]), so the
 //! same chart reads at a smoke run's milliseconds and a full run's hundreds of seconds.
 
-use crate::analysis::stats::Summary;
-use crate::analysis::table::elapsed_of;
 use crate::model::error::{Error, Result};
-use crate::model::results::{BenchmarkResult, CellResult};
+use crate::model::results::CellResult;
 use axis::{Ticks, Unit, LABELS};
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
+
+pub use elapsed::elapsed_chart;
 
 const WIDTH: u32 = 900;
 /// Series with at most this many samples get a dot at each, since one sample draws no line.
@@ -66,141 +66,6 @@ pub(crate) fn draw_error(e: impl std::fmt::Display) -> Error {
     Error::msg(format!("cannot draw chart: {e}"))
 }
 
-/// The elapsed time of every cell: mean bar, 95% interval, and each measured run.
-pub fn elapsed_chart(result: &BenchmarkResult) -> Result<String> {
-    let cells: Vec<(&CellResult, Option<Summary>)> = result
-        .cells
-        .iter()
-        .map(|c| (c, Summary::of(&elapsed_of(c))))
-        .collect();
-    let top = cells
-        .iter()
-        .filter_map(|(_, s)| s.as_ref())
-        .map(|s| s.ci.map_or(s.max, |ci| ci.high.max(s.max)))
-        .fold(0.0_f64, f64::max);
-    let unit = axis::time_unit(top);
-    // Headroom above the tallest bar keeps the legend clear of the data.
-    let y_max = if top > 0.0 { unit.of(top) * 1.3 } else { 1.0 };
-    let ticks = Ticks::new(0.0..y_max, LABELS);
-    let n = cells.len().max(1) as u32;
-    let names: Vec<String> = cells
-        .iter()
-        .map(|(c, s)| match s {
-            Some(_) => c.name.clone(),
-            None => format!("{} (no runs)", c.name),
-        })
-        .collect();
-    let height = 480;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(draw_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!("{}: elapsed time per cell", result.benchmark),
-                (FONT, 22),
-            )
-            .margin(20)
-            .x_label_area_size(50)
-            .y_label_area_size(70)
-            .build_cartesian_2d((0..n - 1).into_segmented(), 0.0..y_max)
-            .map_err(draw_error)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(TRANSPARENT)
-            .x_labels(n as usize)
-            .x_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => names.get(*i as usize).cloned().unwrap_or_default(),
-                _ => String::new(),
-            })
-            .y_labels(LABELS)
-            .y_label_formatter(&|v| ticks.label(*v))
-            .x_desc("cell")
-            .y_desc(unit.title("elapsed time"))
-            .axis_desc_style((FONT, 16))
-            .label_style((FONT, 14))
-            .draw()
-            .map_err(draw_error)?;
-        // The summaries in the axis's unit.
-        let in_unit: Vec<Option<Summary>> = cells
-            .iter()
-            .map(|(c, _)| {
-                let runs: Vec<f64> = elapsed_of(c).into_iter().map(|v| unit.of(v)).collect();
-                Summary::of(&runs)
-            })
-            .collect();
-        let measured = || {
-            cells
-                .iter()
-                .zip(&in_unit)
-                .enumerate()
-                .filter_map(|(i, ((c, _), s))| s.as_ref().map(|s| (i as u32, *c, s)))
-        };
-        chart
-            .draw_series(measured().map(|(i, _, s)| {
-                let mut bar = Rectangle::new(
-                    [
-                        (SegmentValue::Exact(i), 0.0),
-                        (SegmentValue::Exact(i + 1), s.mean),
-                    ],
-                    BAR.mix(0.75).filled(),
-                );
-                bar.set_margin(0, 0, 18, 18);
-                bar
-            }))
-            .map_err(draw_error)?
-            .label("mean")
-            .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], BAR.mix(0.75).filled()));
-        chart
-            .draw_series(measured().filter_map(|(i, _, s)| {
-                // Drawn by hand: plotters' ErrorBar also circles the mean, which hides the runs.
-                s.ci.map(|ci| {
-                    PathElement::new(
-                        [
-                            (SegmentValue::CenterOf(i), ci.low.max(0.0)),
-                            (SegmentValue::CenterOf(i), ci.high),
-                        ],
-                        BLACK.stroke_width(2),
-                    )
-                })
-            }))
-            .map_err(draw_error)?
-            .label("95% confidence interval")
-            .legend(|(x, y)| {
-                PathElement::new([(x + 7, y - 7), (x + 7, y + 7)], BLACK.stroke_width(2))
-            });
-        chart
-            .draw_series(measured().flat_map(|(i, _, s)| {
-                let ends =
-                    s.ci.map(|ci| [ci.low.max(0.0), ci.high])
-                        .unwrap_or_default();
-                ends.into_iter().filter(|_| s.ci.is_some()).map(move |y| {
-                    EmptyElement::at((SegmentValue::CenterOf(i), y))
-                        + PathElement::new([(-10, 0), (10, 0)], BLACK.stroke_width(2))
-                })
-            }))
-            .map_err(draw_error)?;
-        chart
-            .draw_series(measured().flat_map(|(i, c, _)| {
-                let runs: Vec<f64> = elapsed_of(c).into_iter().map(|v| unit.of(v)).collect();
-                let spread = runs.len() as i32 - 1;
-                runs.into_iter().enumerate().map(move |(j, v)| {
-                    // Side by side rather than on top of each other, so every run stays visible.
-                    let dx = (2 * j as i32 - spread) * 4;
-                    EmptyElement::at((SegmentValue::CenterOf(i), v))
-                        + Circle::new((dx, 0), 4, RUN_DOT.filled())
-                })
-            }))
-            .map_err(draw_error)?
-            .label("one measured run")
-            .legend(|(x, y)| Circle::new((x + 7, y), 4, RUN_DOT.filled()));
-        draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 14)?;
-        root.present().map_err(draw_error)?;
-    }
-    Ok(svg)
-}
-
 /// The sampled series of `cell`'s measured runs: one panel per series name, one line per run.
 /// `None` when the runs sampled nothing.
 pub fn series_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>> {
@@ -236,82 +101,90 @@ pub fn series_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>
             .map_err(draw_error)?;
         let panels = root.split_evenly((by_name.len(), 1));
         for (panel, ((_, name), runs)) in panels.iter().zip(&by_name) {
-            let t_max = runs
-                .iter()
-                .map(|(_, s)| s.interval_s * s.values.len() as f64)
-                .fold(0.0_f64, f64::max);
-            let v_max = runs
-                .iter()
-                .flat_map(|(_, s)| s.values.iter().copied())
-                .fold(0.0_f64, f64::max);
-            let v_min = runs
-                .iter()
-                .flat_map(|(_, s)| s.values.iter().copied())
-                .fold(0.0_f64, f64::min);
-            let t_unit = axis::time_unit(t_max);
-            let (v_unit, v_title) = value_unit(&runs[0].1.unit, v_max.max(-v_min));
-            let (t_max, v_min, v_max) = (t_unit.of(t_max), v_unit.of(v_min), v_unit.of(v_max));
-            // Headroom for the legend, which grows with the number of runs.
-            let headroom = 1.3 + 0.05 * runs.len().min(10) as f64;
-            let v_max = if v_max > v_min {
-                v_min + (v_max - v_min) * headroom
-            } else {
-                v_min + 1.0
-            };
-            let mut chart = ChartBuilder::on(panel)
-                .caption(*name, (FONT, 17))
-                .margin(12)
-                .x_label_area_size(42)
-                .y_label_area_size(70)
-                .build_cartesian_2d(0.0..t_max.max(1e-9), v_min..v_max)
-                .map_err(draw_error)?;
-            let x_ticks = Ticks::new(0.0..t_max.max(1e-9), LABELS);
-            let y_ticks = Ticks::new(v_min..v_max, LABELS);
-            chart
-                .configure_mesh()
-                .light_line_style(BLACK.mix(0.05))
-                .x_labels(LABELS)
-                .y_labels(LABELS)
-                .x_label_formatter(&|v| x_ticks.label(*v))
-                .y_label_formatter(&|v| y_ticks.label(*v))
-                .x_desc(t_unit.title("time since the measured window opened"))
-                .y_desc(v_title)
-                .axis_desc_style((FONT, 14))
-                .label_style((FONT, 13))
-                .draw()
-                .map_err(draw_error)?;
-            for (k, (index, s)) in runs.iter().enumerate() {
-                let color = LINES[k % LINES.len()];
-                let points: Vec<(f64, f64)> = s
-                    .values
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (t_unit.of((i as f64 + 0.5) * s.interval_s), v_unit.of(*v)))
-                    .collect();
-                chart
-                    .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-                    .map_err(draw_error)?
-                    .label(format!("run {index}"))
-                    .legend(move |(x, y)| {
-                        PathElement::new([(x, y), (x + 18, y)], color.stroke_width(2))
-                    });
-                // A smoke run samples once or twice: a line of one point draws nothing, so few
-                // samples also get a dot each.
-                if points.len() <= SAMPLE_DOTS {
-                    chart
-                        .draw_series(
-                            points
-                                .into_iter()
-                                .map(|p| Circle::new(p, 3, color.filled())),
-                        )
-                        .map_err(draw_error)?;
-                }
-            }
-            draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 13)?;
+            draw_panel(panel, name, runs)?;
         }
         root.present().map_err(draw_error)?;
     }
     Ok(Some(svg))
+}
+
+/// One panel of [`series_chart`]: the series `name`, one line per run `(index, series)`.
+fn draw_panel(
+    panel: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    name: &str,
+    runs: &[(u32, &crate::model::results::Series)],
+) -> Result<()> {
+    let t_max = runs
+        .iter()
+        .map(|(_, s)| s.interval_s * s.values.len() as f64)
+        .fold(0.0_f64, f64::max);
+    let v_max = runs
+        .iter()
+        .flat_map(|(_, s)| s.values.iter().copied())
+        .fold(0.0_f64, f64::max);
+    let v_min = runs
+        .iter()
+        .flat_map(|(_, s)| s.values.iter().copied())
+        .fold(0.0_f64, f64::min);
+    let t_unit = axis::time_unit(t_max);
+    let (v_unit, v_title) = value_unit(&runs[0].1.unit, v_max.max(-v_min));
+    let (t_max, v_min, v_max) = (t_unit.of(t_max), v_unit.of(v_min), v_unit.of(v_max));
+    // Headroom for the legend, which grows with the number of runs.
+    let headroom = 1.3 + 0.05 * runs.len().min(10) as f64;
+    let v_max = if v_max > v_min {
+        v_min + (v_max - v_min) * headroom
+    } else {
+        v_min + 1.0
+    };
+    let mut chart = ChartBuilder::on(panel)
+        .caption(name, (FONT, 17))
+        .margin(12)
+        .x_label_area_size(42)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..t_max.max(1e-9), v_min..v_max)
+        .map_err(draw_error)?;
+    let x_ticks = Ticks::new(0.0..t_max.max(1e-9), LABELS);
+    let y_ticks = Ticks::new(v_min..v_max, LABELS);
+    chart
+        .configure_mesh()
+        .light_line_style(BLACK.mix(0.05))
+        .x_labels(LABELS)
+        .y_labels(LABELS)
+        .x_label_formatter(&|v| x_ticks.label(*v))
+        .y_label_formatter(&|v| y_ticks.label(*v))
+        .x_desc(t_unit.title("time since the measured window opened"))
+        .y_desc(v_title)
+        .axis_desc_style((FONT, 14))
+        .label_style((FONT, 13))
+        .draw()
+        .map_err(draw_error)?;
+    for (k, (index, s)) in runs.iter().enumerate() {
+        let color = LINES[k % LINES.len()];
+        let points: Vec<(f64, f64)> = s
+            .values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (t_unit.of((i as f64 + 0.5) * s.interval_s), v_unit.of(*v)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+            .map_err(draw_error)?
+            .label(format!("run {index}"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], color.stroke_width(2)));
+        // A smoke run samples once or twice: a line of one point draws nothing, so few
+        // samples also get a dot each.
+        if points.len() <= SAMPLE_DOTS {
+            chart
+                .draw_series(
+                    points
+                        .into_iter()
+                        .map(|p| Circle::new(p, 3, color.filled())),
+                )
+                .map_err(draw_error)?;
+        }
+    }
+    draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 13)?;
+    Ok(())
 }
 
 /// The display unit of a series recorded in `unit` whose largest magnitude is `max`, and the
@@ -411,6 +284,7 @@ pub fn waits_chart(benchmark: &str, cell: &CellResult) -> Result<Option<String>>
 
 pub(crate) mod axis;
 pub mod cells;
+mod elapsed;
 #[cfg(test)]
 mod scale_tests;
 #[cfg(test)]

@@ -77,7 +77,7 @@ pub fn table(result: &BenchmarkResult, points: &[Point]) -> Grid {
     for p in points {
         let mut row = vec![
             p.invocation.to_string(),
-            crate::output::html::utc_text((p.started_at_unix_ms / 1000).max(0) as u64),
+            crate::util::calendar::utc_text((p.started_at_unix_ms / 1000).max(0) as u64),
             p.baseline.clone().unwrap_or_default(),
         ];
         row.extend(p.means.iter().map(|m| match m {

@@ -10,6 +10,7 @@ use crate::analysis::table::BenchmarkTable;
 use crate::model::error::Result;
 use crate::model::results::{BenchmarkResult, CellStatus};
 use crate::output::chart;
+use crate::util::calendar::utc_text;
 use crate::util::fs::write_file;
 use crate::util::grid::escape;
 use crate::util::paths::{chart_dir, report_index, results_dir};
@@ -252,6 +253,8 @@ td.l:nth-child(2) { min-width: 10em; }
 img { display: block; max-width: 100%; margin: 1em 0; border: 1px solid #eee; }
 ";
 
+/// One benchmark's section: its environment, results table and the notes on it, how it was
+/// measured, and its charts.
 fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String {
     let mut out = String::new();
     let title = if result.title.is_empty() {
@@ -283,7 +286,17 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
     for note in &table.notes {
         let _ = writeln!(out, "<p class=\"warn\">⚠ {}</p>", escape(note));
     }
-    let check = &table.settings;
+    settings_check(&mut out, &table.settings);
+    cell_statuses(&mut out, result);
+    method_notes(&mut out, result, &table, stem);
+    chart_images(&mut out, result, charts);
+    out.push_str("</section>\n");
+    out
+}
+
+/// The confounder check: one line when the settings agree, else its heading and each setting
+/// that differs.
+fn settings_check(out: &mut String, check: &crate::analysis::confounder::SettingsCheck) {
     match check.lines().split_first() {
         Some((line, [])) => {
             let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(line));
@@ -301,6 +314,10 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
         }
         None => {}
     }
+}
+
+/// Each cell that failed or was skipped, with why.
+fn cell_statuses(out: &mut String, result: &BenchmarkResult) {
     for cell in &result.cells {
         match &cell.status {
             CellStatus::Failed(e) => {
@@ -322,6 +339,11 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
             CellStatus::Ok => {}
         }
     }
+}
+
+/// How the benchmark was measured and where its data is, why it stopped, the spread between
+/// runs, and the notes on its reference values and cases.
+fn method_notes(out: &mut String, result: &BenchmarkResult, table: &BenchmarkTable, stem: &str) {
     let _ = writeln!(
         out,
         "<p class=\"note\">{}. Data: <a href=\"../results/{stem}.json\">JSON</a>, \
@@ -347,12 +369,16 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
             "<p class=\"note\">Between runs:</p><ul class=\"note\">{items}</ul>"
         );
     }
-    if let Some(note) = crate::output::summary::reference_note(&table) {
+    if let Some(note) = crate::output::summary::reference_note(table) {
         let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&note));
     }
     for note in crate::output::summary::case_notes(result) {
         let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(&note));
     }
+}
+
+/// The charts as images, each cell's waits with their table, and the history.
+fn chart_images(out: &mut String, result: &BenchmarkResult, charts: &ChartFiles) {
     let img = |out: &mut String, path: &str, alt: &str| {
         let _ = writeln!(
             out,
@@ -362,17 +388,17 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
         );
     };
     if let Some(path) = &charts.elapsed {
-        img(&mut out, path, "elapsed time per cell");
+        img(out, path, "elapsed time per cell");
     }
     for (kind, path) in &charts.shared {
         let what = SHARED.iter().find(|s| s.0 == *kind).map_or("", |s| s.1);
-        img(&mut out, path, what);
+        img(out, path, what);
     }
     for (cell, path) in &charts.series {
-        img(&mut out, path, &format!("sampled counters of {cell}"));
+        img(out, path, &format!("sampled counters of {cell}"));
     }
     for (cell, path) in &charts.waits {
-        img(&mut out, path, &format!("top waits of {cell}"));
+        img(out, path, &format!("top waits of {cell}"));
         let waits = result.cells.iter().find(|c| &c.name == cell);
         if let Some(grid) = waits.and_then(super::waits::table) {
             let _ = writeln!(
@@ -391,10 +417,8 @@ fn section(result: &BenchmarkResult, stem: &str, charts: &ChartFiles) -> String 
         let _ = writeln!(out, "<div class=\"wide\">\n{}</div>", charts.history_table);
     }
     if let Some(path) = &charts.history {
-        img(&mut out, path, "mean elapsed time per invocation");
+        img(out, path, "mean elapsed time per invocation");
     }
-    out.push_str("</section>\n");
-    out
 }
 
 fn environment(result: &BenchmarkResult) -> String {
@@ -458,18 +482,6 @@ fn environment(result: &BenchmarkResult) -> String {
         );
     }
     out
-}
-
-/// `2023-11-14 22:13 UTC` for seconds since the Unix epoch.
-pub(crate) fn utc_text(unix_s: u64) -> String {
-    let days = (unix_s / 86_400) as i64;
-    let secs = unix_s % 86_400;
-    format!(
-        "{} {:02}:{:02} UTC",
-        crate::util::calendar::civil_date(days),
-        secs / 3600,
-        secs % 3600 / 60
-    )
 }
 
 #[cfg(test)]
@@ -580,12 +592,5 @@ mod tests {
         assert!(html.contains("No results yet"));
         let e = crate::output::rewrite(dir.path()).unwrap_err().to_string();
         assert!(e.contains("no results in"), "{e}");
-    }
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(utc_text(0), "1970-01-01 00:00 UTC");
-        assert_eq!(utc_text(1_700_000_000), "2023-11-14 22:13 UTC");
-        assert_eq!(utc_text(951_782_400), "2000-02-29 00:00 UTC");
     }
 }

@@ -12,6 +12,7 @@
 use crate::analysis::stats::Summary;
 use crate::model::config::BackendKind;
 use crate::model::results::{BenchmarkResult, CellStatus, FileKind, RunResult};
+use crate::model::scale::ScaleKind;
 use crate::output::comparator::{NoiseComparator, Tolerance};
 use serde::Serialize;
 
@@ -236,8 +237,9 @@ impl SnapshotView {
         .collect::<Vec<_>>()
         .join(" · ");
         // A precision target chooses the number of rounds at every scale but smoke, where it
-        // runs its minimum (`run::runner`): only there is the count deterministic.
-        let adaptive = result.run.precision.is_some() && result.scale != "smoke";
+        // runs its minimum (`run::schedule`): only there is the count deterministic.
+        let smoke = ScaleKind::of_name(&result.scale) == ScaleKind::Smoke;
+        let adaptive = result.run.precision.is_some() && !smoke;
         let mut view = SnapshotView {
             table: Vec::new(),
             benchmark: result.benchmark.clone(),
@@ -268,9 +270,7 @@ impl SnapshotView {
                     results: cell.measured().next().map(deterministic),
                     // Smoke runs last milliseconds: their timings are scheduler noise, so smoke
                     // snapshots (the ones `cargo test` and CI check) hold deterministic fields only.
-                    timing: (result.scale != "smoke")
-                        .then(|| timing(cell, &machine, adaptive))
-                        .flatten(),
+                    timing: (!smoke).then(|| timing(cell, &machine, adaptive)).flatten(),
                 })
                 .collect(),
         };

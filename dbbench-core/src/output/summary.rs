@@ -82,16 +82,27 @@ pub fn render(result: &BenchmarkResult) -> String {
     out
 }
 
-/// "pg_test_5: expected …", the suite's note on each case of the reference that ran here.
+/// "pg_test_5: expected … — measured against pg_test_4: 0.98 [0.93, 1.04], …", the suite's note on
+/// each case of the reference that ran here, with an A/A pair's measured ratio.
 pub fn case_notes(result: &BenchmarkResult) -> Vec<String> {
     let Some(reference) = &result.reference else {
         return Vec::new();
     };
+    let checks = crate::analysis::control::checks(result);
     reference
         .cases
         .iter()
         .filter(|case| !case.note.is_empty() && result.cells.iter().any(|c| c.name == case.cell))
-        .map(|case| format!("{}: {}", case.cell, case.note))
+        .map(|case| {
+            // An A/A pair carries its measured ratio: the note says what to expect, the check
+            // what was found.
+            let measured = checks
+                .iter()
+                .find(|check| check.cell == case.cell)
+                .map(|check| format!(" — {}", check.describe()))
+                .unwrap_or_default();
+            format!("{}: {}{measured}", case.cell, case.note)
+        })
         .collect()
 }
 

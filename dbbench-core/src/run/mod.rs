@@ -1,16 +1,22 @@
 //! Layer 4, **run**: running benchmarks. The static description the macro emits (`spec`), the
-//! settings of one invocation (`context`), the runner over cells and repetitions, one repetition's
-//! lifecycle (create, load, measure, tear down), the session a body gets, the concurrent load
-//! driver, the precision target's stopping rule (`target`), and the test filter of a `cargo test` command line. The runner returns results; it
-//! writes nothing.
+//! settings of one invocation (`context`), the runner that prepares a benchmark (`calibration`,
+//! each cell's `plan` and `admission`), the pure `schedule` of its repetitions and the `executor`
+//! that carries it out, one repetition's lifecycle (create, load, measure, tear down), the session
+//! a body gets, the concurrent load driver, the precision target's stopping rule (`target`), and
+//! the test filter of a `cargo test` command line. The runner returns results; it writes nothing.
 //!
 //! May import: `model`, `util`, `engine`.
 
+mod admission;
+mod calibration;
 pub mod context;
 pub mod driver;
+mod executor;
+pub mod plan;
 pub mod recorder;
 pub mod repetition;
 pub mod runner;
+mod schedule;
 pub mod selection;
 pub mod session;
 pub mod spec;

@@ -1,13 +1,14 @@
 //! The session a benchmark body gets: a connection to the fresh database, split timing, the
-//! dialect, the scale, and a way to open more connections.
+//! dialect, the scale, a way to open more connections, and concurrent loads (`LoadRun`, which
+//! hands the driver the session's database and records its report here).
 
 use crate::engine::connection::Connection;
 use crate::engine::Database;
 use crate::model::dialect::Dialect;
-use crate::model::error::Result;
+use crate::model::error::{Error, Result};
 use crate::model::results::Lap;
 use crate::model::scale::Scale;
-use crate::run::driver::{Load, LoadReport, LoadRun};
+use crate::run::driver::{run_load, Load, LoadReport, Op};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -135,20 +136,20 @@ impl Session {
         LoadRun::new(self, load)
     }
 
-    pub(crate) fn database(&self) -> Arc<Database> {
+    fn database(&self) -> Arc<Database> {
         self.database.clone()
     }
 
     /// When the measured window opened (the clock's start), so load timelines line up with it.
-    pub(crate) fn window_start(&self) -> Instant {
+    fn window_start(&self) -> Instant {
         self.started
     }
 
-    pub(crate) fn has_load(&self, name: &str) -> bool {
+    fn has_load(&self, name: &str) -> bool {
         self.loads.iter().any(|l| l.stats.config.name == name)
     }
 
-    pub(crate) fn push_load(&mut self, report: LoadReport) {
+    fn push_load(&mut self, report: LoadReport) {
         self.loads.push(report);
     }
 
@@ -179,5 +180,40 @@ impl std::ops::Deref for Session {
 impl std::ops::DerefMut for Session {
     fn deref_mut(&mut self) -> &mut Connection {
         &mut self.conn
+    }
+}
+
+/// A load ready to run on a session's database; see [`Session::load`].
+#[must_use = "a load does nothing until `run` is awaited"]
+pub struct LoadRun<'s> {
+    session: &'s mut Session,
+    load: Load,
+}
+
+impl<'s> LoadRun<'s> {
+    fn new(session: &'s mut Session, load: Load) -> LoadRun<'s> {
+        LoadRun { session, load }
+    }
+
+    /// Runs the load with `statement` as the statement closure, records the report in the
+    /// session's results and returns it. The first transaction that fails for good (an error
+    /// that is not retried, or more than `max_retries` retries) stops every worker, and its error
+    /// is returned.
+    pub async fn run<F>(self, statement: F) -> Result<LoadReport>
+    where
+        F: AsyncFn(&mut Connection, Op) -> Result<u64> + Send + Sync + 'static,
+    {
+        let name = self.load.name.clone();
+        if self.session.has_load(&name) {
+            return Err(Error::Config(format!(
+                "a load named `{name}` already ran in this repetition; give each load its own \
+                 name with `Load::name` so their counts and series stay apart"
+            )));
+        }
+        let database = self.session.database();
+        let origin = self.session.window_start();
+        let report = run_load(database, origin, self.load, statement).await?;
+        self.session.push_load(report.clone());
+        Ok(report)
     }
 }

@@ -1,5 +1,5 @@
 //! Calendar dates from day counts, shared by the fixture (Julian days), the SQL Server value
-//! conversion (days since 1900 or 0001) and the report (Unix time).
+//! conversion (days since 1900 or 0001) and the report and its history (Unix time).
 
 /// Days from 1900-01-01 (SQL Server's `datetime` epoch) to 1970-01-01.
 #[cfg(any(feature = "mssql", test))]
@@ -32,6 +32,18 @@ pub fn civil_date(days: i64) -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
+/// `2023-11-14 22:13 UTC` for seconds since the Unix epoch.
+pub fn utc_text(unix_s: u64) -> String {
+    let days = (unix_s / 86_400) as i64;
+    let secs = unix_s % 86_400;
+    format!(
+        "{} {:02}:{:02} UTC",
+        civil_date(days),
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,5 +55,12 @@ mod tests {
         assert_eq!(civil_date(-DAYS_0001_TO_1970), "0001-01-01");
         assert_eq!(civil_date(10_957), "2000-01-01");
         assert_eq!(civil_date(11_016), "2000-02-29");
+    }
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc_text(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc_text(1_700_000_000), "2023-11-14 22:13 UTC");
+        assert_eq!(utc_text(951_782_400), "2000-02-29 00:00 UTC");
     }
 }

@@ -120,7 +120,7 @@ pub fn storage(plan: &LayoutPlan) -> Settings {
 
 /// `8MB` for whole mebibytes, else bytes.
 fn bytes(n: u64) -> String {
-    crate::engine::embedded::storage::plan::GrowthRule::Bytes(n).describe()
+    dbbench_options::size::Growth::Fixed(n).describe()
 }
 
 #[cfg(test)]

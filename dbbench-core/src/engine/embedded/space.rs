@@ -9,10 +9,10 @@
 //! needs 1 TB once the fixture fills it, not 1 MB. The body's own growth beyond that is not
 //! estimated: it depends on what the body does, which no plan says.
 
-use crate::engine::embedded::storage::plan::GrowthRule;
 use crate::model::plan::DatabasePlan;
 use crate::model::units::format_bytes;
 use crate::util::space::Need;
+use dbbench_options::size::Growth;
 
 /// Bytes one row of the credit fixture's `charge` takes in SQLite with 8 KiB pages: 40 measured
 /// (200,000 rows of the fixture's columns, file size / rows), with a fifth added for the page
@@ -39,7 +39,7 @@ struct Grown {
 /// A file created at `size` bytes that holds `content` bytes before the body, growing by
 /// `rule`: its declared size while the content leaves more than a tenth of it free; otherwise
 /// the growths that make room for the content, and at least the first one.
-fn grown(size: u64, content: u64, rule: GrowthRule) -> Grown {
+fn grown(size: u64, content: u64, rule: Growth) -> Grown {
     if (content as f64) < size as f64 * NEAR_FULL {
         return Grown {
             bytes: size,
@@ -56,7 +56,7 @@ fn grown(size: u64, content: u64, rule: GrowthRule) -> Grown {
                 growths,
             };
         };
-        if let GrowthRule::Bytes(_) = rule {
+        if let Growth::Fixed(_) = rule {
             // Fixed steps: all of them at once.
             let steps = content.saturating_sub(bytes).div_ceil(step).max(1);
             return Grown {
@@ -78,14 +78,14 @@ fn grown(size: u64, content: u64, rule: GrowthRule) -> Grown {
 
 /// What a need is, ending where its total follows: `data_1 with the fixture, grown by its first
 /// growth of 1.0 TB to`.
-fn what(file: &str, fixture: bool, grown: Grown, rule: GrowthRule, size: u64) -> String {
+fn what(file: &str, fixture: bool, grown: Grown, rule: Growth, size: u64) -> String {
     let with = if fixture {
         format!("{file} with the fixture")
     } else {
         file.to_string()
     };
     let by = match rule {
-        GrowthRule::Bytes(_) => format_bytes(rule.increment(size).unwrap_or(0)),
+        Growth::Fixed(_) => format_bytes(rule.increment(size).unwrap_or(0)),
         _ => rule.describe(),
     };
     match grown.growths {
@@ -152,7 +152,7 @@ mod tests {
 
     #[test]
     fn a_file_with_room_needs_its_size() {
-        let g = grown(MIB, MIB / 2, GrowthRule::Bytes(1 << 40));
+        let g = grown(MIB, MIB / 2, Growth::Fixed(1 << 40));
         assert_eq!(
             g,
             Grown {
@@ -161,7 +161,7 @@ mod tests {
             }
         );
         assert_eq!(
-            what("data_1", true, g, GrowthRule::Bytes(1 << 40), MIB),
+            what("data_1", true, g, Growth::Fixed(1 << 40), MIB),
             "data_1 with the fixture"
         );
     }
@@ -169,7 +169,7 @@ mod tests {
     #[test]
     fn a_file_filled_to_near_its_size_needs_its_first_growth() {
         let tb = 1u64 << 40;
-        let g = grown(MIB, MIB * 95 / 100, GrowthRule::Bytes(tb));
+        let g = grown(MIB, MIB * 95 / 100, Growth::Fixed(tb));
         assert_eq!(
             g,
             Grown {
@@ -178,16 +178,16 @@ mod tests {
             }
         );
         assert_eq!(
-            what("data_1", true, g, GrowthRule::Bytes(tb), MIB),
+            what("data_1", true, g, Growth::Fixed(tb), MIB),
             "data_1 with the fixture, grown by its first growth of 1.0 TB to"
         );
         // Exactly full is full too.
-        assert_eq!(grown(MIB, MIB, GrowthRule::Bytes(tb)).growths, 1);
+        assert_eq!(grown(MIB, MIB, Growth::Fixed(tb)).growths, 1);
     }
 
     #[test]
     fn a_fixture_larger_than_the_file_takes_whole_growths() {
-        let g = grown(MIB, 5 * MIB + 1, GrowthRule::Bytes(MIB));
+        let g = grown(MIB, 5 * MIB + 1, Growth::Fixed(MIB));
         assert_eq!(
             g,
             Grown {
@@ -196,16 +196,16 @@ mod tests {
             }
         );
         assert_eq!(
-            what("data_1", true, g, GrowthRule::Bytes(MIB), MIB),
+            what("data_1", true, g, Growth::Fixed(MIB), MIB),
             "data_1 with the fixture, grown 5 times by 1.0 MB to"
         );
         // 10% of 1 MiB is 1.6 extents, rounded up to two: 1 MiB + 128 KiB, and so on.
-        let g = grown(MIB, MIB + 200 * 1024, GrowthRule::Percent(10));
+        let g = grown(MIB, MIB + 200 * 1024, Growth::Percent(10));
         assert_eq!(g.growths, 2);
         assert!(g.bytes >= MIB + 200 * 1024 && g.bytes < 2 * MIB, "{g:?}");
         // A file that may not grow needs what it would hold; it fails when it fills.
         assert_eq!(
-            grown(MIB, 3 * MIB, GrowthRule::None),
+            grown(MIB, 3 * MIB, Growth::None),
             Grown {
                 bytes: 3 * MIB,
                 growths: 0

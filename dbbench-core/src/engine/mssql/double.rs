@@ -237,6 +237,14 @@ fn bracketed_after(sql: &str, marker: &str) -> Option<String> {
     None
 }
 
+/// One `marker` column with the marker, if there is one.
+fn marker_rows(marker: Option<String>) -> Reply {
+    Reply::rows(
+        &["marker"],
+        marker.into_iter().map(|m| vec![Value::Text(m)]).collect(),
+    )
+}
+
 /// The first N'…' literal after `marker` in `sql`, unescaped.
 fn literal_after(sql: &str, marker: &str) -> Option<String> {
     let start = sql.find(marker)? + marker.len();
@@ -263,52 +271,14 @@ impl Catalog {
         bracketed_after(sql, marker).unwrap_or_else(|| current.to_string())
     }
 
+    /// The reply to a catalog statement, `None` for a statement the catalog does not answer.
+    /// Each statement dbbench sends is recognised by its text and handled by its own method.
     fn answer(&mut self, sql: &str, current: &str) -> Option<Reply> {
-        let marker_rows = |m: Option<String>| {
-            Reply::rows(
-                &["marker"],
-                m.into_iter().map(|m| vec![Value::Text(m)]).collect(),
-            )
-        };
         if sql.starts_with("SELECT name, state_desc FROM sys.databases") {
-            let online = |n: &String| vec![Value::Text(n.clone()), Value::Text("ONLINE".into())];
-            return Some(Reply::rows(
-                &["name", "state_desc"],
-                self.databases
-                    .keys()
-                    .filter(|n| n.starts_with(crate::model::plan::OWNED_PREFIX))
-                    .map(online)
-                    .collect(),
-            ));
+            return Some(self.owned_databases());
         }
-        // SQL Server 2016–2022: DBCC TRACESTATUS(f, -1) returns one row per flag with TraceFlag,
-        // Status, Global and Session (Global = 1 while the flag is on for the instance).
-        if let Some(flags) = flags_after(sql, "DBCC TRACEON(") {
-            self.trace_flags.extend(flags);
-            return Some(Reply::Sets(Vec::new()));
-        }
-        if let Some(flags) = flags_after(sql, "DBCC TRACEOFF(") {
-            for flag in flags {
-                self.trace_flags.remove(&flag);
-            }
-            return Some(Reply::Sets(Vec::new()));
-        }
-        if let Some(flags) = flags_after(sql, "DBCC TRACESTATUS(") {
-            let on = |f: &u32| i64::from(self.trace_flags.contains(f));
-            return Some(Reply::rows(
-                &["TraceFlag", "Status", "Global", "Session"],
-                flags
-                    .iter()
-                    .map(|f| {
-                        vec![
-                            Value::Int(i64::from(*f)),
-                            Value::Int(on(f)),
-                            Value::Int(on(f)),
-                            Value::Int(0),
-                        ]
-                    })
-                    .collect(),
-            ));
+        if let Some(reply) = self.trace_flag_statement(sql) {
+            return Some(reply);
         }
         // Who created a database of this name: the double has one login, which created every
         // database after its sessions logged in.
@@ -332,18 +302,7 @@ impl Catalog {
             return Some(Reply::rows(&["database_id"], vec![vec![id]]));
         }
         if sql.contains("sys.sp_addextendedproperty") {
-            let three_part = bracketed_after(sql, "EXEC ");
-            let value = literal_after(sql, "@value =")?;
-            // Recorded on Babelfish 4.2: a three-part call from master runs in master.
-            let db = match (three_part, self.product) {
-                (Some(_), Recorded::Babelfish42) => return Some(Reply::Sets(Vec::new())),
-                (Some(db), Recorded::SqlServer2022) => db,
-                (None, _) => current.to_string(),
-            };
-            if db != "master" {
-                self.databases.get_mut(&db)?.property = Some(value);
-            }
-            return Some(Reply::Sets(Vec::new()));
+            return self.add_property(sql, current);
         }
         if sql.contains("sys.extended_properties") && !sql.contains("master.sys") {
             let db = Catalog::target(sql, "FROM ", current);
@@ -367,34 +326,104 @@ impl Catalog {
             );
         }
         if let Some(name) = bracketed_after(sql, "CREATE DATABASE ") {
-            if self.databases.contains_key(&name) {
-                return Some(Reply::error(
-                    1801,
-                    &format!("Database '{name}' already exists."),
-                ));
-            }
-            self.next_id += 1;
-            let id = 6 + self.next_id;
-            self.databases.insert(
-                name,
-                Database {
-                    id,
-                    ..Database::default()
-                },
-            );
-            return Some(Reply::Sets(Vec::new()));
+            return Some(self.create_database(name));
         }
         if let Some(name) = bracketed_after(sql, "DROP DATABASE ") {
-            if self.product == Recorded::Babelfish42 && sql.contains("SET SINGLE_USER") {
-                return Some(Reply::error(
-                    33557097,
-                    "'ALTER DATABASE SET SINGLE_USER' is not currently supported in Babelfish",
-                ));
-            }
-            self.databases.remove(&name);
-            return Some(Reply::Sets(Vec::new()));
+            return Some(self.drop_database(sql, &name));
         }
         None
+    }
+
+    /// The databases dbbench owns, all online.
+    fn owned_databases(&self) -> Reply {
+        let online = |n: &String| vec![Value::Text(n.clone()), Value::Text("ONLINE".into())];
+        Reply::rows(
+            &["name", "state_desc"],
+            self.databases
+                .keys()
+                .filter(|n| n.starts_with(crate::model::plan::OWNED_PREFIX))
+                .map(online)
+                .collect(),
+        )
+    }
+
+    /// `DBCC TRACEON`, `TRACEOFF` and `TRACESTATUS` over the instance's global flags; `None` for
+    /// any other statement.
+    fn trace_flag_statement(&mut self, sql: &str) -> Option<Reply> {
+        // SQL Server 2016–2022: DBCC TRACESTATUS(f, -1) returns one row per flag with TraceFlag,
+        // Status, Global and Session (Global = 1 while the flag is on for the instance).
+        if let Some(flags) = flags_after(sql, "DBCC TRACEON(") {
+            self.trace_flags.extend(flags);
+            return Some(Reply::Sets(Vec::new()));
+        }
+        if let Some(flags) = flags_after(sql, "DBCC TRACEOFF(") {
+            for flag in flags {
+                self.trace_flags.remove(&flag);
+            }
+            return Some(Reply::Sets(Vec::new()));
+        }
+        let flags = flags_after(sql, "DBCC TRACESTATUS(")?;
+        let on = |f: &u32| i64::from(self.trace_flags.contains(f));
+        Some(Reply::rows(
+            &["TraceFlag", "Status", "Global", "Session"],
+            flags
+                .iter()
+                .map(|f| {
+                    vec![
+                        Value::Int(i64::from(*f)),
+                        Value::Int(on(f)),
+                        Value::Int(on(f)),
+                        Value::Int(0),
+                    ]
+                })
+                .collect(),
+        ))
+    }
+
+    /// `sp_addextendedproperty`: the ownership marker set on a database, where the product
+    /// runs the call.
+    fn add_property(&mut self, sql: &str, current: &str) -> Option<Reply> {
+        let three_part = bracketed_after(sql, "EXEC ");
+        let value = literal_after(sql, "@value =")?;
+        // Recorded on Babelfish 4.2: a three-part call from master runs in master.
+        let db = match (three_part, self.product) {
+            (Some(_), Recorded::Babelfish42) => return Some(Reply::Sets(Vec::new())),
+            (Some(db), Recorded::SqlServer2022) => db,
+            (None, _) => current.to_string(),
+        };
+        if db != "master" {
+            self.databases.get_mut(&db)?.property = Some(value);
+        }
+        Some(Reply::Sets(Vec::new()))
+    }
+
+    /// `CREATE DATABASE`: a new database with the next id, or error 1801 for a name in use.
+    fn create_database(&mut self, name: String) -> Reply {
+        if self.databases.contains_key(&name) {
+            return Reply::error(1801, &format!("Database '{name}' already exists."));
+        }
+        self.next_id += 1;
+        let id = 6 + self.next_id;
+        self.databases.insert(
+            name,
+            Database {
+                id,
+                ..Database::default()
+            },
+        );
+        Reply::Sets(Vec::new())
+    }
+
+    /// `DROP DATABASE`, refused on Babelfish when it first sets the database single-user.
+    fn drop_database(&mut self, sql: &str, name: &str) -> Reply {
+        if self.product == Recorded::Babelfish42 && sql.contains("SET SINGLE_USER") {
+            return Reply::error(
+                33557097,
+                "'ALTER DATABASE SET SINGLE_USER' is not currently supported in Babelfish",
+            );
+        }
+        self.databases.remove(name);
+        Reply::Sets(Vec::new())
     }
 
     /// A query of the marker table in `db`, which has none.

@@ -272,6 +272,35 @@ pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Prefl
         (Ok(()), true) => p.sysadmin,
         _ => Some(false),
     };
+    let tempdb = Some(
+        answers.allow_instance_changes
+            && product.refusals(&TEMPDB).is_empty()
+            && p.alter_any_database.or(p.sysadmin) == Some(true),
+    );
+    let mut checks = server_checks(answers, trace_flags);
+    checks.extend(answers.probes.iter().map(probe_check));
+    checks.extend(access_checks(answers, can_create));
+    checks.extend(tempdb_checks(answers, tempdb));
+    checks.extend(limit_checks(answers));
+    let cells = cells
+        .iter()
+        .map(|(bench, cell, spec)| {
+            decide(answers, bench, cell, spec, can_create, trace_flags, tempdb)
+        })
+        .collect();
+    Preflight {
+        product: product.name().to_string(),
+        server: answers.server.clone(),
+        checks,
+        cells,
+    }
+}
+
+/// What the server is, and the instance-wide sources of evidence: IFI, trace flags, Extended
+/// Events (`trace_flags`: whether this login may set them here).
+fn server_checks(answers: &Answers, trace_flags: Option<bool>) -> Vec<Check> {
+    let p = &answers.permissions;
+    let product = &answers.product;
     let trace_detail = match (&answers.trace_status, product.has_trace_flags()) {
         (_, false) => format!("{} has no global trace flags", product.name()),
         (Err(e), true) => format!("DBCC TRACESTATUS failed here: {e}"),
@@ -287,13 +316,8 @@ pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Prefl
     } else {
         Some(false)
     };
-    let tempdb = Some(
-        answers.allow_instance_changes
-            && product.refusals(&TEMPDB).is_empty()
-            && p.alter_any_database.or(p.sysadmin) == Some(true),
-    );
     let ifi_readable = !matches!(answers.ifi, IfiState::Unknown(_));
-    let mut checks = vec![
+    vec![
         Check {
             what: "server".into(),
             ok: Some(*product == Product::SqlServer),
@@ -336,18 +360,26 @@ pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Prefl
                 )
             },
         },
-    ];
-    for probe in &answers.probes {
-        checks.push(Check {
-            what: format!("{} ({})", probe.metric, probe.source),
-            ok: Some(probe.outcome.is_ok()),
-            detail: match &probe.outcome {
-                Ok(()) => "answered".into(),
-                Err(e) => format!("will be recorded as unavailable: {e}"),
-            },
-        });
+    ]
+}
+
+/// Whether the evidence source `probe` answered.
+fn probe_check(probe: &Probe) -> Check {
+    Check {
+        what: format!("{} ({})", probe.metric, probe.source),
+        ok: Some(probe.outcome.is_ok()),
+        detail: match &probe.outcome {
+            Ok(()) => "answered".into(),
+            Err(e) => format!("will be recorded as unavailable: {e}"),
+        },
     }
-    checks.extend([
+}
+
+/// What the login may see and create, and where its files would go (`can_create`: whether it
+/// may create databases).
+fn access_checks(answers: &Answers, can_create: Option<bool>) -> [Check; 4] {
+    let p = &answers.permissions;
+    [
         Check {
             what: "VIEW SERVER STATE (HAS_PERMS_BY_NAME)".into(),
             ok: p.view_server_state.or(p.sysadmin),
@@ -387,6 +419,14 @@ pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Prefl
                 ),
             },
         },
+    ]
+}
+
+/// Whether tempdb may be changed (`tempdb`) and what it has now.
+fn tempdb_checks(answers: &Answers, tempdb: Option<bool>) -> [Check; 2] {
+    let p = &answers.permissions;
+    let product = &answers.product;
+    [
         Check {
             what: "tempdb changes".into(),
             ok: tempdb,
@@ -407,30 +447,43 @@ pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Prefl
         Check {
             what: "tempdb data files (sys.master_files, tempdb.sys.database_files)".into(),
             ok: Some(matches!(&answers.tempdb_files, Ok(f) if !f.is_empty())),
-            detail: match &answers.tempdb_files {
-                Ok(files) if !files.is_empty() => {
-                    let range = |pages: &dyn Fn(&TempdbFile) -> u64| {
-                        let mb = files.iter().map(|f| pages(f) / 128);
-                        let (lo, hi) = (mb.clone().min().unwrap_or(0), mb.max().unwrap_or(0));
-                        if lo == hi {
-                            format!("{lo} MB")
-                        } else {
-                            format!("{lo}–{hi} MB")
-                        }
-                    };
-                    format!(
-                        "{} data files, {} each now, {} at startup; tempdb_files = N runs with at \
-                         least N: a tempdb with more files keeps them all (setup creates one per \
-                         core, up to 8)",
-                        files.len(),
-                        range(&|f| f.current_pages),
-                        range(&|f| f.size_pages)
-                    )
-                }
-                Ok(_) => "the server answered with no rows".into(),
-                Err(e) => format!("could not be listed: {e}"),
-            },
+            detail: tempdb_files_detail(&answers.tempdb_files),
         },
+    ]
+}
+
+/// tempdb's data files in words: how many, their sizes now and at startup, and what
+/// `tempdb_files` does with them.
+fn tempdb_files_detail(files: &std::result::Result<Vec<TempdbFile>, String>) -> String {
+    match files {
+        Ok(files) if !files.is_empty() => {
+            let range = |pages: &dyn Fn(&TempdbFile) -> u64| {
+                let mb = files.iter().map(|f| pages(f) / 128);
+                let (lo, hi) = (mb.clone().min().unwrap_or(0), mb.max().unwrap_or(0));
+                if lo == hi {
+                    format!("{lo} MB")
+                } else {
+                    format!("{lo}–{hi} MB")
+                }
+            };
+            format!(
+                "{} data files, {} each now, {} at startup; tempdb_files = N runs with at \
+                 least N: a tempdb with more files keeps them all (setup creates one per \
+                 core, up to 8)",
+                files.len(),
+                range(&|f| f.current_pages),
+                range(&|f| f.size_pages)
+            )
+        }
+        Ok(_) => "the server answered with no rows".into(),
+        Err(e) => format!("could not be listed: {e}"),
+    }
+}
+
+/// What stops a runaway statement, and the sizes a cell is raised to.
+fn limit_checks(answers: &Answers) -> [Check; 2] {
+    let p = &answers.permissions;
+    [
         Check {
             what: "stop a runaway statement (KILL, needs ALTER ANY CONNECTION)".into(),
             ok: p.alter_any_connection.or(p.sysadmin),
@@ -445,19 +498,7 @@ pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Prefl
             ok: Some(answers.floors.model_read()),
             detail: answers.floors.describe(),
         },
-    ]);
-    let cells = cells
-        .iter()
-        .map(|(bench, cell, spec)| {
-            decide(answers, bench, cell, spec, can_create, trace_flags, tempdb)
-        })
-        .collect();
-    Preflight {
-        product: product.name().to_string(),
-        server: answers.server.clone(),
-        checks,
-        cells,
-    }
+    ]
 }
 
 /// A spec that only touches tempdb, to ask a product whether it has tempdb files to change.

@@ -170,6 +170,83 @@ impl ServerFacts {
         let row = rows
             .first()
             .ok_or_else(|| Error::msg("SERVERPROPERTY returned no row"))?;
+        let props = Properties::from_row(row);
+        let (dirs, dirs_source, platform) = placement(conn, &props, volumes).await;
+        let (ifi, ifi_source) = ifi::read_state(conn).await;
+        let tf_status = trace_flag_status(conn).await;
+        // Either IFI-off flag on counts as on; the first failure to read says why.
+        let tf_no_ifi = tf_status
+            .iter()
+            .try_fold(false, |any, (_, on)| on.clone().map(|on| any || on));
+        let model_recovery = match conn.query(MODEL_RECOVERY_SQL, &[]).await {
+            Ok(r) => describe_model_recovery(
+                &r.first()
+                    .and_then(|r| r.get::<String>(0).ok())
+                    .unwrap_or_default(),
+            ),
+            Err(e) => format!("unknown ({e})"),
+        };
+        let model = conn
+            .query(MODEL_SIZE_SQL, &[])
+            .await
+            .map_err(|e| e.to_string());
+        let floors = Floors::from_model(model.as_deref().map_err(Clone::clone));
+        let version = format!(
+            "{} {}{} {}",
+            props.product.name(),
+            props.product_version,
+            if props.level.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", props.level)
+            },
+            props.edition
+        );
+        let mut facts = ServerFacts {
+            product_version: props.product_version.clone(),
+            major: props.major,
+            edition: props.edition.clone(),
+            engine_edition: props.engine_edition,
+            product: props.product.clone(),
+            platform,
+            dirs,
+            floors,
+            ifi,
+            tf_no_ifi,
+            preconditions: BTreeMap::new(),
+            version: version.trim_end().to_string(),
+        };
+        facts.preconditions = preconditions(
+            &facts,
+            &props,
+            dirs_source,
+            model_recovery,
+            ifi_source,
+            &tf_status,
+        );
+        Ok(facts)
+    }
+}
+
+/// The answers of [`PROPERTIES_SQL`], trimmed, that the facts are made from.
+struct Properties {
+    product_version: String,
+    /// The first part of the product version (13 = 2016), 0 when it is not a number.
+    major: u32,
+    engine_edition: i64,
+    version_text: String,
+    product: Product,
+    /// The product level and update level (`RTM CU12`), those the server gives.
+    level: String,
+    edition: String,
+    machine_name: String,
+    is_sysadmin: Option<i64>,
+    default_data_path: String,
+    default_log_path: String,
+}
+
+impl Properties {
+    fn from_row(row: &Row) -> Properties {
         let text = |name: &str| -> String {
             row.get_named::<Option<String>>(name)
                 .ok()
@@ -192,142 +269,143 @@ impl ServerFacts {
         let version_text = text("version_text");
         let babelfish = text("babelfish");
         let product = Product::detect(&version_text, engine_edition, Some(&babelfish));
-        let mut pre = BTreeMap::new();
-        let mut note = |k: &str, v: String| {
-            pre.insert(k.to_string(), v);
-        };
-
-        let host = match conn.query(HOST_SQL, &[]).await {
-            Ok(r) => r
-                .first()
-                .and_then(|r| r.get::<Option<String>>(0).ok().flatten()),
-            Err(_) => None,
-        };
-        let (data_prop, log_prop) = (text("default_data_path"), text("default_log_path"));
-        let master = if data_prop.is_empty() || log_prop.is_empty() {
-            conn.query(MASTER_PATH_SQL, &[])
-                .await
-                .map_err(|e| e.to_string())
-        } else {
-            Ok(Vec::new())
-        };
-        let (dirs, dirs_source) = default_dirs(
-            (&data_prop, &log_prop),
-            master.as_deref().map_err(Clone::clone),
-            volumes,
-        );
-        let sample = dirs.as_ref().map(|d| d.data.clone()).unwrap_or_default();
-        let platform = Platform::detect(host.as_deref(), &sample);
-
-        let (ifi, ifi_source) = ifi::read_state(conn).await;
-        let mut tf_status = Vec::new();
-        for tf in ifi::TF_NO_IFI {
-            let on = match conn.query(&ifi::trace_status_sql(tf), &[]).await {
-                Ok(rows) => ifi::is_on_globally(&rows).map_err(|e| e.to_string()),
-                Err(e) => Err(e.to_string()),
-            };
-            tf_status.push((tf, on));
-        }
-        // Either IFI-off flag on counts as on; the first failure to read says why.
-        let tf_no_ifi = tf_status
-            .iter()
-            .try_fold(false, |any, (_, on)| on.clone().map(|on| any || on));
-        let model_recovery = match conn.query(MODEL_RECOVERY_SQL, &[]).await {
-            Ok(r) => describe_model_recovery(
-                &r.first()
-                    .and_then(|r| r.get::<String>(0).ok())
-                    .unwrap_or_default(),
-            ),
-            Err(e) => format!("unknown ({e})"),
-        };
-        let model = conn
-            .query(MODEL_SIZE_SQL, &[])
-            .await
-            .map_err(|e| e.to_string());
-        let floors = Floors::from_model(model.as_deref().map_err(Clone::clone));
-
         let level = [text("product_level"), text("product_update_level")]
             .into_iter()
             .filter(|s| !s.is_empty())
             .collect::<Vec<_>>()
             .join(" ");
-        let edition = text("edition");
-        note("product", product.name().to_string());
-        note(
-            "version_text",
-            version_text
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" "),
-        );
-        note("product_version", product_version.clone());
-        note("product_level", level.clone());
-        note("edition", edition.clone());
-        note("engine_edition", engine_edition.to_string());
-        note("host_platform", format!("{platform:?}").to_lowercase());
-        note("machine_name", text("machine_name"));
-        match &dirs {
-            Ok(d) => {
-                note("default_data_path", d.data.clone());
-                note("default_log_path", d.log.clone());
-            }
-            Err(why) => note("default_data_path", format!("unknown: {why}")),
-        }
-        note("default_paths_from", dirs_source);
-        note("model_recovery", model_recovery);
-        note("size floors", floors.describe());
-        note("ifi", ifi.describe());
-        note("ifi_from", ifi_source);
-        if major >= 16 {
-            note(
-                "ifi_log_2022",
-                "SQL Server 2022 gives log growths up to 64 MB IFI whatever the service's \
-                 privilege; larger log growths are zeroed"
-                    .into(),
-            );
-        }
-        for (tf, on) in &tf_status {
-            note(
-                &format!("trace_flag_{tf}_global"),
-                match on {
-                    Ok(true) => "on".into(),
-                    Ok(false) => "off".into(),
-                    Err(e) => format!("unknown ({e})"),
-                },
-            );
-        }
-        note(
-            "login_is_sysadmin",
-            match row.get_named::<Option<i64>>("is_sysadmin").ok().flatten() {
-                Some(1) => "yes".into(),
-                Some(_) => "no".into(),
-                None => "unknown".into(),
-            },
-        );
-        let version = format!(
-            "{} {product_version}{} {edition}",
-            product.name(),
-            if level.is_empty() {
-                String::new()
-            } else {
-                format!(" ({level})")
-            }
-        );
-        Ok(ServerFacts {
+        Properties {
             product_version,
             major,
-            edition,
             engine_edition,
+            version_text,
             product,
-            platform,
-            dirs,
-            floors,
-            ifi,
-            tf_no_ifi,
-            preconditions: pre,
-            version: version.trim_end().to_string(),
-        })
+            level,
+            edition: text("edition"),
+            machine_name: text("machine_name"),
+            is_sysadmin: row.get_named::<Option<i64>>("is_sysadmin").ok().flatten(),
+            default_data_path: text("default_data_path"),
+            default_log_path: text("default_log_path"),
+        }
     }
+}
+
+/// The default directories (with where they came from) and the platform, which the directories'
+/// form tells when the host query cannot.
+async fn placement(
+    conn: &mut MssqlConnection,
+    props: &Properties,
+    volumes: &Volumes,
+) -> (std::result::Result<ServerDirs, String>, String, Platform) {
+    let host = match conn.query(HOST_SQL, &[]).await {
+        Ok(r) => r
+            .first()
+            .and_then(|r| r.get::<Option<String>>(0).ok().flatten()),
+        Err(_) => None,
+    };
+    let (data_prop, log_prop) = (&props.default_data_path, &props.default_log_path);
+    let master = if data_prop.is_empty() || log_prop.is_empty() {
+        conn.query(MASTER_PATH_SQL, &[])
+            .await
+            .map_err(|e| e.to_string())
+    } else {
+        Ok(Vec::new())
+    };
+    let (dirs, dirs_source) = default_dirs(
+        (data_prop.as_str(), log_prop.as_str()),
+        master.as_deref().map_err(Clone::clone),
+        volumes,
+    );
+    let sample = dirs.as_ref().map(|d| d.data.clone()).unwrap_or_default();
+    let platform = Platform::detect(host.as_deref(), &sample);
+    (dirs, dirs_source, platform)
+}
+
+/// Whether each IFI-off trace flag is on globally, or why that could not be read.
+async fn trace_flag_status(
+    conn: &mut MssqlConnection,
+) -> Vec<(u32, std::result::Result<bool, String>)> {
+    let mut tf_status = Vec::new();
+    for tf in ifi::TF_NO_IFI {
+        let on = match conn.query(&ifi::trace_status_sql(tf), &[]).await {
+            Ok(rows) => ifi::is_on_globally(&rows).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        tf_status.push((tf, on));
+    }
+    tf_status
+}
+
+/// The facts as the results' preconditions, by name.
+fn preconditions(
+    facts: &ServerFacts,
+    props: &Properties,
+    dirs_source: String,
+    model_recovery: String,
+    ifi_source: String,
+    tf_status: &[(u32, std::result::Result<bool, String>)],
+) -> BTreeMap<String, String> {
+    let mut pre = BTreeMap::new();
+    let mut note = |k: &str, v: String| {
+        pre.insert(k.to_string(), v);
+    };
+    note("product", facts.product.name().to_string());
+    note(
+        "version_text",
+        props
+            .version_text
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    note("product_version", facts.product_version.clone());
+    note("product_level", props.level.clone());
+    note("edition", facts.edition.clone());
+    note("engine_edition", facts.engine_edition.to_string());
+    note(
+        "host_platform",
+        format!("{:?}", facts.platform).to_lowercase(),
+    );
+    note("machine_name", props.machine_name.clone());
+    match &facts.dirs {
+        Ok(d) => {
+            note("default_data_path", d.data.clone());
+            note("default_log_path", d.log.clone());
+        }
+        Err(why) => note("default_data_path", format!("unknown: {why}")),
+    }
+    note("default_paths_from", dirs_source);
+    note("model_recovery", model_recovery);
+    note("size floors", facts.floors.describe());
+    note("ifi", facts.ifi.describe());
+    note("ifi_from", ifi_source);
+    if facts.major >= 16 {
+        note(
+            "ifi_log_2022",
+            "SQL Server 2022 gives log growths up to 64 MB IFI whatever the service's \
+             privilege; larger log growths are zeroed"
+                .into(),
+        );
+    }
+    for (tf, on) in tf_status {
+        note(
+            &format!("trace_flag_{tf}_global"),
+            match on {
+                Ok(true) => "on".into(),
+                Ok(false) => "off".into(),
+                Err(e) => format!("unknown ({e})"),
+            },
+        );
+    }
+    note(
+        "login_is_sysadmin",
+        match props.is_sysadmin {
+            Some(1) => "yes".into(),
+            Some(_) => "no".into(),
+            None => "unknown".into(),
+        },
+    );
+    pre
 }
 
 #[cfg(test)]

@@ -52,6 +52,11 @@ fn grow(n: u64, text: &'static str) -> Option<Growth> {
 
 /// The seed suites' cells (every suite has `scale_storage = true`).
 pub(crate) fn seed_suites() -> Vec<Suite> {
+    vec![vlf_suite(), population_suite(), data_files_suite()]
+}
+
+/// `suites/src/vlf.rs`: the VLF article's six tests.
+fn vlf_suite() -> Suite {
     let vlf = StorageSpec {
         data_size: Some(mb(1000, "1000MB")),
         log_size: Some(mb(400, "400MB")),
@@ -66,6 +71,54 @@ pub(crate) fn seed_suites() -> Vec<Suite> {
         log_pregrow: Some(mb(4000, "4000MB")),
         ..vlf
     };
+    Suite {
+        name: "vlf::doubling",
+        credit: true,
+        smoke: RunSpec::DEFAULT.smoke_divisor,
+        default: RunSpec::DEFAULT.default_divisor,
+        cells: vec![
+            (
+                "test_1",
+                StorageSpec {
+                    growth: grow(1, "1MB"),
+                    log_growth: grow(1, "1MB"),
+                    ifi: Some(false),
+                    ..vlf
+                },
+            ),
+            (
+                "test_2",
+                StorageSpec {
+                    growth: grow(1, "1MB"),
+                    log_growth: grow(1, "1MB"),
+                    ..vlf
+                },
+            ),
+            ("test_3", vlf),
+            ("test_4", pregrown),
+            (
+                "test_5",
+                StorageSpec {
+                    maxdop: Some(4),
+                    ..pregrown
+                },
+            ),
+            (
+                "test_6",
+                StorageSpec {
+                    maxdop: Some(4),
+                    tempdb_files: Some(4),
+                    tempdb_size: Some(mb(2048, "2048MB")),
+                    tempdb_growth: grow(1024, "1024MB"),
+                    ..pregrown
+                },
+            ),
+        ],
+    }
+}
+
+/// `suites/src/population.rs`: the data and the log on one volume or two.
+fn population_suite() -> Suite {
     let population = StorageSpec {
         data_size: Some(mb(1 << 20, "1TB")),
         growth: grow(1024, "1024MB"),
@@ -74,6 +127,27 @@ pub(crate) fn seed_suites() -> Vec<Suite> {
         log_growth: grow(50, "50MB"),
         ..StorageSpec::DEFAULT
     };
+    Suite {
+        name: "population::population",
+        credit: false,
+        smoke: 65536,
+        default: 1024,
+        cells: vec![
+            ("same_volume", population),
+            (
+                "separate_volumes",
+                StorageSpec {
+                    data_on: &["data"],
+                    log_on: Some("log"),
+                    ..population
+                },
+            ),
+        ],
+    }
+}
+
+/// `suites/src/data_files.rs`: the same data in 1 to 16 files.
+fn data_files_suite() -> Suite {
     let files = |n: u32| StorageSpec {
         data_files: n,
         data_size: Some(mb(160 << 10, "160GB")),
@@ -83,86 +157,23 @@ pub(crate) fn seed_suites() -> Vec<Suite> {
         log_growth: grow(1024, "1024MB"),
         ..StorageSpec::DEFAULT
     };
-    vec![
-        Suite {
-            name: "vlf::doubling",
-            credit: true,
-            smoke: RunSpec::DEFAULT.smoke_divisor,
-            default: RunSpec::DEFAULT.default_divisor,
-            cells: vec![
-                (
-                    "test_1",
-                    StorageSpec {
-                        growth: grow(1, "1MB"),
-                        log_growth: grow(1, "1MB"),
-                        ifi: Some(false),
-                        ..vlf
-                    },
-                ),
-                (
-                    "test_2",
-                    StorageSpec {
-                        growth: grow(1, "1MB"),
-                        log_growth: grow(1, "1MB"),
-                        ..vlf
-                    },
-                ),
-                ("test_3", vlf),
-                ("test_4", pregrown),
-                (
-                    "test_5",
-                    StorageSpec {
-                        maxdop: Some(4),
-                        ..pregrown
-                    },
-                ),
-                (
-                    "test_6",
-                    StorageSpec {
-                        maxdop: Some(4),
-                        tempdb_files: Some(4),
-                        tempdb_size: Some(mb(2048, "2048MB")),
-                        tempdb_growth: grow(1024, "1024MB"),
-                        ..pregrown
-                    },
-                ),
-            ],
-        },
-        Suite {
-            name: "population::population",
-            credit: false,
-            smoke: 65536,
-            default: 1024,
-            cells: vec![
-                ("same_volume", population),
-                (
-                    "separate_volumes",
-                    StorageSpec {
-                        data_on: &["data"],
-                        log_on: Some("log"),
-                        ..population
-                    },
-                ),
-            ],
-        },
-        Suite {
-            name: "data_files::equal_shares",
-            credit: false,
-            smoke: 16384,
-            default: 256,
-            cells: [1, 2, 4, 8, 16]
-                .into_iter()
-                .zip([
-                    "data_files_1",
-                    "data_files_2",
-                    "data_files_4",
-                    "data_files_8",
-                    "data_files_16",
-                ])
-                .map(|(n, name)| (name, files(n)))
-                .collect(),
-        },
-    ]
+    Suite {
+        name: "data_files::equal_shares",
+        credit: false,
+        smoke: 16384,
+        default: 256,
+        cells: [1, 2, 4, 8, 16]
+            .into_iter()
+            .zip([
+                "data_files_1",
+                "data_files_2",
+                "data_files_4",
+                "data_files_8",
+                "data_files_16",
+            ])
+            .map(|(n, name)| (name, files(n)))
+            .collect(),
+    }
 }
 
 /// `suite`'s cell storage at `scale`, scaled as the runner scales it (before the floors).
@@ -191,6 +202,39 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
         floors: &floors,
     };
     let provision = plan(spec, &target).unwrap();
+    let steps = script::steps(db, &provision, &inputs(db, spec));
+    let probe: Vec<_> = steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Probe(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut out = claim_sql(db, spec);
+    out.push_str(&format!("-- creation\n{}", script::render(&steps, &probe)));
+    if credit {
+        out.push_str("-- fixture\n");
+        out.push_str(crate::engine::fixture::credit_schema(
+            crate::model::dialect::Dialect::TSql,
+        ));
+        out.push_str("\nINSERT BULK dbo.charge WITH (TABLOCK)\n");
+    }
+    out.push_str("-- before the window\n");
+    for s in provision.before_window.iter().chain(&provision.chain_check) {
+        out.push_str(&format!("{s}\n"));
+    }
+    out.push_str(&format!(
+        "-- the recovery in effect (FULL or BULK_LOGGED: and whether the log chain started)\n{}\n{}\n",
+        super::readback::recovery_model_sql(db),
+        super::provision::chain_check_sql(db),
+    ));
+    out.push_str(&window_and_teardown_sql(db));
+    out
+}
+
+/// The script's inputs for `spec`: the IFI trace flags when it turns IFI off, and tempdb's
+/// changes from a server with one 8 MB tempdb file.
+fn inputs(db: &str, spec: &StorageSpec) -> Inputs {
     let tempdb = if spec.tempdb_files.is_some() {
         let current = [TempdbFile {
             name: "tempdev".into(),
@@ -207,7 +251,7 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
         Vec::new()
     };
     let ifi_off = spec.ifi == Some(false);
-    let inputs = Inputs {
+    Inputs {
         disable_ifi: if ifi_off {
             ifi::TF_NO_IFI.to_vec()
         } else {
@@ -221,19 +265,12 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
         },
         tempdb,
         owner: script::tests::test_owner(db),
-    };
-    let steps = script::steps(db, &provision, &inputs);
-    let probe: Vec<_> = steps
-        .iter()
-        .filter_map(|s| match s {
-            Step::Probe(c) => Some(c.clone()),
-            _ => None,
-        })
-        .collect();
-    let session = growth_events::session_name(db);
-    let file = format!("/var/opt/mssql/log/{session}_0_133512345678900000.xel");
-    let pattern = growth_events::file_pattern(&file, &session);
-    // Read before the script: whether the name is free, the IFI state, tempdb's files.
+    }
+}
+
+/// What is read before the script: whether the name is free, the IFI state, tempdb's files.
+fn claim_sql(db: &str, spec: &StorageSpec) -> String {
+    let ifi_off = spec.ifi == Some(false);
     let mut out = format!(
         "-- claim (a leftover is dropped only with its marker)\n{}\n",
         super::provision::exists_sql(db)
@@ -252,23 +289,15 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
     if spec.tempdb_files.is_some() {
         out.push_str(&format!("{}\n", super::instance::TEMPDB_FILES_SQL));
     }
-    out.push_str(&format!("-- creation\n{}", script::render(&steps, &probe)));
-    if credit {
-        out.push_str("-- fixture\n");
-        out.push_str(crate::engine::fixture::credit_schema(
-            crate::model::dialect::Dialect::TSql,
-        ));
-        out.push_str("\nINSERT BULK dbo.charge WITH (TABLOCK)\n");
-    }
-    out.push_str("-- before the window\n");
-    for s in provision.before_window.iter().chain(&provision.chain_check) {
-        out.push_str(&format!("{s}\n"));
-    }
-    out.push_str(&format!(
-        "-- the recovery in effect (FULL or BULK_LOGGED: and whether the log chain started)\n{}\n{}\n",
-        super::readback::recovery_model_sql(db),
-        super::provision::chain_check_sql(db),
-    ));
+    out
+}
+
+/// The window's evidence statements and the teardown's.
+fn window_and_teardown_sql(db: &str) -> String {
+    let session = growth_events::session_name(db);
+    let file = format!("/var/opt/mssql/log/{session}_0_133512345678900000.xel");
+    let pattern = growth_events::file_pattern(&file, &session);
+    let mut out = String::new();
     out.push_str(&format!(
         "-- window\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n",
         growth_events::file_name_sql(&session),

@@ -308,107 +308,17 @@ impl Window {
                 .values
                 .insert("pg_wal_segments_removed_ahead".into(), removed as f64);
         }
-        evidence.facts.insert(
-            "jit".into(),
-            match jit {
-                Some(false) => "off (pinned: ALTER DATABASE … SET jit = off), so no statement \
-                                in the window was JIT-compiled"
-                    .into(),
-                Some(true) => "on: a statement whose cost passed jit_above_cost was compiled \
-                               inside the window"
-                    .into(),
-                None => "unknown (the session could not read it)".into(),
-            },
-        );
-        for ((group, before), (_, after)) in before.groups.iter().zip(&after.groups) {
-            match (before, after) {
-                (Ok(b), Ok(a)) => {
-                    for (name, value) in a {
-                        evidence
-                            .values
-                            .insert(name.clone(), value - b.get(name).copied().unwrap_or(0.0));
-                    }
-                }
-                (Err(e), _) | (_, Err(e)) => {
-                    missing.insert(group.to_string(), e.clone());
-                }
-            }
-        }
-        for (setting, metrics) in [
-            (
-                "track_wal_io_timing",
-                ["pg_wal_write_time_ms", "pg_wal_sync_time_ms"],
-            ),
-            (
-                "track_io_timing",
-                ["pg_db_blk_read_time_ms", "pg_db_blk_write_time_ms"],
-            ),
-        ] {
-            if !timing[setting] {
-                for metric in metrics {
-                    evidence.values.remove(metric);
-                    missing.insert(
-                        metric.to_string(),
-                        format!("{setting} is off on this server"),
-                    );
-                }
-            }
-        }
-        match (&before.db_size, &after.db_size) {
-            (Ok(b), Ok(a)) => {
-                evidence
-                    .values
-                    .insert("pg_database_size_before_bytes".into(), *b);
-                evidence
-                    .values
-                    .insert("pg_database_size_after_bytes".into(), *a);
-            }
-            (Err(e), _) | (_, Err(e)) => {
-                missing.insert("database_size".into(), e.clone());
-            }
-        }
-        match (&before.tables, &after.tables) {
-            (Ok(b), Ok(a)) => {
-                let names: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
-                for name in names {
-                    let size = |m: &BTreeMap<String, f64>| m.get(name).copied().unwrap_or(0.0);
-                    evidence
-                        .values
-                        .insert(format!("pg_table_{name}_before_bytes"), size(b));
-                    evidence
-                        .values
-                        .insert(format!("pg_table_{name}_after_bytes"), size(a));
-                }
-            }
-            (Err(e), _) | (_, Err(e)) => {
-                missing.insert("table_sizes".into(), e.clone());
-            }
-        }
+        evidence.facts.insert("jit".into(), jit_fact(jit).into());
+        counter_differences(&before, &after, evidence, &mut missing);
+        drop_untimed(&timing, evidence, &mut missing);
+        size_evidence(&before, &after, evidence, &mut missing);
         match (&before.wal, &after.wal) {
             (Ok(b), Ok(a)) => wal_evidence(wal_init_zero, b, a, evidence, &mut missing),
             (Err(e), _) | (_, Err(e)) => {
                 missing.insert("log".into(), format!("cannot list the WAL segments: {e}"));
             }
         }
-        match samples {
-            Ok(samples) => {
-                evidence.waits = samples.table();
-                evidence
-                    .values
-                    .insert("pg_wait_samples".into(), samples.taken as f64);
-                evidence.values.insert(
-                    "pg_wait_interval_ms".into(),
-                    waits::INTERVAL.as_secs_f64() * 1000.0,
-                );
-                evidence
-                    .values
-                    .insert("pg_active_cpu_samples".into(), samples.on_cpu as f64);
-                evidence.series.extend(samples.wal_series());
-            }
-            Err(e) => {
-                missing.insert("waits".into(), e);
-            }
-        }
+        wait_evidence(samples, evidence, &mut missing);
         missing.insert(
             "files".into(),
             "PostgreSQL keeps no I/O statistics per file; the window's I/O is in the pg_wal_*, \
@@ -416,6 +326,140 @@ impl Window {
                 .into(),
         );
         evidence.unavailable.extend(missing);
+    }
+}
+
+/// Whether a statement in the window could have been JIT-compiled, in words.
+fn jit_fact(jit: Option<bool>) -> &'static str {
+    match jit {
+        Some(false) => {
+            "off (pinned: ALTER DATABASE … SET jit = off), so no statement \
+                        in the window was JIT-compiled"
+        }
+        Some(true) => {
+            "on: a statement whose cost passed jit_above_cost was compiled \
+                       inside the window"
+        }
+        None => "unknown (the session could not read it)",
+    }
+}
+
+/// The cumulative statistics views' counters: the closing value minus the opening one, per group
+/// (a group the server could not give goes to `missing` whole).
+fn counter_differences(
+    before: &Snapshot,
+    after: &Snapshot,
+    evidence: &mut Evidence,
+    missing: &mut BTreeMap<String, String>,
+) {
+    for ((group, before), (_, after)) in before.groups.iter().zip(&after.groups) {
+        match (before, after) {
+            (Ok(b), Ok(a)) => {
+                for (name, value) in a {
+                    evidence
+                        .values
+                        .insert(name.clone(), value - b.get(name).copied().unwrap_or(0.0));
+                }
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                missing.insert(group.to_string(), e.clone());
+            }
+        }
+    }
+}
+
+/// Removes the I/O times the server did not measure: with its timing setting off, a time of 0 is
+/// no measurement, so it goes to `missing` with the setting that would give it.
+fn drop_untimed(
+    timing: &BTreeMap<&'static str, bool>,
+    evidence: &mut Evidence,
+    missing: &mut BTreeMap<String, String>,
+) {
+    for (setting, metrics) in [
+        (
+            "track_wal_io_timing",
+            ["pg_wal_write_time_ms", "pg_wal_sync_time_ms"],
+        ),
+        (
+            "track_io_timing",
+            ["pg_db_blk_read_time_ms", "pg_db_blk_write_time_ms"],
+        ),
+    ] {
+        if !timing[setting] {
+            for metric in metrics {
+                evidence.values.remove(metric);
+                missing.insert(
+                    metric.to_string(),
+                    format!("{setting} is off on this server"),
+                );
+            }
+        }
+    }
+}
+
+/// The database's and each table's size before and after the window.
+fn size_evidence(
+    before: &Snapshot,
+    after: &Snapshot,
+    evidence: &mut Evidence,
+    missing: &mut BTreeMap<String, String>,
+) {
+    match (&before.db_size, &after.db_size) {
+        (Ok(b), Ok(a)) => {
+            evidence
+                .values
+                .insert("pg_database_size_before_bytes".into(), *b);
+            evidence
+                .values
+                .insert("pg_database_size_after_bytes".into(), *a);
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            missing.insert("database_size".into(), e.clone());
+        }
+    }
+    match (&before.tables, &after.tables) {
+        (Ok(b), Ok(a)) => {
+            let names: BTreeSet<&String> = b.keys().chain(a.keys()).collect();
+            for name in names {
+                let size = |m: &BTreeMap<String, f64>| m.get(name).copied().unwrap_or(0.0);
+                evidence
+                    .values
+                    .insert(format!("pg_table_{name}_before_bytes"), size(b));
+                evidence
+                    .values
+                    .insert(format!("pg_table_{name}_after_bytes"), size(a));
+            }
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            missing.insert("table_sizes".into(), e.clone());
+        }
+    }
+}
+
+/// The sampled wait events, how many samples there were and how far apart, and the WAL series.
+fn wait_evidence(
+    samples: Outcome<waits::Samples>,
+    evidence: &mut Evidence,
+    missing: &mut BTreeMap<String, String>,
+) {
+    match samples {
+        Ok(samples) => {
+            evidence.waits = samples.table();
+            evidence
+                .values
+                .insert("pg_wait_samples".into(), samples.taken as f64);
+            evidence.values.insert(
+                "pg_wait_interval_ms".into(),
+                waits::INTERVAL.as_secs_f64() * 1000.0,
+            );
+            evidence
+                .values
+                .insert("pg_active_cpu_samples".into(), samples.on_cpu as f64);
+            evidence.series.extend(samples.wal_series());
+        }
+        Err(e) => {
+            missing.insert("waits".into(), e);
+        }
     }
 }
 

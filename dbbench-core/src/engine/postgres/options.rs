@@ -70,15 +70,50 @@ pub fn check(storage: &StorageSpec, mode: Mode) -> Result<()> {
 }
 
 /// The mapping of `storage`, or the refusal of its first option without an equivalent.
+///
+/// The options are taken in this order, so a cell with several refusals always reports the same
+/// first one.
 pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
-    let restrict =
-        "or limit the case to the other backends with `backends = [\"embedded\", \"mssql\"]`";
+    refuse_sql_server_files(storage)?;
+    let mut m = Mapping::default();
+    let segment = map_log_growth(storage, mode, &mut m)?;
+    map_log_size(storage, mode, segment, &mut m)?;
+    if let Some(ifi) = storage.ifi {
+        managed_only(mode, "ifi", "wal_init_zero")?;
+        m.server.push((
+            "wal_init_zero".into(),
+            if ifi { "off" } else { "on" }.into(),
+        ));
+        m.declare("wal_init_zero", "ifi");
+    }
+    map_recovery(storage, mode, &mut m)?;
+    map_log_pregrow(storage, mode, segment, &mut m)?;
+    if let Some(maxdop) = storage.maxdop {
+        let workers = if maxdop == 0 { 1024 } else { maxdop - 1 };
+        m.database.push((
+            "max_parallel_workers_per_gather".into(),
+            workers.to_string(),
+        ));
+        m.declare("max_parallel_workers_per_gather", "maxdop");
+    }
+    map_volumes(storage, mode, &mut m)?;
+    super::pinned::pin(&mut m, storage, segment, mode);
+    Ok(m)
+}
+
+/// The end of every refusal of an option that PostgreSQL lacks but the other backends have.
+const RESTRICT: &str =
+    "or limit the case to the other backends with `backends = [\"embedded\", \"mssql\"]`";
+
+/// Refuses the data and tempdb file options: they describe SQL Server's files, which PostgreSQL
+/// does not have.
+fn refuse_sql_server_files(storage: &StorageSpec) -> Result<()> {
     if storage.data_files > 1 {
         return Err(refuse(
             "data_files",
             format!(
                 "PostgreSQL keeps every table and index in files of its own (1 GB segments) and \
-                 has no filegroup of several files to spread a table over; remove data_files, {restrict}"
+                 has no filegroup of several files to spread a table over; remove data_files, {RESTRICT}"
             ),
         ));
     }
@@ -87,7 +122,7 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
             "data_size",
             format!(
                 "PostgreSQL does not pre-size data files: a table's files grow page by page as \
-                 rows arrive, so there is no initial size to give; remove data_size, {restrict}"
+                 rows arrive, so there is no initial size to give; remove data_size, {RESTRICT}"
             ),
         ));
     }
@@ -96,7 +131,7 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
             "growth",
             format!(
                 "PostgreSQL has no setting for how data files grow (a table extends by 8 KB \
-                 pages, several at once under contention); remove growth, {restrict}"
+                 pages, several at once under contention); remove growth, {RESTRICT}"
             ),
         ));
     }
@@ -115,13 +150,18 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
             option,
             format!(
                 "PostgreSQL has no shared tempdb: temporary tables and sort spills are files in \
-                 `temp_tablespaces`, created as needed; remove the tempdb options, {restrict}"
+                 `temp_tablespaces`, created as needed; remove the tempdb options, {RESTRICT}"
             ),
         ));
     }
-    let mut m = Mapping::default();
-    let segment = match storage.log_growth {
-        None => DEFAULT_SEGMENT,
+    Ok(())
+}
+
+/// `log_growth` as the WAL segment size; returns the segment size in bytes, which the log size
+/// and the pre-grow steps are measured against.
+fn map_log_growth(storage: &StorageSpec, mode: Mode, m: &mut Mapping) -> Result<u64> {
+    match storage.log_growth {
+        None => Ok(DEFAULT_SEGMENT),
         Some(Growth::Fixed(size)) => {
             managed_only(
                 mode,
@@ -143,49 +183,49 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
             }
             m.wal_segsize_mb = Some(mb as u32);
             m.declare("wal_segment_size", "log_growth");
-            size.bytes
+            Ok(size.bytes)
         }
-        Some(other) => {
-            return Err(refuse(
-                "log_growth",
-                format!(
-                    "PostgreSQL's WAL grows by whole segments of a size fixed at initdb, never by \
-                     a percentage and never not at all; `{}` has no equivalent: give a fixed \
-                     size (the segment size)",
-                    other.describe()
-                ),
-            ))
-        }
+        Some(other) => Err(refuse(
+            "log_growth",
+            format!(
+                "PostgreSQL's WAL grows by whole segments of a size fixed at initdb, never by \
+                 a percentage and never not at all; `{}` has no equivalent: give a fixed \
+                 size (the segment size)",
+                other.describe()
+            ),
+        )),
+    }
+}
+
+/// `log_size` as `min_wal_size` = `max_wal_size`, at least two segments of `segment` bytes.
+fn map_log_size(storage: &StorageSpec, mode: Mode, segment: u64, m: &mut Mapping) -> Result<()> {
+    let Some(size) = storage.log_size else {
+        return Ok(());
     };
-    if let Some(size) = storage.log_size {
-        managed_only(mode, "log_size", "min_wal_size and max_wal_size")?;
-        if size.bytes < 2 * segment {
-            return Err(refuse(
-                "log_size",
-                format!(
-                    "log_size is min_wal_size and max_wal_size on PostgreSQL, which must be at \
-                     least two WAL segments ({} bytes); `{}` is {} bytes here (after scaling): \
-                     give a larger log_size or a smaller log_growth (the segment size)",
-                    2 * segment,
-                    size.text,
-                    size.bytes
-                ),
-            ));
-        }
-        let mb = size.bytes.div_ceil(MIB);
-        m.server.push(("min_wal_size".into(), format!("'{mb}MB'")));
-        m.server.push(("max_wal_size".into(), format!("'{mb}MB'")));
-        m.declare("min_wal_size", "log_size");
-        m.declare("max_wal_size", "log_size");
-    }
-    if let Some(ifi) = storage.ifi {
-        managed_only(mode, "ifi", "wal_init_zero")?;
-        m.server.push((
-            "wal_init_zero".into(),
-            if ifi { "off" } else { "on" }.into(),
+    managed_only(mode, "log_size", "min_wal_size and max_wal_size")?;
+    if size.bytes < 2 * segment {
+        return Err(refuse(
+            "log_size",
+            format!(
+                "log_size is min_wal_size and max_wal_size on PostgreSQL, which must be at \
+                 least two WAL segments ({} bytes); `{}` is {} bytes here (after scaling): \
+                 give a larger log_size or a smaller log_growth (the segment size)",
+                2 * segment,
+                size.text,
+                size.bytes
+            ),
         ));
-        m.declare("wal_init_zero", "ifi");
     }
+    let mb = size.bytes.div_ceil(MIB);
+    m.server.push(("min_wal_size".into(), format!("'{mb}MB'")));
+    m.server.push(("max_wal_size".into(), format!("'{mb}MB'")));
+    m.declare("min_wal_size", "log_size");
+    m.declare("max_wal_size", "log_size");
+    Ok(())
+}
+
+/// `recovery` as `wal_level` and archiving; `bulk_logged` is SQL Server's alone.
+fn map_recovery(storage: &StorageSpec, mode: Mode, m: &mut Mapping) -> Result<()> {
     match storage.recovery {
         None => {}
         Some(Recovery::BulkLogged) => {
@@ -220,34 +260,37 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
             }
         }
     }
-    if let Some(step) = storage.log_pregrow {
-        managed_only(
-            mode,
+    Ok(())
+}
+
+/// `log_pregrow` as WAL switched ahead of the window, in steps of at least one segment.
+fn map_log_pregrow(storage: &StorageSpec, mode: Mode, segment: u64, m: &mut Mapping) -> Result<()> {
+    let Some(step) = storage.log_pregrow else {
+        return Ok(());
+    };
+    managed_only(
+        mode,
+        "log_pregrow",
+        "WAL segments made in the cluster ahead of the window",
+    )?;
+    if storage.recovery == Some(Recovery::Full) {
+        return Err(refuse(
             "log_pregrow",
-            "WAL segments made in the cluster ahead of the window",
-        )?;
-        if storage.recovery == Some(Recovery::Full) {
-            return Err(refuse(
-                "log_pregrow",
-                "with recovery = \"full\" (archive_mode = on) PostgreSQL keeps every segment for \
-                 the archiver, so segments made before the window cannot be recycled into \
-                 segments ahead of it; drop log_pregrow or use recovery = \"simple\"",
-            ));
-        }
-        let target = storage.log_size.map_or(0, |s| s.bytes);
-        m.pregrow = Some(Pregrow {
-            target_bytes: target,
-            step_bytes: step.bytes.max(segment),
-        });
-    }
-    if let Some(maxdop) = storage.maxdop {
-        let workers = if maxdop == 0 { 1024 } else { maxdop - 1 };
-        m.database.push((
-            "max_parallel_workers_per_gather".into(),
-            workers.to_string(),
+            "with recovery = \"full\" (archive_mode = on) PostgreSQL keeps every segment for \
+             the archiver, so segments made before the window cannot be recycled into \
+             segments ahead of it; drop log_pregrow or use recovery = \"simple\"",
         ));
-        m.declare("max_parallel_workers_per_gather", "maxdop");
     }
+    let target = storage.log_size.map_or(0, |s| s.bytes);
+    m.pregrow = Some(Pregrow {
+        target_bytes: target,
+        step_bytes: step.bytes.max(segment),
+    });
+    Ok(())
+}
+
+/// `data_on` and `log_on` as the data and WAL directories' volumes.
+fn map_volumes(storage: &StorageSpec, mode: Mode, m: &mut Mapping) -> Result<()> {
     match storage.data_on {
         [] => {}
         [volume] => {
@@ -259,7 +302,7 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
                 "data_on",
                 format!(
                     "a PostgreSQL database lives in one directory (its tablespace), so it cannot \
-                     be spread over {} volumes; name one volume, {restrict}",
+                     be spread over {} volumes; name one volume, {RESTRICT}",
                     storage.data_on.len()
                 ),
             ))
@@ -269,8 +312,7 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
         managed_only(mode, "log_on", "the WAL directory (initdb --waldir)")?;
         m.wal_volume = Some(volume);
     }
-    super::pinned::pin(&mut m, storage, segment, mode);
-    Ok(m)
+    Ok(())
 }
 
 #[cfg(test)]

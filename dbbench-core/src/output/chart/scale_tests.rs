@@ -3,7 +3,7 @@
 //! numeric axis must have distinct, increasing tick labels and the unit its data calls for.
 
 use super::*;
-use crate::model::results::AutogrowthEvent;
+use crate::model::results::{AutogrowthEvent, BenchmarkResult};
 use crate::output::history::{self, Point};
 
 /// Smoke-like: a 10 s sample run becomes 4 ms, its 64 MiB files 6.5 KiB.

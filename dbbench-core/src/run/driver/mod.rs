@@ -39,6 +39,12 @@
 //!
 //! **Results.** [`Session::load`] records the report in the repetition's results: see
 //! [`LoadReport`] for what goes where.
+//!
+//! The driver knows nothing of sessions: `Session::load` hands it the database and the window's
+//! start (`run_load`), so the session imports the driver and not the other way round.
+//!
+//! [`Session::connect`]: crate::Session::connect
+//! [`Session::load`]: crate::Session::load
 
 mod arrival;
 mod crew;
@@ -55,8 +61,7 @@ pub use workload::{Load, Work};
 
 use crate::engine::connection::Connection;
 use crate::engine::Database;
-use crate::model::error::{Error, Result};
-use crate::run::session::Session;
+use crate::model::error::Result;
 use crew::Execution;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -81,41 +86,6 @@ pub struct Op {
     pub position: u32,
     /// 0 for the first run of the transaction, `k` for its `k`-th retry.
     pub attempt: u32,
-}
-
-/// A load ready to run on a session's database; see [`Session::load`].
-#[must_use = "a load does nothing until `run` is awaited"]
-pub struct LoadRun<'s> {
-    session: &'s mut Session,
-    load: Load,
-}
-
-impl<'s> LoadRun<'s> {
-    pub(crate) fn new(session: &'s mut Session, load: Load) -> LoadRun<'s> {
-        LoadRun { session, load }
-    }
-
-    /// Runs the load with `statement` as the statement closure, records the report in the
-    /// session's results and returns it. The first transaction that fails for good (an error
-    /// that is not retried, or more than `max_retries` retries) stops every worker, and its error
-    /// is returned.
-    pub async fn run<F>(self, statement: F) -> Result<LoadReport>
-    where
-        F: AsyncFn(&mut Connection, Op) -> Result<u64> + Send + Sync + 'static,
-    {
-        let name = self.load.name.clone();
-        if self.session.has_load(&name) {
-            return Err(Error::Config(format!(
-                "a load named `{name}` already ran in this repetition; give each load its own \
-                 name with `Load::name` so their counts and series stay apart"
-            )));
-        }
-        let database = self.session.database();
-        let origin = self.session.window_start();
-        let report = run_load(database, origin, self.load, statement).await?;
-        self.session.push_load(report.clone());
-        Ok(report)
-    }
 }
 
 /// Runs `load` on `database`; the timeline counts seconds from `origin`.

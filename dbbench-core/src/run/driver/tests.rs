@@ -4,6 +4,7 @@
 use super::*;
 use crate::engine::embedded::EmbeddedBackend;
 use crate::model::config::StorageSpec;
+use crate::model::error::Error;
 use crate::model::plan::DatabasePlan;
 use crate::model::results::RunResult;
 use crate::model::scale::Scale;

@@ -11,8 +11,9 @@ use super::extent_map::{Allocator, ExtentMap, Location};
 use super::file_growth::{grow, Init};
 use super::file_stats::FileCounters;
 use super::map_file::{MapContents, MapFile};
-use super::plan::{create_owned, GrowthRule, LayoutPlan, PlacedFile};
+use super::plan::{create_owned, LayoutPlan, PlacedFile};
 use crate::model::units::EXTENT;
+use dbbench_options::size::Growth;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -40,7 +41,7 @@ pub struct DataFiles {
     logical_size: AtomicU64,
     persisted_size: AtomicU64,
     map_unflushed: AtomicBool,
-    growth: GrowthRule,
+    growth: Growth,
     init: Init,
 }
 

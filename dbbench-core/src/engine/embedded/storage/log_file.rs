@@ -16,8 +16,9 @@ use super::error::StorageError;
 use super::file_growth::{grow, Init};
 use super::file_stats::FileCounters;
 use super::log_pool::LogPool;
-use super::plan::{create_owned, GrowthRule, PlacedFile};
+use super::plan::{create_owned, PlacedFile};
 use crate::model::units::MIB;
+use dbbench_options::size::Growth;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -52,7 +53,7 @@ pub struct LogFile {
     pub placed: PlacedFile,
     size: AtomicU64,
     segments: AtomicU64,
-    growth: GrowthRule,
+    growth: Growth,
     growth_lock: Mutex<()>,
     page_size: AtomicU32,
     /// The end of the furthest write since the log was created or taken: what must be zeroed
@@ -68,7 +69,7 @@ pub struct LogFile {
 
 /// The sizes a log passes through from creation: the creation step, the pre-grow steps up to
 /// `target`, then autogrowths, each with the segments it makes. Stops at `limit` bytes.
-fn history(initial: u64, target: u64, growth: GrowthRule, limit: u64) -> Vec<(u64, u64)> {
+fn history(initial: u64, target: u64, growth: Growth, limit: u64) -> Vec<(u64, u64)> {
     let mut steps = vec![(initial, segments_for(0, initial))];
     let mut size = initial;
     while size < target {
@@ -94,7 +95,7 @@ impl LogFile {
         placed: PlacedFile,
         initial: u64,
         target: u64,
-        growth: GrowthRule,
+        growth: Growth,
         created: &mut Vec<std::path::PathBuf>,
         pool: Option<&LogPool>,
     ) -> Result<LogFile, StorageError> {
@@ -124,7 +125,7 @@ impl LogFile {
         placed: &PlacedFile,
         initial: u64,
         target: u64,
-        growth: GrowthRule,
+        growth: Growth,
         segments: u64,
         created: &mut Vec<std::path::PathBuf>,
     ) -> Option<LogFile> {
@@ -179,7 +180,7 @@ impl LogFile {
         placed: PlacedFile,
         initial: u64,
         target: u64,
-        growth: GrowthRule,
+        growth: Growth,
     ) -> Result<LogFile, StorageError> {
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -211,7 +212,7 @@ impl LogFile {
         placed: PlacedFile,
         size: u64,
         segments: u64,
-        growth: GrowthRule,
+        growth: Growth,
         page_size: u32,
     ) -> LogFile {
         LogFile {
@@ -385,17 +386,17 @@ mod tests {
 
     #[test]
     fn pregrowing_32000mb_in_4000mb_steps_makes_128_segments() {
-        let steps = history(4000 * MIB, 32000 * MIB, GrowthRule::Bytes(1024 * MIB), 0);
+        let steps = history(4000 * MIB, 32000 * MIB, Growth::Fixed(1024 * MIB), 0);
         assert_eq!(steps.len(), 8);
         assert_eq!(steps.iter().map(|s| s.1).sum::<u64>(), 128);
     }
 
     #[test]
     fn autogrowth_is_replayed_from_the_final_size() {
-        let steps = history(MIB, MIB, GrowthRule::Bytes(MIB), 5 * MIB);
+        let steps = history(MIB, MIB, Growth::Fixed(MIB), 5 * MIB);
         assert_eq!(steps.iter().map(|s| s.0).sum::<u64>(), 5 * MIB);
         assert_eq!(steps.iter().map(|s| s.1).sum::<u64>(), 4 * 5);
-        let tiny = history(64 * MIB, 64 * MIB, GrowthRule::Bytes(MIB), 66 * MIB);
+        let tiny = history(64 * MIB, 64 * MIB, Growth::Fixed(MIB), 66 * MIB);
         assert_eq!(tiny.iter().map(|s| s.1).sum::<u64>(), 4 + 1 + 1);
     }
 }

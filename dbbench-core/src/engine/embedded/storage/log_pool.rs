@@ -113,8 +113,9 @@ impl Drop for LogPool {
 #[cfg(test)]
 mod tests {
     use super::super::log_file::LogFile;
-    use super::super::plan::{GrowthRule, PlacedFile};
+    use super::super::plan::PlacedFile;
     use super::*;
+    use dbbench_options::size::Growth;
     use std::os::unix::fs::FileExt;
 
     const KIB: u64 = 1024;
@@ -134,7 +135,7 @@ mod tests {
             placed(dir, name),
             256 * KIB,
             1024 * KIB,
-            GrowthRule::Bytes(256 * KIB),
+            Growth::Fixed(256 * KIB),
             &mut created,
             pool,
         )

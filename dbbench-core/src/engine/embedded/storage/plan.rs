@@ -11,10 +11,11 @@
 //! - `log_size`: 8 MB and `log_growth`: 64 MB, SQL Server 2016+'s `model` database.
 
 use super::error::StorageError;
-use crate::model::config::{Growth, StorageSpec};
+use crate::model::config::{self, StorageSpec};
 use crate::model::error::{Error, Result};
 use crate::model::units::{EXTENT, MIB};
 use crate::model::volume::Volumes;
+use dbbench_options::size::Growth;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -31,48 +32,22 @@ pub const DEFAULT_LOG_GROWTH_BYTES: u64 = 64 * MIB;
 /// The most data files one database may have.
 pub const MAX_DATA_FILES: u32 = 1024;
 
-/// How a file grows, in bytes (the plan's owned form of [`Growth`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GrowthRule {
-    /// A fixed number of bytes.
-    Bytes(u64),
-    /// A percent of the current size.
-    Percent(u32),
-    /// No growth.
-    None,
+/// The plan's growth with its default filled in, in bytes: a declared size's literal is left
+/// behind, as reports of the layer show what the file does (`64MB`, `1048577 bytes`).
+fn planned(growth: Option<config::Growth>, default_bytes: u64) -> Growth {
+    growth.map_or(Growth::Fixed(default_bytes), |g| g.in_bytes())
 }
 
-impl GrowthRule {
-    fn from_spec(growth: Option<Growth>, default_bytes: u64) -> GrowthRule {
-        match growth {
-            None => GrowthRule::Bytes(default_bytes),
-            Some(Growth::Fixed(size)) => GrowthRule::Bytes(size.bytes),
-            Some(Growth::Percent(pct)) => GrowthRule::Percent(pct),
-            Some(Growth::None) => GrowthRule::None,
-        }
-    }
-
-    /// Bytes to add to a file of `current` bytes, rounded up to whole extents; `None` when the
-    /// file may not grow.
-    pub fn increment(&self, current: u64) -> Option<u64> {
-        let raw = match *self {
-            GrowthRule::Bytes(b) => b,
-            GrowthRule::Percent(pct) => current * u64::from(pct) / 100,
-            GrowthRule::None => return None,
-        };
-        Some(raw.div_ceil(EXTENT).max(1) * EXTENT)
-    }
-
-    /// As written in reports: `1048576 bytes`, `10%`, `none`.
-    pub fn describe(&self) -> String {
-        match *self {
-            GrowthRule::Bytes(b) if b % MIB == 0 => format!("{}MB", b / MIB),
-            GrowthRule::Bytes(b) => format!("{b} bytes"),
-            GrowthRule::Percent(p) => format!("{p}%"),
-            GrowthRule::None => "none".into(),
-        }
-    }
+/// How a [`Growth`] is written in the manifest (`{"bytes":…}`, `{"percent":10}`, `"none"`): the
+/// type is the options crate's, which has no serde, and manifests left by earlier runs must stay
+/// readable.
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "Growth", rename_all = "snake_case")]
+enum ManifestGrowth {
+    #[serde(rename = "bytes")]
+    Fixed(u64),
+    Percent(u32),
+    None,
 }
 
 /// One physical file of the plan.
@@ -100,7 +75,8 @@ pub struct LayoutPlan {
     /// Initial size of each data file.
     pub data_file_bytes: u64,
     /// Growth of each data file.
-    pub growth: GrowthRule,
+    #[serde(with = "ManifestGrowth")]
+    pub growth: Growth,
     /// Instant file initialization for data files.
     pub ifi: bool,
     /// Size of the log when it is created.
@@ -108,7 +84,8 @@ pub struct LayoutPlan {
     /// Size the log is pre-grown to, in steps of `log_initial_bytes`.
     pub log_target_bytes: u64,
     /// Growth of the log.
-    pub log_growth: GrowthRule,
+    #[serde(with = "ManifestGrowth")]
+    pub log_growth: Growth,
 }
 
 /// Refuses storage options the layer cannot honour ([`Error::Unsupported`]: more data files than
@@ -240,11 +217,11 @@ impl LayoutPlan {
             data,
             log,
             data_file_bytes: per_file.div_ceil(EXTENT).max(1) * EXTENT,
-            growth: GrowthRule::from_spec(storage.growth, DEFAULT_GROWTH_BYTES),
+            growth: planned(storage.growth, DEFAULT_GROWTH_BYTES),
             ifi: storage.ifi.unwrap_or(DEFAULT_IFI),
             log_initial_bytes: log_initial,
             log_target_bytes: log_target,
-            log_growth: GrowthRule::from_spec(storage.log_growth, DEFAULT_LOG_GROWTH_BYTES),
+            log_growth: planned(storage.log_growth, DEFAULT_LOG_GROWTH_BYTES),
         })
     }
 
@@ -332,13 +309,13 @@ mod tests {
         assert_eq!(plan.data[0].path, PathBuf::from("/w/db/x_data_1.mdf"));
         assert_eq!(plan.log.path, PathBuf::from("/w/db/x_log.ldf"));
         assert_eq!(plan.data_file_bytes, EXTENT);
-        assert_eq!(plan.growth, GrowthRule::Bytes(64 * MIB));
+        assert_eq!(plan.growth, Growth::Fixed(64 * MIB));
         assert!(plan.ifi);
         assert_eq!(
             (plan.log_initial_bytes, plan.log_target_bytes),
             (8 * MIB, 8 * MIB)
         );
-        assert_eq!(plan.log_growth, GrowthRule::Bytes(64 * MIB));
+        assert_eq!(plan.log_growth, Growth::Fixed(64 * MIB));
     }
 
     #[test]
@@ -389,7 +366,7 @@ mod tests {
     #[test]
     fn refuses_growth_that_cannot_grow_and_pregrow_without_a_target() {
         let zero = StorageSpec {
-            growth: Some(Growth::Fixed(Size::new(0, "0MB"))),
+            growth: Some(config::Growth::Fixed(Size::new(0, "0MB"))),
             ..StorageSpec::DEFAULT
         };
         assert!(check(&zero).unwrap_err().to_string().contains("none"));
@@ -409,15 +386,22 @@ mod tests {
     }
 
     #[test]
-    fn growth_rounds_up_to_extents() {
-        assert_eq!(GrowthRule::Bytes(1).increment(0), Some(EXTENT));
-        assert_eq!(GrowthRule::Percent(10).increment(10 * MIB), Some(MIB));
-        assert_eq!(
-            GrowthRule::Percent(10).increment(1000 * 1024),
-            Some(2 * EXTENT)
-        );
-        assert_eq!(GrowthRule::Percent(10).increment(0), Some(EXTENT));
-        assert_eq!(GrowthRule::None.increment(MIB), None);
-        assert_eq!(GrowthRule::Bytes(MIB).describe(), "1MB");
+    fn growth_in_the_manifest_keeps_its_written_form() {
+        let plan = LayoutPlan::new(
+            Path::new("/w/db/x.db"),
+            &StorageSpec {
+                log_growth: Some(config::Growth::Percent(10)),
+                ..StorageSpec::DEFAULT
+            },
+            &Volumes::default(),
+        )
+        .unwrap();
+        let json = serde_json::to_string(&plan).unwrap();
+        assert!(json.contains(r#""growth":{"bytes":67108864}"#), "{json}");
+        assert!(json.contains(r#""log_growth":{"percent":10}"#), "{json}");
+        let none = json.replace(r#"{"percent":10}"#, r#""none""#);
+        let back: LayoutPlan = serde_json::from_str(&none).unwrap();
+        assert_eq!(back.log_growth, Growth::None);
+        assert_eq!(back.growth, Growth::Fixed(64 * MIB));
     }
 }

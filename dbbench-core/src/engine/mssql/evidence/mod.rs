@@ -11,9 +11,12 @@ pub mod growth_events;
 pub mod vlf;
 pub mod waits;
 
+mod closing;
+
 use super::connect::ConnectSettings;
 use super::MssqlConnection;
-use crate::model::evidence::{Evidence, LogStats};
+use crate::model::evidence::Evidence;
+use closing::{counter_evidence, file_evidence, log_evidence, unavailable, LogGrowths};
 use file_stats::{DbFile, FileIo};
 use growth_events::DurationUnit;
 use std::collections::BTreeMap;
@@ -175,124 +178,34 @@ impl Window {
             Err(e) => Err(e),
         };
         evidence.unavailable.extend(self.notes);
-        let unavailable = &mut evidence.unavailable;
-        let mut missing = |metric: &str, why: String| {
-            unavailable.insert(metric.to_string(), why);
-        };
-
         match (&self.waits, &waits_after) {
             (Ok(before), Ok(after)) => {
                 evidence.waits = waits::top_waits(&waits::window_delta(before, after));
             }
-            (Err(e), _) | (_, Err(e)) => missing("waits", e.clone()),
+            (Err(e), _) | (_, Err(e)) => unavailable(evidence, "waits", e.clone()),
         }
-
-        let log_growths = match &samples {
-            Ok(samples) => match counters::missing(samples) {
-                Some(why) => {
-                    missing("counters", why);
-                    None
-                }
-                None => {
-                    evidence.series.extend(counters::series(samples));
-                    let growths = counters::increase(samples, "Log Growths");
-                    if growths.is_none() {
-                        missing(
-                            "log_growths_counter",
-                            "the Log Growths counter of this database was not sampled; log \
-                             growths come from the growth events"
-                                .into(),
-                        );
-                    }
-                    growths
-                }
-            },
-            Err(e) => {
-                missing("counters", e.clone());
-                None
-            }
-        };
-
+        let log_growths = counter_evidence(&samples, evidence);
         let io_pair = match (&self.io, &io_after) {
             (Ok(b), Ok(a)) => Some((b, a)),
             (Err(e), _) | (_, Err(e)) => {
-                missing("file_io", e.clone());
+                unavailable(evidence, "file_io", e.clone());
                 None
             }
         };
         let growth_by_file = match &growth {
             Ok(g) => Some(g),
             Err(e) => {
-                missing("growth_events", e.clone());
+                unavailable(evidence, "growth_events", e.clone());
                 None
             }
         };
-        match (&self.files, &files_after) {
-            // Babelfish lists no files of its databases (its files are PostgreSQL's).
-            (Ok(before), Ok(after)) if before.is_empty() && after.is_empty() => missing(
-                "files",
-                "sys.database_files lists no files of this database, so per-file sizes and I/O \
-                 are unknown"
-                    .into(),
-            ),
-            (Ok(before), Ok(after)) => {
-                evidence.files = file_stats::file_stats(&file_stats::WindowFiles {
-                    before,
-                    after,
-                    io: io_pair,
-                    growth: growth_by_file,
-                    volumes: ctx.volumes,
-                });
-                missing(
-                    "flushes",
-                    "SQL Server does not report flushes per file".into(),
-                );
-                missing(
-                    "zero_fill_bytes",
-                    "SQL Server does not report zero-filled bytes per file".into(),
-                );
-            }
-            (Err(e), _) | (_, Err(e)) => missing("files", e.clone()),
-        }
-
-        match (&self.vlf, &vlf_after, &self.files, &files_after) {
-            (Ok(vb), Ok(va), Ok(fb), Ok(fa)) => {
-                let log_size = |files: &[DbFile]| {
-                    files
-                        .iter()
-                        .filter(|f| f.kind == crate::model::evidence::FileKind::Log)
-                        .map(|f| f.size_bytes)
-                        .sum::<u64>()
-                };
-                let xe_log_growths = evidence
-                    .files
-                    .iter()
-                    .filter(|f| f.kind == crate::model::evidence::FileKind::Log)
-                    .map(|f| f.growth_events)
-                    .sum::<u64>();
-                let growths = match (log_growths, &growth) {
-                    (Some(n), _) => n.max(0) as u64,
-                    (None, Ok(_)) => xe_log_growths,
-                    (None, Err(_)) => {
-                        missing(
-                            "log_growths",
-                            "neither the Log Growths counter nor growth events were available"
-                                .into(),
-                        );
-                        0
-                    }
-                };
-                evidence.log = Some(LogStats {
-                    growths,
-                    segments_before: vb.total,
-                    segments_after: va.total,
-                    size_before_bytes: log_size(fb),
-                    size_after_bytes: log_size(fa),
-                });
-            }
-            (Err(e), ..) | (_, Err(e), ..) => missing("vlf", e.clone()),
-            _ => missing("vlf", "file sizes were unavailable".into()),
-        }
+        let files = (&self.files, &files_after);
+        file_evidence(files, io_pair, growth_by_file, ctx.volumes, evidence);
+        let log_growths = LogGrowths {
+            counter: log_growths,
+            events: growth.is_ok(),
+        };
+        log_evidence((&self.vlf, &vlf_after), files, log_growths, evidence);
     }
 }
 

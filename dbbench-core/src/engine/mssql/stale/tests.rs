@@ -65,11 +65,12 @@ fn drop_statements(db: &str) -> Vec<String> {
     ]
 }
 
-#[tokio::test]
-async fn drops_only_what_this_host_left_and_whose_owner_is_gone() {
-    let me = Owner::this();
+/// A server with one leftover database of each kind the sweep tells apart: its owner gone
+/// (a dead PID, a reused PID, an old marker), alive (this process, an old marker of it), on
+/// another host, unmarked, unreadable, not online, with an unreadable marker, and not dbbench's
+/// by case. `me` is this process, `gone` a PID no process has.
+fn server_with_leftovers(me: &Owner, gone: u32) -> ScriptedServer {
     let host = me.host.clone();
-    let gone = no_such_pid();
     let owner = |pid: u32, start: Option<u64>| Owner {
         host: host.clone(),
         pid,
@@ -124,7 +125,7 @@ async fn drops_only_what_this_host_left_and_whose_owner_is_gone() {
         .on_in(
             "dbbench_live_r0_4",
             "sys.extended_properties",
-            marker_row(&marker_text(&host, 1, &me)),
+            marker_row(&marker_text(&host, 1, me)),
         )
         .on_in(
             "dbbench_oldlive_r0_5",
@@ -158,9 +159,12 @@ async fn drops_only_what_this_host_left_and_whose_owner_is_gone() {
             "sys.extended_properties",
             marker_row("created by dbbench by hand"),
         );
-    let lines = sweep(&mut connection(&server), &me, &Product::SqlServer).await;
+    server
+}
 
-    // Each read is a login to the database and the reads inside it; the drop is from master.
+/// What the sweep of [`server_with_leftovers`] sends, in order: each read is a login to the
+/// database and the reads inside it; the drop is from master.
+fn expected_sweep() -> Vec<(Api, String, String)> {
     let master = |sql: String| (Api::Batch, "master".to_string(), sql);
     let login = |db: &str| (Api::Login, "master".to_string(), db.to_string());
     let property = |db: &str| vec![login(db), (Api::Batch, db.to_string(), read_property_sql())];
@@ -203,7 +207,17 @@ async fn drops_only_what_this_host_left_and_whose_owner_is_gone() {
     // The login to the database fails: nothing inside is tried.
     expected.push(login("dbbench_denied_r0_8"));
     expected.extend(property("dbbench_odd_r0_10"));
-    assert_eq!(sent(&server), expected);
+    expected
+}
+
+#[tokio::test]
+async fn drops_only_what_this_host_left_and_whose_owner_is_gone() {
+    let me = Owner::this();
+    let host = me.host.clone();
+    let gone = no_such_pid();
+    let server = server_with_leftovers(&me, gone);
+    let lines = sweep(&mut connection(&server), &me, &Product::SqlServer).await;
+    assert_eq!(sent(&server), expected_sweep());
 
     let line = |db: &str| {
         lines
