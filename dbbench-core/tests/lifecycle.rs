@@ -131,14 +131,14 @@ fn runs_every_repetition_interleaved_and_tears_down() {
         assert_eq!(run.counts["rows_after"], 4 * run.counts["fixture_rows"]);
         assert!(run.elapsed_s > 0.0);
     }
-    // Interleaved: a, b, a, b, a, b.
+    // Interleaved, in a balanced order: the warm-up round and round 1 a, b; round 2 b, a.
     let mut order: Vec<(u32, &str)> = result
         .cells
         .iter()
         .flat_map(|c| c.runs.iter().map(move |r| (r.sequence, c.name.as_str())))
         .collect();
     order.sort();
-    assert_eq!(order.iter().map(|o| o.1).collect::<String>(), "ababab");
+    assert_eq!(order.iter().map(|o| o.1).collect::<String>(), "ababba");
     assert!(
         leftovers(&ctx.work_dir).is_empty(),
         "{:?}",

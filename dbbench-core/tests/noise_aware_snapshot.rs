@@ -86,6 +86,7 @@ fn result(times: [&[f64]; 2], growth_events: u64) -> BenchmarkResult {
             build_profile: "debug".into(),
             precision: None,
             cache: Default::default(),
+            forked: false,
         },
         cells,
         reference: None,

@@ -93,8 +93,9 @@ fn rounds_are_added_until_the_target_or_a_limit_and_the_reason_is_kept() {
         ),
         "{stopping:?}"
     );
-    assert!((3..=8).contains(&stopping.rounds), "{stopping:?}");
-    // Every round ran every cell once, in order: the rounds pair.
+    // Three to eight forks of two rounds (the allocation keeps at least the pilot's two).
+    assert!((6..=32).contains(&stopping.rounds), "{stopping:?}");
+    // Every round ran every cell once: the rounds pair.
     let expected: Vec<u32> = (0..stopping.rounds).collect();
     assert_eq!(rounds_of(&result), vec![expected.clone(), expected]);
     if stopping.reason == StopReason::TargetMet {
@@ -104,7 +105,10 @@ fn rounds_are_added_until_the_target_or_a_limit_and_the_reason_is_kept() {
         );
     }
     let text = summary::render(&result);
-    assert!(text.contains("two-stage log-ratio t (Stein)"), "{text}");
+    assert!(
+        text.contains("two-stage log-ratio t over the forks' means (Stein)"),
+        "{text}"
+    );
     assert!(
         text.contains(&stopping.line(result.run.precision.as_ref())),
         "{text}"
@@ -123,7 +127,8 @@ fn rounds_are_added_until_the_target_or_a_limit_and_the_reason_is_kept() {
 
 #[test]
 fn the_budget_stops_a_target_not_yet_met() {
-    // Three rounds of two windows of 40 and 60 ms take more than 200 ms: no fourth starts.
+    // Three pilot forks of two rounds of two windows of 40 and 60 ms take more than 200 ms: no
+    // fourth fork starts.
     let ctx = context(
         "precision-budget",
         Scale::parse("0.001").unwrap(),
@@ -131,7 +136,7 @@ fn the_budget_stops_a_target_not_yet_met() {
     );
     let result = judged(&TIGHT, &ctx);
     let stopping = result.stopping.expect("recorded");
-    assert_eq!(stopping.rounds, 3, "{stopping:?}");
+    assert_eq!(stopping.rounds, 6, "{stopping:?}");
     assert!(
         matches!(stopping.reason, StopReason::Budget | StopReason::TargetMet),
         "{stopping:?}"
@@ -189,8 +194,9 @@ fn a_backend_s_own_run_options_apply_there_and_the_stop_line_says_so() {
     assert_eq!(precision.budget_s, 0.2);
     assert_eq!(precision.backend.as_deref(), Some("embedded"));
     let stopping = result.stopping.clone().expect("recorded");
-    // The benchmark's 60 s would have allowed up to 8 rounds; the backend's 200 ms allows 3.
-    assert_eq!(stopping.rounds, 3, "{stopping:?}");
+    // The benchmark's 60 s would have allowed up to 8 forks; the backend's 200 ms allows the
+    // pilot's 3 (of two rounds each).
+    assert_eq!(stopping.rounds, 6, "{stopping:?}");
     if stopping.reason == StopReason::Budget {
         let line = stopping.line(Some(&precision));
         assert!(
@@ -206,28 +212,36 @@ fn a_backend_s_own_run_options_apply_there_and_the_stop_line_says_so() {
 }
 
 #[test]
-fn a_between_run_floor_wider_than_the_target_stops_at_the_minimum_and_says_so() {
-    // No earlier runs: the prior floor (τ = 0.05, ±10%) is wider than the ±5% target.
+fn a_target_runs_forks_of_two_rounds_and_records_its_design() {
     let ctx = context(
-        "precision-between",
+        "precision-forks",
         Scale::parse("0.001").unwrap(),
         Volumes::default(),
     );
-    let result = judged_by(&TARGET, &ctx, &IntervalJudge::with_earlier(Vec::new()));
+    let result = judged(&TARGET, &ctx);
     let stopping = result.stopping.clone().expect("recorded");
-    assert_eq!(stopping.rounds, 3, "{stopping:?}");
+    let design = stopping
+        .design
+        .clone()
+        .expect("a judged target records its design");
+    assert!(design.forks >= 3, "{design:?}");
+    assert_eq!(design.pilot_rounds_per_fork, 2);
+    assert_eq!(design.rounds, stopping.rounds);
+    // Every measured run says its fork and position; the pilot's forks have two rounds each.
+    let fast = &result.cells[0];
+    let forks: Vec<u32> = fast.measured().map(|r| r.fork.unwrap()).collect();
+    assert_eq!(&forks[..6], [0, 0, 1, 1, 2, 2], "{forks:?}");
+    assert!(fast.measured().all(|r| r.position.is_some()));
     assert!(
-        matches!(&stopping.reason, StopReason::BetweenRuns { cell, floor }
-            if cell == "slow" && *floor > 0.05),
-        "{stopping:?}"
+        stopping
+            .line(result.run.precision.as_ref())
+            .starts_with(&format!(
+                "stopped after {} forks ({} rounds)",
+                design.forks, design.rounds
+            )),
+        "{}",
+        stopping.line(result.run.precision.as_ref())
     );
     let text = summary::render(&result);
-    assert!(
-        text.contains("±5% cannot be claimed within one run"),
-        "{text}"
-    );
-    assert!(
-        text.contains("between runs:") && text.contains("prior floor"),
-        "{text}"
-    );
+    assert!(text.contains("over the forks' means"), "{text}");
 }

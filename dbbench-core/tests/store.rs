@@ -394,7 +394,7 @@ fn a_run_is_checked_against_its_earlier_runs_in_the_store() {
     );
     if ids(&third).len() == 2 {
         assert!(
-            text.contains("pooled across 3 runs (random effects)"),
+            text.contains("pooled across 3 runs of this host (random effects)"),
             "{text}"
         );
     } else {

@@ -49,9 +49,9 @@ const FULL_INSERT_BYTES: u64 = 100 << 30;
     smoke_divisor = 16384,
     default_divisor = 256,
     precision = "5%",
-    min_repeat = 4,
+    min_repeat = 3,
     max_repeat = 10,
-    budget = "80s"
+    budget = "100s"
 )]
 #[not_on(
     postgres = "PostgreSQL keeps every table in files of its own and has no filegroup of several data files to spread a table over, so the number of data files is not a setting there"

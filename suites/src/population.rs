@@ -50,7 +50,7 @@ const FULL_TABLE_BYTES: u64 = 1 << 40;
     smoke_divisor = 65536,
     default_divisor = 2048,
     precision = "5%",
-    min_repeat = 4,
+    min_repeat = 3,
     max_repeat = 10,
     budget = "100s"
 )]

@@ -1,42 +1,30 @@
-//! Between runs: the spread of a ratio from one invocation to the next, which no number of rounds
-//! within one run measures, and what it does to this run's interval (issue 33;
-//! `docs/statistics.md`, "Between runs").
+//! Between runs: this run against the earlier runs of the same experiment on this host
+//! (`output::earlier`), as history, not as the verdict. The verdict's interval comes from this
+//! run's forks, which draw the invocation's own conditions anew (`analysis::ratio`), so it needs
+//! no assumed spread between runs; what the store adds is whether earlier runs agree with it and
+//! how large a drift beyond the forks the host's own history shows.
 //!
 //! The model is the random-effects one of meta-analysis. Run `i` estimates the log-ratio
-//! `y_i = μ + u_i + e_i`, with `u_i ~ N(0, τ²)` the invocation's own condition (where the files
-//! landed, the virtual disk's state) and `e_i` the within-run error whose variance `v_i` the run's
-//! interval states: `v = (ln(high / low) / 2 / t(0.975, df))²`.
+//! `y_i = μ + u_i + e_i`, with `e_i` the run's own error whose variance `v_i` its interval states
+//! (`v = (ln(high / low) / 2 / t(0.975, df))²`, the forks' spread included) and `u_i ~ N(0, τ²)`
+//! what moves between runs beyond that (drift over hours: the machine, its neighbours).
 //!
-//! - **τ²** is DerSimonian–Laird's moment estimate over this run and the earlier ones when there
-//!   are at least [`MIN_EARLIER_FOR_TAU`] earlier runs; with fewer, the prior [`TAU_FLOOR`]
-//!   (measured, see there) stands in, so a run never claims more than the spread between runs
-//!   allows before the store can say what that spread is.
-//! - **This run's widened interval** is `exp(y₀ ± t · √(v₀ + τ²))`, with Satterthwaite degrees
-//!   of freedom from the run's `df` and, for an estimated τ², `k − 1` (a prior τ² counts as
-//!   known), but no more than the run's own `df`, so it is never narrower than the run's interval.
+//! - **Drift τ²** is DerSimonian–Laird's moment estimate over this run and the earlier ones,
+//!   from [`MIN_RUNS_FOR_DRIFT`] runs, labelled as this host's history; never assumed.
+//! - **Agreement**: an earlier run disagrees when `|y_i − y₀|` is beyond the 95% prediction bound
+//!   `t · √(v_i + v₀ + 2τ²)`, Bonferroni-corrected over the earlier runs compared (the
+//!   quantile at `1 − 0.025 / k`, on the smaller of the two runs' degrees of freedom): under the
+//!   model, any "disagrees" line at all is printed in at most 5% of runs.
 //! - **The pooled estimate** over `k ≥ 3` runs is the Hartung–Knapp–Sidik–Jonkman
 //!   random-effects interval: weights `1 / (v_i + τ²)`, the weighted mean, and
 //!   `t(0.975, k − 1) · √(max(1, Σ w_i (y_i − μ)² / (k − 1)) / Σ w_i)` (the factor kept at
 //!   1 or more, as Röver, Knapp and Friede advise).
-//! - **Agreement**: each earlier ratio inside this run's widened interval, or not.
 
 use crate::analysis::stats::{t_quantile, Interval, CONFIDENCE};
 use crate::model::earlier::EarlierRun;
 
-/// The between-run spread of a log-ratio assumed when the store holds fewer than
-/// [`MIN_EARLIER_FOR_TAU`] earlier runs to estimate it from. DerSimonian–Laird's τ over the four runs of issue 33's table (one 2-core
-/// VM, minutes apart; each interval read as two-stage on 4 degrees of freedom, `min_repeat` 5) is
-/// 0.062, 0.046 and 0.052 for VLF tests 3, 4 and 5: 0.05. On its own it makes an interval ±10%
-/// wide, so a ±5% target cannot be met within one run.
-pub const TAU_FLOOR: f64 = 0.05;
-
-/// Fewest earlier runs from which τ² is estimated rather than taken from [`TAU_FLOOR`].
-///
-/// Why five, not two: DerSimonian–Laird over three runs is 0 more often than not even where the
-/// runs do differ. Three consecutive main jobs on one 2-core VM gave VLF test 5 ratios of 0.62,
-/// 0.62 and 0.59; from two earlier runs the third estimated τ = 0, claimed [0.56, 0.62], and so
-/// excluded both earlier estimates. With six runs the moment estimate is no longer mostly zero.
-pub const MIN_EARLIER_FOR_TAU: usize = 5;
+/// Fewest runs (this one included) from which the drift between runs is estimated and shown.
+pub const MIN_RUNS_FOR_DRIFT: usize = 3;
 
 /// Fewest runs (this one included) for a pooled estimate.
 pub const MIN_RUNS_POOLED: usize = 3;
@@ -114,71 +102,6 @@ pub fn dl_tau2(runs: &[Estimate]) -> f64 {
     ((q - (runs.len() - 1) as f64) / c).max(0.0)
 }
 
-/// The between-run variance this run is judged with, and where it came from.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Spread {
-    /// τ, on the log scale.
-    pub tau: f64,
-    /// Estimated from this many runs (this one included); `None` when [`TAU_FLOOR`] stood in.
-    pub estimated_from: Option<usize>,
-}
-
-impl Spread {
-    /// The spread for `this` run given `earlier` runs' estimates of the same ratio.
-    pub fn of(this: &Estimate, earlier: &[Estimate]) -> Spread {
-        if earlier.len() < MIN_EARLIER_FOR_TAU {
-            return Spread {
-                tau: TAU_FLOOR,
-                estimated_from: None,
-            };
-        }
-        let mut all = vec![*this];
-        all.extend_from_slice(earlier);
-        Spread {
-            tau: dl_tau2(&all).sqrt(),
-            estimated_from: Some(all.len()),
-        }
-    }
-
-    /// The narrowest half-width, as a fraction of the ratio, that any number of rounds could
-    /// reach with this spread, for an interval on `df` degrees of freedom: `exp(t(df) · τ) − 1`
-    /// (a two-stage interval keeps its pilot's `n₀ − 1`, so its floor is wider than the normal
-    /// one, 10.3% for the prior). A precision target below it cannot be met.
-    pub fn floor_at(&self, df: f64) -> f64 {
-        (t_quantile(0.5 + CONFIDENCE / 2.0, df) * self.tau).exp_m1()
-    }
-}
-
-/// This run's interval with the between-run variance added.
-pub fn widened(this: &Estimate, spread: &Spread) -> (Interval, f64) {
-    let tau2 = spread.tau * spread.tau;
-    let total = this.v + tau2;
-    let df = if tau2 == 0.0 {
-        this.df
-    } else {
-        let tau_part = match spread.estimated_from {
-            Some(k) => tau2 * tau2 / (k - 1) as f64,
-            None => 0.0,
-        };
-        let within = this.v * this.v / this.df;
-        // Never more than the run's own: Satterthwaite's df for a known τ² exceeds it, and would
-        // make the interval across runs narrower than the run's own where its df is small.
-        if within + tau_part == 0.0 {
-            this.df
-        } else {
-            (total * total / (within + tau_part)).min(this.df)
-        }
-    };
-    let half = t_quantile(0.5 + CONFIDENCE / 2.0, df) * total.sqrt();
-    (
-        Interval {
-            low: (this.y - half).exp(),
-            high: (this.y + half).exp(),
-        },
-        df,
-    )
-}
-
 /// The Hartung–Knapp–Sidik–Jonkman random-effects estimate over `runs` (at least
 /// [`MIN_RUNS_POOLED`]): the ratio and its 95% interval.
 pub fn pooled(runs: &[Estimate]) -> Option<(f64, Interval)> {
@@ -208,14 +131,15 @@ pub struct BetweenRuns {
     pub cell: String,
     /// This run's ratio.
     pub ratio: f64,
-    /// The spread between runs it was judged with.
-    pub spread: Spread,
-    /// This run's interval widened by the spread.
-    pub widened: Interval,
+    /// This run's interval (the table's).
+    pub interval: Interval,
     /// Earlier runs that have this ratio.
     pub earlier: usize,
-    /// The earlier runs whose ratio lies outside the widened interval: invocation and ratio.
+    /// The earlier runs beyond the corrected prediction bound: invocation and ratio.
     pub disagreeing: Vec<(i64, f64)>,
+    /// The drift between runs beyond their own intervals, τ, from this host's history (from
+    /// [`MIN_RUNS_FOR_DRIFT`] runs).
+    pub drift: Option<f64>,
     /// The random-effects estimate over this and the earlier runs, from [`MIN_RUNS_POOLED`].
     pub pooled: Option<(f64, Interval)>,
 }
@@ -239,54 +163,49 @@ impl BetweenRuns {
                 ))
             })
             .collect();
-        let estimates: Vec<Estimate> = theirs.iter().map(|t| t.2).collect();
-        let spread = Spread::of(&estimate, &estimates);
-        let (interval, _) = widened(&estimate, &spread);
         let mut all = vec![estimate];
-        all.extend_from_slice(&estimates);
+        all.extend(theirs.iter().map(|t| t.2));
+        let drift = (all.len() >= MIN_RUNS_FOR_DRIFT).then(|| dl_tau2(&all));
+        let k = theirs.len();
         Some(BetweenRuns {
             cell: cell.to_string(),
             ratio: this.ratio,
-            spread,
-            widened: interval,
-            earlier: theirs.len(),
+            interval: this.ci?,
+            earlier: k,
             disagreeing: theirs
                 .iter()
-                .filter(|t| !interval.contains(t.1))
+                .filter(|t| disagrees(&estimate, &t.2, drift.unwrap_or(0.0), k))
                 .map(|t| (t.0, t.1))
                 .collect(),
+            drift: drift.map(f64::sqrt),
             pooled: pooled(&all),
         })
     }
 
     /// The lines the outputs show under "between runs:" for this cell.
     pub fn lines(&self) -> Vec<String> {
-        let spread = match self.spread.estimated_from {
-            Some(k) => format!(
-                "τ = {:.3} (DerSimonian–Laird over {k} runs)",
-                self.spread.tau
-            ),
-            None => format!(
-                "τ = {:.3} (prior floor; fewer than {MIN_EARLIER_FOR_TAU} earlier runs)",
-                self.spread.tau
-            ),
-        };
         let mut lines = vec![format!(
-            "{}: {:.2}, with the between-run spread [{:.2}, {:.2}], {spread}",
-            self.cell, self.ratio, self.widened.low, self.widened.high
+            "{}: {:.2} [{:.2}, {:.2}] in this run",
+            self.cell, self.ratio, self.interval.low, self.interval.high
         )];
         if self.earlier > 0 {
             lines.push(if self.disagreeing.is_empty() {
                 format!(
-                    "  agrees with the {} earlier run{}: every earlier ratio is inside",
+                    "  agrees with the {} earlier run{} of this experiment (95% prediction bound, \
+                     corrected for {} comparison{})",
                     self.earlier,
-                    if self.earlier == 1 { "" } else { "s" }
+                    plural(self.earlier),
+                    self.earlier,
+                    plural(self.earlier)
                 )
             } else {
                 format!(
-                    "  disagrees with {} of {} earlier runs: {}",
+                    "  disagrees with {} of {} earlier runs beyond the 95% prediction bound \
+                     (corrected for {} comparison{}): {}",
                     self.disagreeing.len(),
                     self.earlier,
+                    self.earlier,
+                    plural(self.earlier),
                     self.disagreeing
                         .iter()
                         .map(|(id, r)| format!("invocation {id} at {r:.2}"))
@@ -296,8 +215,11 @@ impl BetweenRuns {
             });
         }
         if let Some((r, ci)) = self.pooled {
+            let drift = self.drift.map_or(String::new(), |t| {
+                format!("; drift between runs beyond their intervals τ = {t:.3}")
+            });
             lines.push(format!(
-                "  pooled across {} runs (random effects): {r:.2} [{:.2}, {:.2}]",
+                "  pooled across {} runs of this host (random effects): {r:.2} [{:.2}, {:.2}]{drift}",
                 self.earlier + 1,
                 ci.low,
                 ci.high
@@ -305,6 +227,23 @@ impl BetweenRuns {
         }
         lines
     }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// Whether `other` lies beyond `this`'s 95% prediction bound with drift `tau2`, Bonferroni-
+/// corrected over `k` comparisons.
+pub fn disagrees(this: &Estimate, other: &Estimate, tau2: f64, k: usize) -> bool {
+    let sd = (this.v + other.v + 2.0 * tau2).sqrt();
+    let df = this.df.min(other.df);
+    let q = t_quantile(1.0 - (1.0 - CONFIDENCE) / 2.0 / k.max(1) as f64, df);
+    (other.y - this.y).abs() > q * sd
 }
 
 /// Every compared cell of `table` judged across runs against `earlier`.
@@ -320,15 +259,10 @@ pub fn of_table(
         .collect()
 }
 
-/// The "between runs:" lines of a result: shown where there are earlier runs to check against,
-/// or where a precision target stopped on the between-run floor (so the reader sees the interval
-/// the stop was judged on). Empty otherwise, which keeps the outputs of a run alone unchanged.
+/// The "between runs:" lines of a result: shown where the store holds earlier runs of the same
+/// experiment; empty otherwise, so a run alone shows its table and nothing more.
 pub fn lines(result: &crate::model::results::BenchmarkResult) -> Vec<String> {
-    let floored = matches!(
-        result.stopping.as_ref().map(|s| &s.reason),
-        Some(crate::model::results::StopReason::BetweenRuns { .. })
-    );
-    if result.earlier.is_empty() && !floored {
+    if result.earlier.is_empty() {
         return Vec::new();
     }
     let table = crate::analysis::table::BenchmarkTable::of(result);

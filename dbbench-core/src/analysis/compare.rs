@@ -2,6 +2,12 @@
 //! current mean to the baseline's with its 95% interval and a verdict, the same method as the
 //! per-benchmark table ([`crate::analysis::ratio`]).
 //!
+//! The unit each side is measured in is the fork (`run::schedule`), not the repetition: the
+//! repetitions of one fork share its work area and so what one invocation shares, and two
+//! invocations share none of it. So each side's sample is its forks' mean times, and the Welch
+//! interval carries the variance between forks — what separates two invocations — rather than
+//! only the rounds' within one (results written before forks: their repetitions, as before).
+//!
 //! Save a baseline by copying `target/dbbench/results/` (or one JSON file) elsewhere; compare
 //! with `dbbench compare <baseline> [<current>]` (the suite binary takes the same command).
 
@@ -60,7 +66,7 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
         }
     }
     let summary = |result: &BenchmarkResult, name: &str| {
-        cell_of(result, name).and_then(|c| Summary::of(&elapsed_of(c)))
+        cell_of(result, name).and_then(|c| Summary::of(&fork_times(c)))
     };
     let mut notes: Vec<String> = Vec::new();
     // Two invocations share no rounds: their runs do not pair, so the interval is Welch's.
@@ -135,6 +141,21 @@ fn merged(notes: Vec<String>) -> Vec<String> {
         .into_iter()
         .map(|(reason, cells)| format!("{}: {reason}", cells.join(", ")))
         .collect()
+}
+
+/// A cell's times in its units of replication: each fork's mean time where the runs record
+/// their forks, each measured repetition otherwise.
+pub fn fork_times(cell: &crate::model::results::CellResult) -> Vec<f64> {
+    let mut forks: std::collections::BTreeMap<u32, (f64, u32)> = Default::default();
+    for run in cell.measured() {
+        let Some(fork) = run.fork else {
+            return elapsed_of(cell);
+        };
+        let entry = forks.entry(fork).or_default();
+        entry.0 += run.elapsed_s;
+        entry.1 += 1;
+    }
+    forks.values().map(|(sum, n)| sum / f64::from(*n)).collect()
 }
 
 /// The cell of `result` named `name`.
@@ -265,8 +286,9 @@ impl Comparison {
 pub fn method_note() -> String {
     let m = Margin::from_env().describe();
     format!(
-        "ratio = current / baseline, below 1 is faster; interval: 95% log-ratio Welch t (runs of \
-         two invocations do not pair); faster/slower: the interval excludes 1; equivalent: it lies \
+        "ratio = current / baseline, below 1 is faster; interval: 95% log-ratio Welch t over \
+         each side's forks' mean times (runs of two invocations do not pair, and a fork's rounds \
+         share its work area); faster/slower: the interval excludes 1; equivalent: it lies \
          within {m} (DBBENCH_TOLERANCE); inconclusive: it contains 1 and is wider than {m}"
     )
 }
@@ -308,6 +330,19 @@ pub fn compare_all(
 mod tests {
     use super::*;
     use crate::analysis::ratio::Verdict;
+
+    #[test]
+    fn each_side_is_measured_in_forks() {
+        let mut cell = crate::model::sample::vlf().cells[0].clone();
+        let times: Vec<f64> = elapsed_of(&cell);
+        assert_eq!(fork_times(&cell), times, "without forks: the repetitions");
+        for (i, run) in cell.runs.iter_mut().filter(|r| !r.warmup).enumerate() {
+            run.fork = Some(i as u32 / 2);
+        }
+        let forks = fork_times(&cell);
+        assert_eq!(forks.len(), times.len().div_ceil(2));
+        assert!((forks[0] - (times[0] + times[1]) / 2.0).abs() < 1e-12);
+    }
 
     #[test]
     fn a_doubled_cell_is_slower_and_an_unchanged_one_is_not() {

@@ -97,6 +97,12 @@ pub enum Method {
     TwoStage,
     /// Log-ratio Welch over the two cells' runs.
     Welch,
+    /// Paired within each fork, a t interval over the forks' mean log-ratios (each fork on a
+    /// fresh work area, so the interval covers what one invocation shares).
+    Forks,
+    /// As [`Method::Forks`], with the spread of the first forks (a precision target: Stein's two
+    /// stages at the fork level).
+    TwoStageForks,
 }
 
 impl Method {
@@ -106,6 +112,13 @@ impl Method {
             Method::Paired => "paired rounds, 95% log-ratio t",
             Method::TwoStage => "paired rounds, 95% two-stage log-ratio t (Stein)",
             Method::Welch => "95% log-ratio Welch t",
+            Method::Forks => {
+                "forks, each on a fresh work area: 95% log-ratio t over the forks' means"
+            }
+            Method::TwoStageForks => {
+                "forks, each on a fresh work area: 95% two-stage log-ratio t over the forks' \
+                 means (Stein)"
+            }
         }
     }
 }
@@ -192,6 +205,9 @@ impl Ratio {
         pilot: Option<usize>,
         margin: Margin,
     ) -> Option<Ratio> {
+        if let Some(forks) = paired_order.then(|| forks_of(cell, baseline)).flatten() {
+            return Ratio::forked(&forks, pilot, margin);
+        }
         let pairs = paired_order
             .then(|| rounds_of(cell, baseline))
             .flatten()
@@ -258,6 +274,35 @@ impl Ratio {
         };
         let mut r = Ratio::judge(all.ratio, Some(ci), Method::TwoStage, margin);
         r.df = Some((pilot - 1) as f64);
+        Some(r)
+    }
+
+    /// The ratio over forks: `forks` holds each fork's `(cell, baseline)` times of the same
+    /// rounds, in fork order. Each fork's mean log-ratio is one observation; the interval is
+    /// their t interval, with the spread of the first `pilot` forks where a precision target
+    /// chose the count after them (Stein's two stages), of all forks otherwise. `None` when a
+    /// time is not positive or a fork has no round.
+    pub fn forked(
+        forks: &[Vec<(f64, f64)>],
+        pilot: Option<usize>,
+        margin: Margin,
+    ) -> Option<Ratio> {
+        let means = fork_means(forks)?;
+        let f = means.len();
+        let centre = means.iter().sum::<f64>() / f as f64;
+        let (spread_of, method) = match pilot {
+            Some(p) if p >= 2 && f >= p => (&means[..p], Method::TwoStageForks),
+            _ => (&means[..], Method::Forks),
+        };
+        let ci = (spread_of.len() >= 2).then(|| {
+            let half = t_half(spread_of, f);
+            Interval {
+                low: (centre - half).exp(),
+                high: (centre + half).exp(),
+            }
+        });
+        let mut r = Ratio::judge(centre.exp(), ci, method, margin);
+        r.df = ci.map(|_| (spread_of.len() - 1) as f64);
         Some(r)
     }
 
@@ -376,6 +421,81 @@ fn rounds_of(cell: &CellResult, baseline: &CellResult) -> Option<Vec<(f64, f64)>
     b.sort_by_key(|r| r.0);
     let same = c.len() == b.len() && c.iter().zip(&b).all(|(x, y)| x.0 == y.0);
     same.then(|| c.iter().zip(&b).map(|(x, y)| (x.1, y.1)).collect())
+}
+
+/// Each fork's mean log-ratio; `None` when a time is not positive or a fork is empty.
+pub fn fork_means(forks: &[Vec<(f64, f64)>]) -> Option<Vec<f64>> {
+    forks
+        .iter()
+        .map(|pairs| {
+            if pairs.is_empty()
+                || pairs
+                    .iter()
+                    .any(|&(c, b)| !(c > 0.0 && b > 0.0 && c.is_finite()))
+            {
+                return None;
+            }
+            Some(pairs.iter().map(|&(c, b)| (c / b).ln()).sum::<f64>() / pairs.len() as f64)
+        })
+        .collect()
+}
+
+/// `t(0.975, m − 1) · sd(xs) / √n` for the `m` values `xs`: the half-width of a t interval whose
+/// spread comes from `xs` and whose mean is over `n` values.
+fn t_half(xs: &[f64], n: usize) -> f64 {
+    let m = xs.len();
+    let mean = xs.iter().sum::<f64>() / m as f64;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (m - 1) as f64;
+    if var == 0.0 {
+        return 0.0;
+    }
+    t_quantile(0.5 + CONFIDENCE / 2.0, (m - 1) as f64) * (var / n as f64).sqrt()
+}
+
+/// `(cell, baseline)` times of every measured round grouped by fork, in fork order, when both
+/// cells come from one invocation, ran exactly the same rounds and every round records its
+/// fork; `None` otherwise (results written before forks, a partial rerun).
+pub fn forks_of(cell: &CellResult, baseline: &CellResult) -> Option<Vec<Vec<(f64, f64)>>> {
+    let rounds = rounds_of(cell, baseline)?;
+    let forks: Vec<u32> = {
+        let mut c: Vec<(u32, Option<u32>)> = cell.measured().map(|r| (r.index, r.fork)).collect();
+        c.sort_by_key(|r| r.0);
+        c.into_iter().map(|r| r.1).collect::<Option<Vec<u32>>>()?
+    };
+    let mut grouped: std::collections::BTreeMap<u32, Vec<(f64, f64)>> = Default::default();
+    for (fork, pair) in forks.into_iter().zip(rounds) {
+        grouped.entry(fork).or_default().push(pair);
+    }
+    (!grouped.is_empty()).then(|| grouped.into_values().collect())
+}
+
+/// The variance components of the log-ratio over the first `pilot` of `forks` (each with two or
+/// more rounds to tell them apart): the variance of a round within its fork, pooled, and the
+/// variance between the forks' true means (the forks' means' variance less what the rounds'
+/// spread puts in it, not below 0). `None` without two forks of two rounds.
+pub fn components(forks: &[Vec<(f64, f64)>], pilot: usize) -> Option<(f64, f64)> {
+    let forks: Vec<&Vec<(f64, f64)>> = forks.iter().take(pilot.max(2)).collect();
+    let usable: Vec<Vec<f64>> = forks
+        .iter()
+        .filter(|p| p.len() >= 2)
+        .map(|p| p.iter().map(|&(c, b)| (c / b).ln()).collect())
+        .collect();
+    if usable.len() < 2 || usable.iter().flatten().any(|d| !d.is_finite()) {
+        return None;
+    }
+    let (mut ss, mut df, mut means, mut inv_n) = (0.0, 0usize, Vec::new(), 0.0);
+    for d in &usable {
+        let m = d.iter().sum::<f64>() / d.len() as f64;
+        ss += d.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+        df += d.len() - 1;
+        means.push(m);
+        inv_n += 1.0 / d.len() as f64;
+    }
+    let within = ss / df as f64;
+    let k = means.len() as f64;
+    let grand = means.iter().sum::<f64>() / k;
+    let of_means = means.iter().map(|m| (m - grand).powi(2)).sum::<f64>() / (k - 1.0);
+    Some((within, (of_means - within * inv_n / k).max(0.0)))
 }
 
 /// `s² / (n · m²)`: the variance of the log of the mean by the delta method.

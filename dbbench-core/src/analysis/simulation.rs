@@ -137,7 +137,7 @@ fn adaptive(
         let widths = vec![("cell".to_string(), r.relative_half_width())];
         // One second a round: the budget never binds here.
         let elapsed = Duration::from_secs(pairs.len() as u64);
-        if let Decision::Stop(reason) = decide(target, pairs.len() as u32, elapsed, &widths, &[]) {
+        if let Decision::Stop(reason) = decide(target, pairs.len() as u32, elapsed, &widths, 1.0) {
             let met = reason == crate::model::results::StopReason::TargetMet;
             return (r, met);
         }
@@ -256,3 +256,5 @@ fn a_real_difference_is_found_and_its_interval_covers_it() {
     assert!(faster > 0.99, "{faster}");
     assert!((0.93..=0.97).contains(&covered), "{covered}");
 }
+
+mod forks;

@@ -96,25 +96,6 @@ impl Invocation {
         ctx: &RunContext,
         backend: &mut Backend,
     ) -> Result<Ran> {
-        // The earlier runs the stopping rule judges the spread between runs from (calibration
-        // is checked once this run has taken its own, below).
-        let kind = backend.kind();
-        let host = crate::model::host::hostname();
-        let path = bench.test_path();
-        let earlier = crate::output::earlier::earlier_runs(
-            &self.store,
-            self.id,
-            &crate::output::earlier::Key {
-                benchmark: &path,
-                host: &host,
-                backend: kind.keyword(),
-                scale: &ctx.scale.name,
-                baseline: bench
-                    .baseline_on(kind)
-                    .unwrap_or(bench.cells[bench.baseline_index()].name),
-                calibration: None,
-            },
-        )?;
         let outcome = {
             let store_recorder = if self.resuming {
                 self.store.resuming_recorder(self.id)
@@ -128,7 +109,7 @@ impl Invocation {
                 ctx,
                 backend,
                 &mut recorder,
-                &crate::analysis::precision::IntervalJudge::with_earlier(earlier),
+                &crate::analysis::precision::IntervalJudge,
             )
             .await
         };

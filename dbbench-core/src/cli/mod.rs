@@ -89,6 +89,14 @@ enum Command {
         /// The invocation's id, as `history` shows it.
         invocation: Option<i64>,
     },
+    /// Where the variance of each ratio lives, from the results store: the newest run of each
+    /// benchmark and the earlier completed runs of the same experiment (a dimensioning
+    /// experiment: run it several times, e.g. with `DBBENCH_FORKS=3`), split into the spread
+    /// between rounds of a fork, between forks and between invocations beyond their forks.
+    Components {
+        /// Substrings of the benchmark paths to select (all when none).
+        filters: Vec<String>,
+    },
     /// Name an invocation (default: the newest completed one) as a baseline.
     Baseline {
         /// The baseline's name.
@@ -198,6 +206,7 @@ fn execute(
         } => stored::compare(&work_dir, &paths, baseline, format == "markdown"),
         Command::History => stored::history(&work_dir),
         Command::Share { invocation } => stored::share(&work_dir, invocation),
+        Command::Components { filters } => stored::components(&work_dir, &filters),
         Command::Preflight { scale } => preflight(benchmarks, scale.as_deref()),
         Command::Baseline { name, invocation } => {
             let id = Store::open(&work_dir)?.save_baseline(&name, invocation)?;

@@ -96,6 +96,39 @@ pub fn history(work_dir: &Path) -> Result<bool> {
     Ok(true)
 }
 
+/// `components`: each benchmark's ratios split into their variance components over the stored
+/// invocations of the same experiment (`analysis::components`).
+pub fn components(work_dir: &Path, filters: &[String]) -> Result<bool> {
+    let store = existing_store(work_dir)?;
+    let host = crate::model::host::hostname();
+    for stored in store.benchmarks()? {
+        let wanted = filters.is_empty() || filters.iter().any(|f| stored.benchmark.contains(f));
+        if stored.host != host || !wanted {
+            continue;
+        }
+        let Some(current) = store.current(&stored.benchmark, &host)? else {
+            continue;
+        };
+        let runs = crate::output::earlier::with_same_experiment(&store, &current, 50)?;
+        let baseline = current.run.baseline.clone();
+        println!(
+            "{} ({} run{} of this experiment on {host}, against {baseline}):",
+            stored.benchmark,
+            runs.len(),
+            if runs.len() == 1 { "" } else { "s" }
+        );
+        let components = crate::analysis::components::Components::of(&runs, &baseline);
+        if components.is_empty() {
+            println!("  too few runs: two or more invocations of two or more forks of two rounds");
+        }
+        for c in components {
+            println!("  {}", c.line());
+        }
+    }
+    println!("results store: {}", store.path().display());
+    Ok(true)
+}
+
 /// `share`: the measured windows' share of an invocation's wall time and where the rest went.
 pub fn share(work_dir: &Path, invocation: Option<i64>) -> Result<bool> {
     let store = existing_store(work_dir)?;

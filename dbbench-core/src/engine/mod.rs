@@ -139,6 +139,16 @@ impl Backend {
         self.0.release_kept()
     }
 
+    /// Starts fork `fork` of a benchmark on a fresh work area: the backend drops what earlier
+    /// repetitions would share with this fork's (see `EngineBackend::new_fork`). Fork 0 starts
+    /// on what the benchmark began with, so nothing is dropped for it.
+    pub fn new_fork(&mut self, fork: u32) -> Result<()> {
+        if fork == 0 {
+            return Ok(());
+        }
+        self.0.new_fork()
+    }
+
     /// Creates the database in the configuration of `plan`; the fixture is not loaded yet.
     pub async fn create(&mut self, plan: &DatabasePlan) -> Result<Database> {
         self.0.create(plan).await.map(Database)

@@ -94,6 +94,14 @@ pub trait EngineBackend {
         Ok(())
     }
 
+    /// Starts a fork (`run::schedule`): drops whatever later repetitions would otherwise share
+    /// with earlier ones, so the fork's databases are made on a fresh work area (the embedded
+    /// engine's kept logs and fixture copies; a managed PostgreSQL cluster). By default what
+    /// [`EngineBackend::release_kept`] releases.
+    fn new_fork(&mut self) -> Result<()> {
+        self.release_kept()
+    }
+
     /// Creates the database in the configuration of `plan`; the fixture is not loaded yet.
     async fn create(&mut self, plan: &DatabasePlan) -> Result<Box<dyn EngineDatabase>>;
 }

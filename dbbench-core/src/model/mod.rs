@@ -8,6 +8,7 @@
 
 pub mod calibration;
 pub mod config;
+pub mod design;
 pub mod dialect;
 pub mod earlier;
 pub mod error;

@@ -4,6 +4,7 @@
 //! The JSON follows the versioned schema documented in `docs/results-schema.md`. Every numeric
 //! field carries its unit in its name (`_s`, `_ms`, `_bytes`) or is a plain count.
 
+pub use super::design::Design;
 pub use super::evidence::{
     AutogrowthEvent, BackendInfo, Evidence, FileKind, FileStats, Lap, LogStats, Series, WaitStat,
     WindowTimes,
@@ -82,6 +83,10 @@ pub struct Stopping {
     pub widest: Option<(String, f64)>,
     /// Seconds from the benchmark's first repetition to its last.
     pub elapsed_s: f64,
+    /// The forks a precision target ran and how their rounds were allocated (absent without a
+    /// judged target, and in files written before forks existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub design: Option<Design>,
 }
 
 /// Why a benchmark stopped starting rounds.
@@ -98,9 +103,9 @@ pub enum StopReason {
     Budget,
     /// The precision target could not be judged here (why): the minimum rounds ran.
     Unjudged(String),
-    /// The spread between runs alone (`analysis::between`) makes an interval for `cell` wider
-    /// than the target, so more rounds within this run could not reach it: rounds ran until the
-    /// interval across runs was within √2 times that floor (`run::target::reach`).
+    /// Written by dbbench before forks: an assumed spread between runs made the interval for
+    /// `cell` wider than the target, and rounds ran until the interval across runs was within √2
+    /// times that floor. Kept so that such results still read; no run stops so any more.
     BetweenRuns {
         /// The cell whose between-run floor is widest.
         cell: String,
@@ -110,30 +115,37 @@ pub enum StopReason {
 }
 
 impl Stopping {
-    /// "stopped after 7 rounds in 48.2 s: every ratio's 95% interval is within ±5% (widest
-    /// ±4.1%, test_2)". `precision` is the target the rounds ran under: with it, a budget spent
-    /// before the minimum rounds ended says so, and what to change.
+    /// "stopped after 9 forks (18 rounds) in 48.2 s: every ratio's 95% interval reached the
+    /// precision target (widest ±4.1%, test_2)" (rounds alone for results without forks).
+    /// `precision` is the target the forks ran under: with it, a budget spent before the minimum
+    /// ended says so, and what to change.
     pub fn line(&self, precision: Option<&PrecisionInfo>) -> String {
         let whose = precision.map_or(String::new(), PrecisionInfo::whose);
+        // A precision target counts forks; results written before forks counted rounds.
+        let unit = if self.design.is_some() {
+            "fork"
+        } else {
+            "round"
+        };
         let why = match &self.reason {
             StopReason::Fixed => "the fixed `repeat` count".to_string(),
             StopReason::TargetMet => {
                 format!("every ratio's 95% interval reached the precision target{whose}")
             }
-            StopReason::RoundLimit => format!("the round limit (`max_repeat`){whose}"),
+            StopReason::RoundLimit => format!("the {unit} limit (`max_repeat`){whose}"),
             StopReason::Budget => match precision {
                 Some(p) if self.elapsed_s > p.budget_s => format!(
-                    "the time budget{whose}: the minimum {} rounds took longer than its {} s \
+                    "the time budget{whose}: the minimum {} {unit}s took longer than its {} s \
                      (raise `budget` or lower `min_repeat` to fit this machine and backend)",
                     p.min_rounds, p.budget_s
                 ),
                 Some(p) if p.backend.is_some() => format!(
-                    "the time budget{whose}, {} s (another round would have exceeded it)",
+                    "the time budget{whose}, {} s (another {unit} would have exceeded it)",
                     p.budget_s
                 ),
-                _ => "the time budget (another round would have exceeded it)".into(),
+                _ => format!("the time budget (another {unit} would have exceeded it)"),
             },
-            StopReason::Unjudged(why) => format!("the minimum rounds{whose}, since {why}"),
+            StopReason::Unjudged(why) => format!("the minimum {unit}s{whose}, since {why}"),
             StopReason::BetweenRuns { cell, floor } => format!(
                 "the interval across runs{whose} came within √2 times the floor that the \
                  between-run spread ±{}% ({cell}) sets: {} cannot be claimed within one run",
@@ -150,10 +162,22 @@ impl Stopping {
                 crate::model::units::percent_text((w * 1000.0).round() / 1000.0)
             )
         });
+        let count = match &self.design {
+            Some(d) => format!(
+                "{} fork{} ({} round{})",
+                d.forks,
+                if d.forks == 1 { "" } else { "s" },
+                self.rounds,
+                if self.rounds == 1 { "" } else { "s" }
+            ),
+            None => format!(
+                "{} round{}",
+                self.rounds,
+                if self.rounds == 1 { "" } else { "s" }
+            ),
+        };
         format!(
-            "stopped after {} round{} in {:.1} s: {why}{widest}",
-            self.rounds,
-            if self.rounds == 1 { "" } else { "s" },
+            "stopped after {count} in {:.1} s: {why}{widest}",
             self.elapsed_s
         )
     }
@@ -187,6 +211,10 @@ pub struct RunInfo {
     /// The page cache every measured window started with.
     #[serde(default)]
     pub cache: super::start::CacheState,
+    /// Whether the rounds ran in forks, each on a fresh work area (false in files written
+    /// before forks existed, which counted a precision target's rounds).
+    #[serde(default)]
+    pub forked: bool,
 }
 
 /// A precision target as it was applied.
@@ -207,11 +235,16 @@ pub struct PrecisionInfo {
 }
 
 impl PrecisionInfo {
-    /// "±5% (3 to 20 rounds, within 300 s)", and "…, postgres's own" where the backend has run
-    /// options of its own.
+    /// "±5% (3 to 20 forks, within 300 s)", and "…, postgres's own" where the backend has run
+    /// options of its own (rounds, for results written before forks: see [`RunInfo::forked`]).
     pub fn describe(&self) -> String {
+        self.describe_in("forks")
+    }
+
+    /// [`PrecisionInfo::describe`] counting `unit`.
+    pub fn describe_in(&self, unit: &str) -> String {
         format!(
-            "±{}% ({} to {} rounds, within {} s{})",
+            "±{}% ({} to {} {unit}, within {} s{})",
             crate::model::units::percent_text(self.target),
             self.min_rounds,
             self.max_rounds,
@@ -231,10 +264,11 @@ impl PrecisionInfo {
 }
 
 impl RunInfo {
-    /// "3 measured run(s)", or "precision ±5% (3 to 20 rounds, within 300 s)".
+    /// "3 measured run(s)", or "forks until precision ±5% (3 to 20 forks, within 300 s)".
     pub fn rounds_text(&self) -> String {
         match &self.precision {
-            Some(p) => format!("rounds until precision {}", p.describe()),
+            Some(p) if self.forked => format!("forks until precision {}", p.describe()),
+            Some(p) => format!("rounds until precision {}", p.describe_in("rounds")),
             None => format!("{} measured run(s)", self.repeat),
         }
     }
@@ -299,6 +333,14 @@ pub struct RunResult {
     pub sequence: u32,
     /// A warm-up run, excluded from statistics.
     pub warmup: bool,
+    /// The fork it ran in, from 0: each fork starts on a fresh work area (absent in files
+    /// written before forks existed; in blocked order every repetition is in fork 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<u32>,
+    /// Its position in its round's order, from 0 (absent in files written before the order was
+    /// balanced).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<u32>,
     /// Wall-clock time of the body.
     pub elapsed_s: f64,
     /// Split times recorded by `Session::lap`.
@@ -388,6 +430,7 @@ mod stopping_tests {
             reason: StopReason::Budget,
             widest: Some(("separate_volumes".into(), 0.146)),
             elapsed_s,
+            design: None,
         };
         assert_eq!(
             stopping(99.2).line(Some(&precision)),
@@ -420,6 +463,7 @@ mod stopping_tests {
             reason,
             widest: None,
             elapsed_s,
+            design: None,
         };
         assert_eq!(
             stopping(StopReason::Budget, 281.4).line(Some(&precision)),
@@ -437,7 +481,7 @@ mod stopping_tests {
             .contains("the round limit (`max_repeat`) under postgres's own run options"));
         assert_eq!(
             precision.describe(),
-            "±5% (3 to 12 rounds, within 300 s, postgres's own)"
+            "±5% (3 to 12 forks, within 300 s, postgres's own)"
         );
     }
 }

@@ -112,6 +112,7 @@ pub fn benchmark(cells: &[CellPlan<'_>]) -> BenchmarkResult {
             build_profile: "release".into(),
             precision: None,
             cache: crate::model::start::CacheState::Warm,
+            forked: false,
         },
         cells,
         reference: None,
@@ -182,6 +183,8 @@ fn run(plan: &CellPlan<'_>, index: u32, elapsed: f64, warmup: bool, seq: &mut u3
         index,
         sequence: *seq - 1,
         warmup,
+        fork: None,
+        position: None,
         elapsed_s: elapsed,
         laps,
         files: vec![

@@ -1,84 +1,106 @@
 //! The earlier runs of a benchmark that this run is checked against (`analysis::between`): from
 //! the results store, the newest [`EARLIER_RUNS`] completed invocations before this one that ran
-//! the benchmark on the same host, backend and scale, with the same baseline cell and interval
-//! order, and — where both sides have one — a calibration of the machine that agrees with this
-//! run's. Each contributes its ratios to the baseline as its own results table computes them.
+//! the same experiment — same host, backend, scale and baseline cell, the same cells with the
+//! same configuration, the same order, precision settings and design (forks or not), the same
+//! dbbench version, build profile and source commit, and where both sides have one, a
+//! calibration of the machine that agrees with this run's. A pull request's base-branch run is
+//! therefore never taken for an earlier run of its head (another commit). Each contributes its
+//! ratios to the baseline as its own results table computes them.
 
 use crate::analysis::table::BenchmarkTable;
 use crate::model::earlier::{EarlierRatio, EarlierRun};
 use crate::model::error::Result;
-use crate::model::results::BenchmarkResult;
+use crate::model::results::{BenchmarkResult, CellStatus};
 use crate::output::store::Store;
+use std::collections::BTreeMap;
 
 /// How many earlier runs are pooled at most: enough for τ to mean something, few enough that a
 /// machine's drift over months does not pass for spread between runs.
 pub const EARLIER_RUNS: usize = 10;
 
-/// What an earlier run must share with this one to be pooled with it.
-#[derive(Debug, Clone)]
+/// What an earlier run must share with this one to be pooled with it: the run itself.
+#[derive(Debug, Clone, Copy)]
 pub struct Key<'a> {
-    /// The benchmark's path (`vlf::doubling`).
-    pub benchmark: &'a str,
-    /// The host name.
-    pub host: &'a str,
-    /// The backend keyword.
-    pub backend: &'a str,
-    /// The scale's name.
-    pub scale: &'a str,
-    /// The baseline cell's name.
-    pub baseline: &'a str,
-    /// This run's calibration, when known: earlier runs whose calibration differs are left out.
-    pub calibration: Option<&'a crate::model::calibration::Calibration>,
+    this: &'a BenchmarkResult,
 }
 
 impl<'a> Key<'a> {
     /// The key of `result`.
     pub fn of(result: &'a BenchmarkResult) -> Key<'a> {
-        Key {
-            benchmark: &result.benchmark,
-            host: &result.host.hostname,
-            backend: &result.backend.kind,
-            scale: &result.scale,
-            baseline: result
-                .cells
-                .get(result.baseline_index())
-                .map_or("", |c| c.name.as_str()),
-            calibration: result.calibration.as_ref(),
+        Key { this: result }
+    }
+
+    /// The baseline cell's name.
+    fn baseline(&self) -> &str {
+        self.this
+            .cells
+            .get(self.this.baseline_index())
+            .map_or("", |c| c.name.as_str())
+    }
+
+    /// Whether `other` (stored, with its results `table`) ran the same experiment; see the
+    /// module's documentation.
+    fn matches(&self, other: &BenchmarkResult, table: &BenchmarkTable) -> bool {
+        use crate::model::calibration::{comparable, Tolerance};
+        let this = self.this;
+        let cells = |r: &BenchmarkResult| -> Vec<(String, BTreeMap<String, String>)> {
+            r.cells
+                .iter()
+                .filter(|c| !matches!(c.status, CellStatus::Skipped(_)))
+                .map(|c| (c.name.clone(), c.config.clone()))
+                .collect()
+        };
+        let calibrations_agree = match (&this.calibration, &other.calibration) {
+            (Some(a), Some(b)) => comparable(Some(a), Some(b), &Tolerance::DEFAULT).is_ok(),
+            _ => true,
+        };
+        table.baseline == self.baseline()
+            && other.dbbench_version == this.dbbench_version
+            && other.host.git_commit == this.host.git_commit
+            && other.run.order == this.run.order
+            && other.run.precision == this.run.precision
+            && other.run.forked == this.run.forked
+            && other.run.build_profile == this.run.build_profile
+            && cells(other) == cells(this)
+            && calibrations_agree
+    }
+}
+
+/// The stored results of completed invocations before `this` that ran the same experiment as
+/// `key`, newest first, at most `limit`, each with its invocation's row.
+fn same_experiment(
+    store: &Store,
+    this: i64,
+    key: &Key<'_>,
+    limit: usize,
+) -> Result<Vec<(i64, i64, BenchmarkResult, BenchmarkTable)>> {
+    let mut found = Vec::new();
+    let me = key.this;
+    for row in store.history()?.into_iter().rev() {
+        if found.len() >= limit {
+            break;
+        }
+        let same =
+            row.host == me.host.hostname && row.backend == me.backend.kind && row.scale == me.scale;
+        if row.id >= this || row.status != "completed" || !same {
+            continue;
+        }
+        let Some(result) = store.of_invocation(row.id, &me.benchmark)? else {
+            continue;
+        };
+        let table = BenchmarkTable::of(&result);
+        if key.matches(&result, &table) {
+            found.push((row.id, row.started_at_unix_ms, result, table));
         }
     }
+    Ok(found)
 }
 
 /// The earlier runs of `key` in `store` before invocation `this` (the current one, left out),
 /// newest first.
 pub fn earlier_runs(store: &Store, this: i64, key: &Key<'_>) -> Result<Vec<EarlierRun>> {
-    use crate::model::calibration::{comparable, Tolerance};
     let mut runs = Vec::new();
-    for row in store.history()?.into_iter().rev() {
-        if runs.len() >= EARLIER_RUNS {
-            break;
-        }
-        let same = row.host == key.host && row.backend == key.backend && row.scale == key.scale;
-        if row.id >= this || row.status != "completed" || !same {
-            continue;
-        }
-        let Some(result) = store.of_invocation(row.id, key.benchmark)? else {
-            continue;
-        };
-        if key.calibration.is_some()
-            && result.calibration.is_some()
-            && comparable(
-                key.calibration,
-                result.calibration.as_ref(),
-                &Tolerance::DEFAULT,
-            )
-            .is_err()
-        {
-            continue;
-        }
-        let table = BenchmarkTable::of(&result);
-        if table.baseline != key.baseline {
-            continue;
-        }
+    for (id, started_at_unix_ms, _, table) in same_experiment(store, this, key, EARLIER_RUNS)? {
         let ratios: Vec<EarlierRatio> = table
             .rows
             .iter()
@@ -97,8 +119,8 @@ pub fn earlier_runs(store: &Store, this: i64, key: &Key<'_>) -> Result<Vec<Earli
             .collect();
         if !ratios.is_empty() {
             runs.push(EarlierRun {
-                invocation: row.id,
-                started_at_unix_s: (row.started_at_unix_ms / 1000).max(0) as u64,
+                invocation: id,
+                started_at_unix_s: (started_at_unix_ms / 1000).max(0) as u64,
                 ratios,
             });
         }
@@ -106,16 +128,34 @@ pub fn earlier_runs(store: &Store, this: i64, key: &Key<'_>) -> Result<Vec<Earli
     Ok(runs)
 }
 
-/// [`earlier_runs`] of `result` as the store holds it: before the newest invocation its cells
-/// come from (every stored run when none says).
-pub fn of_stored(store: &Store, result: &BenchmarkResult) -> Result<Vec<EarlierRun>> {
-    let this = result
+/// `result` (the newest invocation its cells come from) and every earlier completed invocation
+/// of the same experiment in `store`, up to `limit` in all, newest first: what a dimensioning
+/// experiment (`analysis::components`) is computed over.
+pub fn with_same_experiment(
+    store: &Store,
+    result: &BenchmarkResult,
+    limit: usize,
+) -> Result<Vec<BenchmarkResult>> {
+    let this = newest_invocation(result);
+    let mut all = vec![result.clone()];
+    let earlier = same_experiment(store, this, &Key::of(result), limit.saturating_sub(1))?;
+    all.extend(earlier.into_iter().map(|(_, _, r, _)| r));
+    Ok(all)
+}
+
+fn newest_invocation(result: &BenchmarkResult) -> i64 {
+    result
         .cells
         .iter()
         .filter_map(|c| c.invocation)
         .max()
-        .unwrap_or(i64::MAX);
-    earlier_runs(store, this, &Key::of(result))
+        .unwrap_or(i64::MAX)
+}
+
+/// [`earlier_runs`] of `result` as the store holds it: before the newest invocation its cells
+/// come from (every stored run when none says).
+pub fn of_stored(store: &Store, result: &BenchmarkResult) -> Result<Vec<EarlierRun>> {
+    earlier_runs(store, newest_invocation(result), &Key::of(result))
 }
 
 #[cfg(test)]

@@ -357,6 +357,12 @@ fn method_notes(out: &mut String, result: &BenchmarkResult, table: &BenchmarkTab
             "<p class=\"note\">{}.</p>",
             escape(&stopping.line(result.run.precision.as_ref()))
         );
+        if let Some(design) = &stopping.design {
+            let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&design.line()));
+        }
+    }
+    if let Some(check) = crate::analysis::position::PositionCheck::of(result) {
+        let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&check.line()));
     }
     let between = crate::analysis::between::lines(result);
     if !between.is_empty() {

@@ -65,6 +65,12 @@ pub fn render(result: &BenchmarkResult) -> String {
     let _ = writeln!(out, "  {}", table.method_line());
     if let Some(stopping) = &result.stopping {
         let _ = writeln!(out, "  {}", stopping.line(result.run.precision.as_ref()));
+        if let Some(design) = &stopping.design {
+            let _ = writeln!(out, "  {}", design.line());
+        }
+    }
+    if let Some(check) = crate::analysis::position::PositionCheck::of(result) {
+        let _ = writeln!(out, "  {}", check.line());
     }
     let between = crate::analysis::between::lines(result);
     if !between.is_empty() {

@@ -39,3 +39,20 @@ impl RunContext {
         })
     }
 }
+
+/// `DBBENCH_FORKS=N`, for a dimensioning experiment (`dbbench components`): a benchmark with a
+/// precision target runs exactly `N` forks of its pilot's rounds, whatever its widths say (the
+/// target's budget still applies); `None` when unset. A benchmark with a fixed `repeat` already
+/// runs each round as a fork of its own, so it is not changed.
+pub fn forks_from_env() -> Result<Option<u32>> {
+    match std::env::var("DBBENCH_FORKS") {
+        Err(_) => Ok(None),
+        Ok(v) => match v.trim().parse::<u32>() {
+            Ok(n) if n >= 2 => Ok(Some(n)),
+            _ => Err(crate::model::error::Error::msg(format!(
+                "DBBENCH_FORKS={v:?}: give a whole number of forks, 2 or more (a dimensioning \
+                 experiment runs that many forks of two rounds)"
+            ))),
+        },
+    }
+}

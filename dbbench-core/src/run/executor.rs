@@ -93,12 +93,20 @@ impl Executor<'_> {
         loop {
             let slot = match schedule.next(results, started.elapsed(), judge) {
                 Step::Run(slot) => slot,
+                Step::Fork(fork) => {
+                    let begun = Instant::now();
+                    self.backend.new_fork(fork)?;
+                    schedule.took_fork(begun.elapsed().as_secs_f64());
+                    continue;
+                }
                 Step::Judged {
                     rounds,
+                    forks,
                     target,
                     widths,
                 } => {
-                    let line = widths_line(&self.bench.test_path(), rounds, &target, &widths);
+                    let line =
+                        widths_line(&self.bench.test_path(), rounds, forks, &target, &widths);
                     crate::util::console::say(&line);
                     continue;
                 }
@@ -116,9 +124,11 @@ impl Executor<'_> {
                 warmup: slot.warmup,
                 remaining: schedule.remaining(results),
             });
+            let begun = Instant::now();
             if let Some(signal) = self.run(slot, sequence, results).await? {
                 return Ok(Some(signal));
             }
+            schedule.took(&slot, begun.elapsed().as_secs_f64());
             sequence += 1;
             if schedule.complete(&results[slot.cell]) {
                 let name = self.cells[slot.cell].name;
@@ -159,6 +169,8 @@ impl Executor<'_> {
                 run.index = slot.repetition;
                 run.sequence = sequence;
                 run.warmup = slot.warmup;
+                run.fork = Some(slot.fork);
+                run.position = Some(slot.position);
                 self.recorder.repetition_finished(cell.name, &run, window)?;
                 result.runs.push(run);
             }
@@ -172,10 +184,11 @@ impl Executor<'_> {
     }
 }
 
-/// "vlf::doubling: after round 4, intervals test_2 ±7.2%, … (target ±5%)".
+/// "vlf::doubling: after fork 4 (8 rounds), intervals test_2 ±7.2%, … (target ±5%)".
 fn widths_line(
     benchmark: &str,
     rounds: u32,
+    forks: u32,
     target: &Precision,
     widths: &[(String, Option<f64>)],
 ) -> String {
@@ -188,7 +201,7 @@ fn widths_line(
         .map(|(cell, w)| format!("{cell} {}", pct(w)))
         .collect();
     format!(
-        "dbbench › {benchmark}: after round {rounds}, intervals {} (target ±{}%)",
+        "dbbench › {benchmark}: after fork {forks} ({rounds} rounds), intervals {} (target ±{}%)",
         all.join(", "),
         crate::model::units::percent_text(target.target())
     )
@@ -257,8 +270,9 @@ mod tests {
         };
         let widths = vec![("b".to_string(), Some(0.072)), ("c".to_string(), None)];
         assert_eq!(
-            widths_line("vlf::doubling", 4, &target, &widths),
-            "dbbench › vlf::doubling: after round 4, intervals b ±7.2%, c no interval (target ±5%)"
+            widths_line("vlf::doubling", 8, 4, &target, &widths),
+            "dbbench › vlf::doubling: after fork 4 (8 rounds), intervals b ±7.2%, c no interval \
+             (target ±5%)"
         );
     }
 }

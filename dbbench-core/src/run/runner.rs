@@ -4,7 +4,7 @@
 //! target's rounds, in interleaved or blocked order), and gathers a [`BenchmarkResult`].
 
 use crate::engine::Backend;
-use crate::model::config::BackendKind;
+use crate::model::config::{BackendKind, Precision};
 use crate::model::error::{Error, Result};
 use crate::model::host::HostInfo;
 use crate::model::results::{
@@ -94,12 +94,24 @@ async fn run_cells(
         .filter(|c| bench.runs_on(c, kind))
         .map(|c| c.name)
         .collect();
+    let mut rules = Rules::of(&bench.run, kind, &scale);
+    if let (Some(forks), Some(p)) = (crate::run::context::forks_from_env()?, rules.precision) {
+        rules.precision = Some(Precision {
+            min_rounds: forks,
+            max_rounds: forks,
+            ..p
+        });
+        rules.rounds = forks;
+        if let Some(info) = header.run.precision.as_mut() {
+            (info.min_rounds, info.max_rounds) = (forks, forks);
+        }
+        header.run.repeat = forks;
+    }
     recorder.benchmark_started(&bench.file_stem(), &header, &declared)?;
     let plans = plans(bench, &cells, backend, &volumes, ctx, &scale);
     let fixture_rows = header.run.fixture_rows;
     let mut results = admit(bench, backend, &cells, &plans, fixture_rows, &calibration).await;
 
-    let rules = Rules::of(&bench.run, kind, &scale);
     let mut executor = Executor {
         bench,
         cells: &cells,
@@ -122,6 +134,7 @@ async fn run_cells(
         reason: schedule.reason(),
         widest: widest(&schedule.widths(&results, judge)).filter(|(_, w)| w.is_finite()),
         elapsed_s: started.elapsed().as_secs_f64(),
+        design: schedule.design(),
     };
     recorder.benchmark_finished(&stopping)?;
     header.cells = results;
@@ -197,6 +210,7 @@ fn not_applicable(
         reason: StopReason::Fixed,
         widest: None,
         elapsed_s: 0.0,
+        design: None,
     };
     recorder.benchmark_finished(&stopping)?;
     header.stopping = Some(stopping);
@@ -312,6 +326,7 @@ fn header(
                 })
             },
             cache: bench.run.cache,
+            forked: bench.run.order == crate::model::config::Order::Interleaved,
         },
         cells: Vec::new(),
         reference: None,

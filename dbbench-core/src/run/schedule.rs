@@ -1,20 +1,39 @@
-//! The schedule of a benchmark's repetitions: which cell runs which repetition in what order, what
-//! a resumed invocation skips, when a precision target adds a round, and why the benchmark
-//! stopped. It only decides: the executor (`run::executor`) runs what it hands out and records
-//! the results, which the schedule reads back (a cell's status and its runs) to decide the next
-//! step, so unit tests drive it with recorded results and timings, with no engine.
+//! The schedule of a benchmark's repetitions: which cell runs which repetition, in which fork and
+//! in what order, what a resumed invocation skips, when a precision target adds a fork, and why
+//! the benchmark stopped. It only decides: the executor (`run::executor`) runs what it hands out,
+//! starts each fork on a fresh work area, records the results and tells the schedule what each
+//! repetition cost; the schedule reads the results back to decide the next step, so unit tests
+//! drive it with recorded results and timings, with no engine.
 //!
-//! The order is that of `order`: interleaved runs repetition `r` of every cell before `r + 1` of
-//! any (so rounds pair), blocked runs every repetition of a cell before the next cell. Warm-ups
-//! come first in each cell. A precision target runs its minimum rounds, then asks its rule
-//! (`run::target::decide`) after each round whether another runs.
+//! **Forks** (Kalibera & Jones, *Rigorous Benchmarking in Reasonable Time*, 2013): interleaved
+//! rounds are grouped into forks, each started on a fresh work area (`Step::Fork`: the backend
+//! drops what it kept — pre-grown logs, the fixture's copy, a managed cluster), so that what one
+//! invocation shares (where its files landed, the kept log) is drawn anew in every fork and the
+//! interval over the forks' means covers it (`analysis::ratio`). With a fixed `repeat` every
+//! round is a fork of its own. A judged precision target runs `min_repeat` pilot forks of
+//! [`PILOT_FORK_ROUNDS`] rounds, then forks of the rounds Kalibera and Jones's allocation gives
+//! ([`Design`]), judging after each fork.
+//!
+//! **Order**: in each round the cells run in the order of a Williams design (`run::williams`),
+//! balanced for first-order carry-over; blocked order runs every repetition of a cell before the
+//! next cell, in one fork. Warm-ups come first, in the first fork.
 
 use crate::model::config::{BackendKind, Order, Precision, RunSpec};
-use crate::model::results::{CellResult, CellStatus, StopReason};
+use crate::model::results::{CellResult, CellStatus, Design, StopReason};
 use crate::model::scale::Scale;
+use crate::run::cost::Costs;
 use crate::run::target::{decide, Decision, Judge};
+use crate::run::williams::williams;
 use std::collections::VecDeque;
 use std::time::Duration;
+
+/// Rounds in each pilot fork of a judged precision target: two, so that every fork measures its
+/// own round-to-round spread and the allocation can tell it from the spread between forks.
+pub const PILOT_FORK_ROUNDS: u32 = 2;
+
+/// The most rounds a fork gets from the allocation: beyond four, a fork's setup is cheap against
+/// its rounds and more forks buy more than more rounds would.
+pub const MAX_FORK_ROUNDS: u32 = 4;
 
 /// The run options the schedule follows, as they apply on one backend at one scale.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -23,7 +42,7 @@ pub struct Rules {
     pub order: Order,
     /// Warm-up repetitions of each cell, before its measured ones.
     pub warmup: u32,
-    /// The measured rounds that always run: `repeat`, or a precision target's minimum.
+    /// The forks that always run: `repeat` (one round each), or a precision target's minimum.
     pub rounds: u32,
     /// The precision target declared for this backend (its own, or the benchmark's).
     pub precision: Option<Precision>,
@@ -45,9 +64,22 @@ impl Rules {
         }
     }
 
-    /// The target whose rule decides the rounds, if any.
+    /// The target whose rule decides the forks, if any.
     fn target(&self) -> Option<Precision> {
         self.precision.filter(|_| self.judged)
+    }
+
+    /// Rounds in each pilot fork: [`PILOT_FORK_ROUNDS`] under a judged target, else one.
+    pub fn pilot_fork_rounds(&self) -> u32 {
+        match self.target() {
+            Some(_) => PILOT_FORK_ROUNDS,
+            None => 1,
+        }
+    }
+
+    /// The measured rounds of the pilot (or of the fixed design).
+    fn pilot_rounds(&self) -> u32 {
+        self.rounds * self.pilot_fork_rounds()
     }
 
     /// The repetitions of every cell when they are fixed; `None` where a target leaves the count
@@ -78,18 +110,28 @@ pub struct Slot {
     pub repetition: u32,
     /// A warm-up, excluded from statistics.
     pub warmup: bool,
+    /// The fork it runs in, from 0.
+    pub fork: u32,
+    /// Its position in its round, from 0.
+    pub position: u32,
+    /// Whether it is in its fork's first round (what a fork's setup costs shows there).
+    pub first_in_fork: bool,
 }
 
 /// What the executor does next.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
+    /// Start fork `n`: have the backend drop what it kept, so the fork starts afresh.
+    Fork(u32),
     /// Run this repetition, then record it (or the cell's failure) in the results.
     Run(Slot),
-    /// `rounds` rounds are done and the target's rule judged them with these widths (the
-    /// executor says them); ask again for what follows.
+    /// `rounds` rounds in `forks` forks are done and the target's rule judged them with these
+    /// widths (the executor says them); ask again for what follows.
     Judged {
         /// The measured rounds judged.
         rounds: u32,
+        /// The forks they ran in.
+        forks: u32,
         /// The target they were judged against.
         target: Precision,
         /// Each compared cell's interval half-width, as [`Judge::widths`] gave them.
@@ -99,14 +141,21 @@ pub enum Step {
     Done,
 }
 
-/// The repetitions still to run and the rounds so far; see the module's documentation.
+/// The repetitions still to run and the forks so far; see the module's documentation.
 #[derive(Debug)]
 pub struct Schedule {
     rules: Rules,
     baseline: String,
     cells: usize,
-    rounds: u32,
+    /// The fork of every measured round queued so far, by round.
+    round_fork: Vec<u32>,
+    /// Rounds in each fork still to be queued.
+    fork_rounds: u32,
     queue: VecDeque<Slot>,
+    /// The fork the executor was last told to start.
+    started: Option<u32>,
+    costs: Costs,
+    design: Option<Design>,
     planned: usize,
     stop: Option<StopReason>,
     done: bool,
@@ -119,40 +168,102 @@ impl Schedule {
     /// cell has the same rounds again (they pair). `baseline` is the cell the others' ratios are
     /// to.
     pub fn new(rules: Rules, baseline: &str, results: &[CellResult]) -> Schedule {
+        let pilot = rules.pilot_rounds();
         let rounds = match rules.target() {
-            Some(_) => measured_rounds(results).max(rules.rounds),
-            None => rules.rounds,
+            Some(_) => measured_rounds(results).max(pilot),
+            None => pilot,
         };
-        let fixed = rules.warmup + rounds;
-        let cells = results.len();
-        let order: Vec<(usize, u32)> = match rules.order {
-            Order::Interleaved => (0..fixed)
-                .flat_map(|rep| (0..cells).map(move |c| (c, rep)))
-                .collect(),
-            Order::Blocked => (0..cells)
-                .flat_map(|c| (0..fixed).map(move |rep| (c, rep)))
-                .collect(),
-        };
-        let queue: VecDeque<Slot> = order
-            .into_iter()
-            .filter(|&(cell, rep)| !results[cell].runs.iter().any(|r| r.index == rep))
-            .map(|(cell, repetition)| slot(&rules, cell, repetition))
+        let per_fork = rules.pilot_fork_rounds();
+        // A round kept by a resumed invocation stays in its fork; the others follow the pilot.
+        let round_fork: Vec<u32> = (0..rounds)
+            .map(|r| kept_fork(results, rules.warmup + r).unwrap_or(r / per_fork))
             .collect();
-        // The progress line's total: what is queued, and the rounds a target may still add.
-        let planned = match rules.target() {
-            Some(t) => queue.len() + (t.max_rounds.saturating_sub(rounds) as usize) * cells,
-            None => queue.len(),
-        };
-        Schedule {
+        let cells = results.len();
+        let mut schedule = Schedule {
             rules,
             baseline: baseline.to_string(),
             cells,
-            rounds,
-            queue,
-            planned,
+            round_fork,
+            fork_rounds: per_fork,
+            queue: VecDeque::new(),
+            started: None,
+            costs: Costs::default(),
+            design: None,
+            planned: 0,
             stop: None,
             done: false,
+        };
+        let order = schedule.order(0..rounds);
+        schedule.queue = order
+            .into_iter()
+            .filter(|s| !results[s.cell].runs.iter().any(|r| r.index == s.repetition))
+            .collect();
+        // The progress line's total: what is queued, and the forks a target may still add.
+        schedule.planned = match rules.target() {
+            Some(t) => {
+                let forks = t.max_rounds.saturating_sub(schedule.forks());
+                schedule.queue.len()
+                    + (forks * MAX_FORK_ROUNDS.min(per_fork.max(2))) as usize * cells
+            }
+            None => schedule.queue.len(),
+        };
+        schedule
+    }
+
+    /// The slots of the warm-ups (before round 0) and of `rounds`, in order.
+    fn order(&self, rounds: std::ops::Range<u32>) -> Vec<Slot> {
+        let warmup = self.rules.warmup;
+        let cells = self.cells;
+        match self.rules.order {
+            Order::Interleaved => {
+                let sequences = williams(cells);
+                let warmups = if rounds.start == 0 { 0..warmup } else { 0..0 };
+                let mut slots = Vec::new();
+                for rep in warmups {
+                    slots.extend(self.round(&sequences[0], rep, 0, false));
+                }
+                for r in rounds {
+                    let fork = self.round_fork[r as usize];
+                    let first = r == 0 || self.round_fork[r as usize - 1] != fork;
+                    let sequence = &sequences[r as usize % sequences.len()];
+                    slots.extend(self.round(sequence, warmup + r, fork, first));
+                }
+                slots
+            }
+            Order::Blocked => (0..cells)
+                .flat_map(|c| {
+                    (0..warmup + rounds.end).map(move |rep| Slot {
+                        cell: c,
+                        repetition: rep,
+                        warmup: rep < warmup,
+                        fork: 0,
+                        position: 0,
+                        first_in_fork: false,
+                    })
+                })
+                .collect(),
         }
+    }
+
+    /// One round's slots: `sequence` gives the cells' order.
+    fn round(&self, sequence: &[usize], repetition: u32, fork: u32, first: bool) -> Vec<Slot> {
+        sequence
+            .iter()
+            .enumerate()
+            .map(|(position, &cell)| Slot {
+                cell,
+                repetition,
+                warmup: repetition < self.rules.warmup,
+                fork,
+                position: position as u32,
+                first_in_fork: first,
+            })
+            .collect()
+    }
+
+    /// Forks queued so far.
+    fn forks(&self) -> u32 {
+        self.round_fork.last().map_or(0, |f| f + 1)
     }
 
     /// The next step, from the results so far. `elapsed` is the time since the first repetition
@@ -160,37 +271,66 @@ impl Schedule {
     /// A cell that failed drops its remaining repetitions.
     pub fn next(&mut self, results: &[CellResult], elapsed: Duration, judge: &dyn Judge) -> Step {
         while !self.done {
-            match self.queue.pop_front() {
+            match self.queue.front().copied() {
                 Some(slot) if results[slot.cell].status == CellStatus::Ok => {
-                    return Step::Run(slot)
+                    if self.started != Some(slot.fork) {
+                        self.started = Some(slot.fork);
+                        return Step::Fork(slot.fork);
+                    }
+                    self.queue.pop_front();
+                    return Step::Run(slot);
                 }
-                Some(_) => continue,
+                Some(_) => {
+                    self.queue.pop_front();
+                }
                 None => return self.judge(results, elapsed, judge),
             }
         }
         Step::Done
     }
 
-    /// The fixed rounds (or the last added one) are done: a precision target decides whether
-    /// another runs; without one the schedule is done.
+    /// What `slot` took, in seconds from the lock to its teardown's end: the rounds'
+    /// and the forks' costs that the allocation and the budget use.
+    pub fn took(&mut self, slot: &Slot, seconds: f64) {
+        if !slot.warmup {
+            self.costs
+                .repetition(slot.cell, slot.first_in_fork, seconds);
+        }
+    }
+
+    /// What starting a fork took, in seconds.
+    pub fn took_fork(&mut self, seconds: f64) {
+        self.costs.fork(seconds);
+    }
+
+    /// The last fork is done: a precision target decides whether another runs; without one the
+    /// schedule is done.
     fn judge(&mut self, results: &[CellResult], elapsed: Duration, judge: &dyn Judge) -> Step {
         let Some(target) = self.rules.target() else {
             self.done = true;
             return Step::Done;
         };
-        let widths = self.widths(results, judge);
-        let floors = judge.floors(results, &self.baseline, self.paired(), self.pilot());
-        let rounds = self.rounds;
-        match decide(&target, rounds, elapsed, &widths, &floors) {
+        let pilot = self.rules.rounds as usize;
+        let widths = judge.widths(results, &self.baseline, self.paired(), pilot);
+        if self.design.is_none() {
+            self.design = Some(self.allocate(results, judge, &widths));
+        }
+        let rounds = self.round_fork.len() as u32;
+        let forks = self.forks();
+        let next_fork_s = self.costs.fork_s(self.fork_rounds, elapsed, forks);
+        match decide(&target, forks, elapsed, &widths, next_fork_s) {
             Decision::Continue => {
-                let next = self.rules.warmup + rounds;
+                let fork = forks;
+                let start = rounds;
+                self.round_fork
+                    .extend(std::iter::repeat_n(fork, self.fork_rounds as usize));
+                let slots = self.order(start..start + self.fork_rounds);
                 self.queue.extend(
-                    (0..self.cells)
-                        .filter(|&i| results[i].status == CellStatus::Ok)
-                        .map(|i| slot(&self.rules, i, next)),
+                    slots
+                        .into_iter()
+                        .filter(|s| results[s.cell].status == CellStatus::Ok),
                 );
-                self.rounds += 1;
-                // No cell left to run the round: done, without a reason of the rule's.
+                // No cell left to run the fork: done, without a reason of the rule's.
                 self.done = self.queue.is_empty();
             }
             Decision::Stop(reason) => {
@@ -200,24 +340,52 @@ impl Schedule {
         }
         Step::Judged {
             rounds,
+            forks,
             target,
             widths,
         }
     }
 
+    /// Kalibera and Jones's allocation after the pilot: the rounds per fork that give the
+    /// narrowest interval for the time, from the measured costs of a round and of a fork's setup
+    /// and the variance components of the widest ratio.
+    fn allocate(
+        &mut self,
+        results: &[CellResult],
+        judge: &dyn Judge,
+        widths: &[(String, Option<f64>)],
+    ) -> Design {
+        let pilot = self.rules.rounds as usize;
+        let components = judge.components(results, &self.baseline, pilot);
+        let widest = crate::run::target::widest(widths).map(|w| w.0);
+        let chosen = widest
+            .as_ref()
+            .and_then(|w| components.iter().find(|c| &c.0 == w))
+            .or(components.first());
+        let design = Design::allocate(
+            self.costs.round_s(),
+            self.costs.setup_s(),
+            chosen.map(|c| (c.0.clone(), c.1, c.2)),
+            PILOT_FORK_ROUNDS,
+            MAX_FORK_ROUNDS,
+        );
+        self.fork_rounds = design.rounds_per_fork;
+        design
+    }
+
     /// Each compared cell's interval half-width for `results`, as the target's rule sees them.
     pub fn widths(&self, results: &[CellResult], judge: &dyn Judge) -> Vec<(String, Option<f64>)> {
-        judge.widths(results, &self.baseline, self.paired(), self.pilot())
+        judge.widths(
+            results,
+            &self.baseline,
+            self.paired(),
+            self.rules.rounds as usize,
+        )
     }
 
     /// Rounds pair when the order interleaves them.
     fn paired(&self) -> bool {
         self.rules.order == Order::Interleaved
-    }
-
-    /// The rounds whose spread a two-stage interval uses: those that always run.
-    fn pilot(&self) -> usize {
-        self.rules.rounds as usize
     }
 
     /// Repetitions the progress line expects in all (a target's may end sooner).
@@ -238,10 +406,10 @@ impl Schedule {
     /// Repetitions a cell may run, warm-ups included: all of them, or a target's limit.
     pub fn repetitions(&self) -> u32 {
         self.rules.warmup
-            + self
-                .rules
-                .target()
-                .map_or(self.rules.rounds, |t| t.max_rounds)
+            + self.rules.target().map_or(self.rules.rounds, |t| {
+                self.rules.pilot_rounds()
+                    + t.max_rounds.saturating_sub(self.rules.rounds) * self.fork_rounds
+            })
     }
 
     /// See [`Rules::per_cell`].
@@ -252,6 +420,16 @@ impl Schedule {
     /// See [`Rules::complete`].
     pub fn complete(&self, cell: &CellResult) -> bool {
         self.rules.complete(cell)
+    }
+
+    /// The design the target's allocation chose, with the costs and components it rests on;
+    /// `None` without a judged target.
+    pub fn design(&self) -> Option<Design> {
+        self.design.clone().map(|d| Design {
+            forks: self.forks(),
+            rounds: self.round_fork.len() as u32,
+            ..d
+        })
     }
 
     /// Why the benchmark stopped: the target's rule, or why it had no say.
@@ -280,12 +458,13 @@ pub fn measured_rounds(results: &[CellResult]) -> u32 {
         .unwrap_or(0)
 }
 
-fn slot(rules: &Rules, cell: usize, repetition: u32) -> Slot {
-    Slot {
-        cell,
-        repetition,
-        warmup: repetition < rules.warmup,
-    }
+/// The fork a resumed invocation recorded for repetition `index`, if any cell kept it.
+fn kept_fork(results: &[CellResult], index: u32) -> Option<u32> {
+    results
+        .iter()
+        .flat_map(|c| c.runs.iter())
+        .find(|r| r.index == index)
+        .and_then(|r| r.fork)
 }
 
 #[cfg(test)]

@@ -271,6 +271,18 @@ impl PostgresBackend {
         }
     }
 
+    /// Starts a fork: a managed cluster is stopped and removed, so the fork's first database
+    /// gets a new one (its own directory, WAL and shared buffers); an existing server is left as
+    /// it is (a database per repetition is all dbbench makes there).
+    pub fn new_fork(&mut self) -> Result<()> {
+        if let Target::Managed { cluster, .. } = &mut self.target {
+            if let Some(old) = cluster.take() {
+                old.destroy()?;
+            }
+        }
+        Ok(())
+    }
+
     /// Creates the database of `plan` (and, on a managed cluster, the cluster it needs).
     pub async fn create(&mut self, plan: &DatabasePlan) -> Result<PostgresDatabase> {
         let mapping = options::map(&plan.storage, self.mode())?;

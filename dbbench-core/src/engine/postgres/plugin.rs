@@ -61,6 +61,10 @@ impl EngineBackend for PostgresBackend {
 
     // The managed clusters are swept when a cluster starts: nothing to sweep here.
 
+    fn new_fork(&mut self) -> Result<()> {
+        PostgresBackend::new_fork(self)
+    }
+
     async fn space_shortfalls(&mut self, plan: &DatabasePlan, fixture_rows: u64) -> Vec<Shortfall> {
         crate::util::space::shortfalls(&self.space_needs(plan, fixture_rows))
     }
