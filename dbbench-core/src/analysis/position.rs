@@ -182,10 +182,14 @@ mod tests {
             (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
         };
         let mut r = crate::model::sample::vlf();
-        r.cells.truncate(cells);
-        for c in &mut r.cells {
-            c.runs.clear();
-        }
+        let template = r.cells[0].clone();
+        r.cells = (0..cells)
+            .map(|i| crate::model::results::CellResult {
+                name: format!("c{i}"),
+                runs: Vec::new(),
+                ..template.clone()
+            })
+            .collect();
         let order = williams(cells);
         for round in 0..rounds {
             let shared = 0.2 * normal();

@@ -59,10 +59,19 @@ impl<R: Recorder> Echo<R> {
     }
 }
 
-/// `vlf::doubling › test_1 · repetition 2 of 4 · 1.23 s · 12 data growths, 3 log growths`.
+/// `vlf::doubling › test_1 · repetition 2 of 4 · 1.23 s · 12 data growths, 3 log growths`, with
+/// `(fork 3)` where the runs are forked; a precision target leaves the count open (`repetitions`
+/// 0), so there the line has no total.
 pub fn repetition_line(benchmark: &str, cell: &str, run: &RunResult, repetitions: u32) -> String {
+    let of = match repetitions {
+        0 => String::new(),
+        n => format!(" of {n}"),
+    };
+    let fork = run
+        .fork
+        .map_or(String::new(), |f| format!(" (fork {})", f + 1));
     let mut line = format!(
-        "{benchmark} › {cell} · repetition {} of {repetitions}{} · {} s",
+        "{benchmark} › {cell} · repetition {}{of}{fork}{} · {} s",
         run.index + 1,
         if run.warmup { " (warm-up)" } else { "" },
         seconds(run.elapsed_s)
@@ -139,12 +148,11 @@ impl<R: Recorder> Recorder for Echo<R> {
         declared: &[&str],
     ) -> Result<()> {
         self.benchmark = header.benchmark.clone();
-        self.repetitions = header.run.warmup
-            + header
-                .run
-                .precision
-                .as_ref()
-                .map_or(header.run.repeat, |p| p.max_rounds);
+        // A precision target's forks and rounds per fork are decided as it runs.
+        self.repetitions = match header.run.precision {
+            Some(_) => 0,
+            None => header.run.warmup + header.run.repeat,
+        };
         self.inner.benchmark_started(stem, header, declared)
     }
 

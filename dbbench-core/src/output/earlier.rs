@@ -173,6 +173,19 @@ mod tests {
         let mut other_scale = result.clone();
         other_scale.scale = "smoke".into();
         record(&store, &other_scale, 1.0);
+        // Another commit, another configuration of a cell, another precision: other
+        // experiments, never pooled (a pull request's base-branch run is not its head's).
+        let mut other_commit = result.clone();
+        other_commit.host.git_commit = Some("0123abc".into());
+        record(&store, &other_commit, 1.0);
+        let mut other_config = result.clone();
+        other_config.cells[1]
+            .config
+            .insert("growth".into(), "2MB".into());
+        record(&store, &other_config, 1.0);
+        let mut other_precision = result.clone();
+        other_precision.run.forked = !result.run.forked;
+        record(&store, &other_precision, 1.0);
         let second = record(&store, &result, 2.0);
         let current = record(&store, &result, 1.5);
 
@@ -181,7 +194,7 @@ mod tests {
         assert_eq!(
             ids,
             vec![second, first],
-            "newest first, other scales left out"
+            "newest first, other scales, commits, configurations and designs left out"
         );
         let table = BenchmarkTable::of(&result);
         let test_3 = table.rows.iter().find(|r| r.name == "test_3").unwrap();

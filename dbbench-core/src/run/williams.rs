@@ -25,7 +25,7 @@ pub fn williams(k: usize) -> Vec<Vec<usize>> {
     let rows: Vec<Vec<usize>> = (0..k)
         .map(|i| first.iter().map(|c| (c + i) % k).collect())
         .collect();
-    if k % 2 == 0 {
+    if k.is_multiple_of(2) {
         return rows;
     }
     let mirrored: Vec<Vec<usize>> = rows
@@ -58,7 +58,11 @@ mod tests {
     fn every_cell_follows_every_other_equally_often_and_takes_every_position() {
         for k in 2..=8 {
             let rows = williams(k);
-            assert_eq!(rows.len(), if k % 2 == 0 { k } else { 2 * k }, "k = {k}");
+            assert_eq!(
+                rows.len(),
+                if k.is_multiple_of(2) { k } else { 2 * k },
+                "k = {k}"
+            );
             for row in &rows {
                 let mut sorted = row.clone();
                 sorted.sort();
