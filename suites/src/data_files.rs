@@ -51,7 +51,7 @@ const FULL_INSERT_BYTES: u64 = 100 << 30;
     precision = "5%",
     min_repeat = 3,
     max_repeat = 10,
-    budget = "100s"
+    budget = "120s"
 )]
 #[not_on(
     postgres = "PostgreSQL keeps every table in files of its own and has no filegroup of several data files to spread a table over, so the number of data files is not a setting there"

@@ -37,6 +37,9 @@ pub struct Components {
     /// `MS_inv / MS_fork`, its degrees of freedom, and the chance of one as large where
     /// invocations differ only as their forks do.
     pub f_test: Option<(f64, f64, f64, f64)>,
+    /// The cell's and the baseline's windows over those invocations, and how many of them the
+    /// busy-machine guard found disturbed (other work inflates every component).
+    pub busy: crate::model::interference::Busy,
 }
 
 impl Components {
@@ -51,12 +54,16 @@ impl Components {
             .iter()
             .filter(|c| c.name != baseline && c.status == CellStatus::Ok)
             .filter_map(|c| {
+                let mut busy = crate::model::interference::Busy::default();
                 let data: Vec<Vec<Vec<f64>>> = runs
                     .iter()
                     .filter_map(|r| {
                         let base = r.cells.iter().find(|x| x.name == baseline)?;
                         let cell = r.cells.iter().find(|x| x.name == c.name)?;
                         let forks = forks_of(cell, base)?;
+                        busy = busy
+                            .plus(crate::model::interference::Busy::of(cell.measured()))
+                            .plus(crate::model::interference::Busy::of(base.measured()));
                         Some(
                             forks
                                 .iter()
@@ -65,7 +72,7 @@ impl Components {
                         )
                     })
                     .collect();
-                Components::nested(&c.name, &data)
+                Components::nested(&c.name, &data).map(|n| Components { busy, ..n })
             })
             .collect()
     }
@@ -124,6 +131,7 @@ impl Components {
             between_forks: ((ms_f - ms_w) / per_fork).max(0.0).sqrt(),
             between_invocations: ((ms_i - ms_f) / (per_inv * per_fork)).max(0.0).sqrt(),
             f_test,
+            busy: Default::default(),
         })
     }
 
@@ -144,14 +152,22 @@ impl Components {
         };
         format!(
             "{}: σ {:.3} between rounds of a fork, τ {:.3} between forks, {:.3} between \
-             invocations beyond their forks{test} — {} invocations × {:.1} forks × {:.1} rounds",
+             invocations beyond their forks{test} — {} invocations × {:.1} forks × {:.1} rounds{}",
             self.cell,
             self.within_fork,
             self.between_forks,
             self.between_invocations,
             self.invocations,
             self.forks,
-            self.rounds
+            self.rounds,
+            if self.busy.any() {
+                format!(
+                    "; {} of {} windows disturbed by other work",
+                    self.busy.disturbed, self.busy.runs
+                )
+            } else {
+                String::new()
+            }
         )
     }
 }

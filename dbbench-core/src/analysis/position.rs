@@ -87,6 +87,10 @@ impl PositionCheck {
             }
         }
         let positions = by_position.len();
+        // Blocked order runs every repetition at position 0: nothing to compare.
+        if positions < 2 {
+            return None;
+        }
         let effects = by_position
             .into_iter()
             .filter(|(_, e)| e.len() >= 2)

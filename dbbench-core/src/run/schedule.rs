@@ -198,12 +198,12 @@ impl Schedule {
             .into_iter()
             .filter(|s| !results[s.cell].runs.iter().any(|r| r.index == s.repetition))
             .collect();
-        // The progress line's total: what is queued, and the forks a target may still add.
+        // The progress line's total: what is queued, and the forks a target may still add (of
+        // the pilot's rounds: the allocation may make them longer).
         schedule.planned = match rules.target() {
             Some(t) => {
                 let forks = t.max_rounds.saturating_sub(schedule.forks());
-                schedule.queue.len()
-                    + (forks * MAX_FORK_ROUNDS.min(per_fork.max(2))) as usize * cells
+                schedule.queue.len() + (forks * per_fork) as usize * cells
             }
             None => schedule.queue.len(),
         };

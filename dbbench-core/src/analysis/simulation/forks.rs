@@ -36,7 +36,7 @@ fn vlf_target() -> Precision {
         hundredths_of_percent: 500,
         min_rounds: 7,
         max_rounds: 14,
-        budget: Duration::from_secs(280),
+        budget: Duration::from_secs(230),
     }
 }
 
