@@ -730,8 +730,8 @@ support::benchmark! {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timeout_kills_the_session_and_still_tears_down() {
-    let server = sql_server_2022();
-    server.on("@@SPID", Reply::rows(&["spid"], vec![vec![Value::Int(61)]]));
+    // Sessions modelled: every connection has its own id, and a closed one's id is free again.
+    let server = sql_server_2022().with_sessions();
     let mut backend = scripted_backend(&server).await;
     let ctx = context("mssql-timeout", Scale::smoke(), Volumes::default());
     let result = run_benchmark(&ENDLESS, None, &ctx, &mut backend)
@@ -749,12 +749,21 @@ async fn a_timeout_kills_the_session_and_still_tears_down() {
     while server.calls_with("KILL").is_empty() && started.elapsed().as_secs() < 5 {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
+    std::thread::sleep(std::time::Duration::from_millis(100));
     let kills: Vec<String> = server
         .calls_with("KILL")
         .into_iter()
         .map(|c| c.sql)
         .collect();
-    assert_eq!(kills, vec!["KILL 61".to_string()]);
+    // Only the body's connection is open when the timeout fires: connections closed before
+    // (the fixture's) send nothing, and the one KILL is guarded (finding B1).
+    assert_eq!(kills.len(), 1, "{kills:?}");
+    assert!(
+        kills[0].starts_with("IF EXISTS (SELECT 1 FROM sys.dm_exec_sessions WHERE session_id = ")
+            && kills[0].contains("program_name = N'dbbench' AND host_process_id = 0"),
+        "{}",
+        kills[0]
+    );
     assert!(
         !server.calls_with("DROP DATABASE").is_empty(),
         "teardown ran"

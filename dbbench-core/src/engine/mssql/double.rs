@@ -13,9 +13,11 @@ use crate::model::value::{Row, Value};
 use std::sync::{Arc, Mutex};
 
 pub mod instance;
+pub mod sessions;
 pub mod settings;
 
 pub use instance::{InstanceModel, TempdbFileModel};
+pub use sessions::{SessionRow, SessionTable};
 
 /// The tiberius API a statement went through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,9 +107,19 @@ pub struct Session {
     isolation: Option<i64>,
     /// A command timed out on this connection (see [`Reply::Timeout`]).
     dead: bool,
+    /// The server's session of this connection, when the server models sessions.
+    pub(crate) own: Option<SessionRow>,
 }
 
 impl Session {
+    /// The state of a new connection whose server session is `own`.
+    pub(crate) fn with_own(own: Option<SessionRow>) -> Session {
+        Session {
+            own,
+            ..Session::default()
+        }
+    }
+
     /// Whether the connection may still be used.
     pub fn is_dead(&self) -> bool {
         self.dead
@@ -176,6 +188,7 @@ struct Inner {
     calls: Vec<Call>,
     catalog: Option<Catalog>,
     instance: Option<InstanceModel>,
+    sessions: Option<SessionTable>,
 }
 
 /// A minimal model of the server's databases, so a lifecycle can run without a rule for every
@@ -524,6 +537,39 @@ impl ScriptedServer {
         self
     }
 
+    /// Models the server's sessions ([`sessions`]): each login opens one with the lowest free
+    /// id, closing a connection ends it, `KILL` ends whichever session has the id now.
+    pub fn with_sessions(self) -> ScriptedServer {
+        self.lock().sessions = Some(SessionTable::default());
+        self
+    }
+
+    /// Opens a session of `program` for `login` (another application on the same server), if
+    /// sessions are modelled.
+    pub fn open_session(&self, program: &str, login: &str) -> Option<SessionRow> {
+        Some(self.lock().sessions.as_mut()?.open(program, login))
+    }
+
+    /// Ends `session` as if its client had closed the connection.
+    pub fn close_session(&self, session: &SessionRow) {
+        if let Some(table) = self.lock().sessions.as_mut() {
+            table.close(session.spid, &session.login_time);
+        }
+    }
+
+    /// Whether exactly `session` (id and login time) still exists.
+    pub fn session_alive(&self, session: &SessionRow) -> bool {
+        self.lock()
+            .sessions
+            .as_ref()
+            .is_some_and(|t| t.alive(session))
+    }
+
+    /// The session that has id `spid` now, if sessions are modelled and one has it.
+    pub fn session_by_id(&self, spid: i64) -> Option<SessionRow> {
+        self.lock().sessions.as_ref()?.by_id(spid).cloned()
+    }
+
     /// The instance model's state now (flags on, error log, tempdb), if there is one.
     pub fn instance(&self) -> Option<InstanceModel> {
         self.lock().instance.clone()
@@ -576,6 +622,17 @@ impl ScriptedServer {
 
     /// As [`answer`](Self::answer), from a connection to `database`.
     pub(crate) fn answer_in(&self, api: Api, database: &str, sql: &str) -> Reply {
+        self.answer_as(api, database, sql, None)
+    }
+
+    /// As [`answer_in`](Self::answer_in), sent by the server session `own`.
+    pub(crate) fn answer_as(
+        &self,
+        api: Api,
+        database: &str,
+        sql: &str,
+        own: Option<&SessionRow>,
+    ) -> Reply {
         let mut inner = self.lock();
         inner.calls.push(Call {
             api,
@@ -626,6 +683,13 @@ impl ScriptedServer {
             Some(model) if succeeded => model.answer(sql),
             _ => None,
         };
+        let session = match (inner.sessions.as_mut(), &reply, &instance) {
+            (Some(table), None, None) if api != Api::Login => table.answer(sql, own),
+            _ => None,
+        };
+        if let Some(session) = session {
+            return session;
+        }
         let modelled = match (&reply, api, inner.catalog.as_mut()) {
             (
                 None | Some(Reply::Sets(_)) | Some(Reply::Affected(_)) | Some(Reply::Timeout),

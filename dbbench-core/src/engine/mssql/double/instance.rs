@@ -160,7 +160,9 @@ impl InstanceModel {
         if sql.contains("ALTER DATABASE tempdb") || sql.contains("USE tempdb") {
             return Some(self.change_tempdb(sql));
         }
-        if sql.starts_with("KILL ") && !self.may_kill {
+        let kills =
+            sql.starts_with("KILL ") || (sql.starts_with("IF EXISTS (") && sql.contains(") KILL "));
+        if kills && !self.may_kill {
             return Some(Reply::error(
                 6102,
                 "User does not have permission to use the KILL statement.",
@@ -390,7 +392,12 @@ mod tests {
         let server = ScriptedServer::new().with_instance(model);
         let settings =
             ConnectSettings::scripted("Server=tcp:h,1433;User Id=u;Password=p", &server).unwrap();
-        let err = crate::engine::mssql::cancel::kill(&settings, 57)
+        let session = crate::engine::mssql::cancel::SessionId {
+            spid: 57,
+            login_time: "2026-12-01T10:00:00.000".into(),
+            host_process_id: Some(0),
+        };
+        let err = crate::engine::mssql::cancel::kill(&settings, &session)
             .await
             .unwrap_err()
             .to_string();
