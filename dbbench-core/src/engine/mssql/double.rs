@@ -565,6 +565,15 @@ impl ScriptedServer {
             .is_some_and(|t| t.alive(session))
     }
 
+    /// The session holding application lock `resource`, if sessions are modelled.
+    pub fn lock_holder(&self, resource: &str) -> Option<SessionRow> {
+        self.lock()
+            .sessions
+            .as_ref()?
+            .lock_holder(resource)
+            .cloned()
+    }
+
     /// The session that has id `spid` now, if sessions are modelled and one has it.
     pub fn session_by_id(&self, spid: i64) -> Option<SessionRow> {
         self.lock().sessions.as_ref()?.by_id(spid).cloned()

@@ -12,6 +12,7 @@
 //! Databases that killed runs of this host left behind are dropped at the start of a run
 //! ([`stale`]). Transaction control always goes as a plain batch ([`routing`]).
 
+pub mod applock;
 mod cancel;
 mod connect;
 mod connection;
@@ -42,6 +43,8 @@ pub mod space;
 pub mod stale;
 pub mod teardown;
 pub mod tsql;
+pub mod undo_check;
+pub mod whose;
 
 #[cfg(test)]
 mod suite_specs;
@@ -265,24 +268,16 @@ impl MssqlBackend {
         };
         if !self.owed_settled {
             self.owed_settled = true;
-            let (done, still) =
-                owed::settle(&mut admin, &plan.work_dir, self.settings.server()).await?;
-            for statement in done {
-                crate::util::console::say(&format!(
-                    "dbbench › mssql: finished undo owed from an earlier run: {statement}"
-                ));
-            }
-            if !still.is_empty() {
-                crate::util::console::say(&format!(
-                    "dbbench › mssql: undo still owed (restart SQL Server to finish it): {}",
-                    still.join("; ")
-                ));
+            if let Some(line) = settle_owed(&self.settings, &plan.work_dir).await? {
+                crate::util::console::say(&line);
             }
         }
         claim(&mut admin, &plan.name, &self.facts.product).await?;
+        let changes = InstanceChanges::new(self.settings.clone()).owed_in(&plan.work_dir);
+        let probe = changes.sibling();
         let mut build = Build {
-            changes: InstanceChanges::new(self.settings.clone()).owed_in(&plan.work_dir),
-            probe: InstanceChanges::new(self.settings.clone()).owed_in(&plan.work_dir),
+            changes,
+            probe,
             create_sent: false,
             created: false,
             counts: BTreeMap::new(),
@@ -330,6 +325,23 @@ impl MssqlBackend {
             }
         }
     }
+}
+
+/// Runs the undo that dead dbbench processes left in `work_dir`'s ledger for this server
+/// ([`owed::settle`]), holding the server-wide lock so that no live run is in the middle of its
+/// own changes; returns the one console line that says what it found.
+pub async fn settle_owed(
+    settings: &ConnectSettings,
+    work_dir: &std::path::Path,
+) -> Result<Option<String>> {
+    if owed::owed(work_dir, settings.server())?.is_empty() {
+        return Ok(None);
+    }
+    let lock = applock::ServerLock::acquire(settings, applock::PATIENCE).await?;
+    let mut admin = settings.connect(Some("master")).await?;
+    let settled = owed::settle(&mut admin, work_dir, settings.server()).await;
+    drop(lock);
+    Ok(settled?.line(settings.server()))
 }
 
 fn on_off(on: bool) -> String {

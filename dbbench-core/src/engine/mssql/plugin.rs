@@ -61,8 +61,18 @@ impl EngineBackend for MssqlBackend {
         false
     }
 
-    async fn sweep_stale(&mut self, _work_dir: &Path) -> Vec<String> {
-        MssqlBackend::sweep_stale(self).await
+    async fn sweep_stale(&mut self, work_dir: &Path) -> Vec<String> {
+        let mut lines = MssqlBackend::sweep_stale(self).await;
+        // Instance changes a dead dbbench process left (its write-ahead ledger), undone now.
+        match super::settle_owed(self.settings(), work_dir).await {
+            Ok(Some(line)) => lines.push(line.replace("dbbench › ", "")),
+            Ok(None) => {}
+            Err(e) => lines.push(format!(
+                "mssql: could not undo the instance changes owed in {}: {e}",
+                super::owed::path(work_dir).display()
+            )),
+        }
+        lines
     }
 
     async fn space_shortfalls(&mut self, plan: &DatabasePlan, _: u64) -> Vec<Shortfall> {

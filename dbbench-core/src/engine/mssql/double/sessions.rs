@@ -13,6 +13,10 @@
 //!   "dbbench") and `host_process_id` (the client's process id as the login packet gives it;
 //!   tiberius 0.13 always sends 0: `client_pid` is never set in its `src/tds/codec/login.rs`).
 //!   Without VIEW SERVER STATE a login sees only its own row; the model's login has it.
+//! - sp_getapplock / sp_releaseapplock, https://learn.microsoft.com/sql/relational-databases/system-stored-procedures/sp-getapplock-transact-sql:
+//!   an exclusive lock at session scope is held until released or until the session ends; a
+//!   request that cannot be granted within `@LockTimeout` returns -1. The model grants at once
+//!   or answers -1 (it does not wait).
 
 use super::Reply;
 use crate::model::value::Value;
@@ -37,6 +41,8 @@ pub struct SessionRow {
 pub struct SessionTable {
     logins: u64,
     sessions: Vec<SessionRow>,
+    /// Application locks at session scope: resource → holder.
+    locks: std::collections::BTreeMap<String, SessionRow>,
 }
 
 impl SessionTable {
@@ -67,6 +73,26 @@ impl SessionTable {
     pub fn close(&mut self, spid: i64, login_time: &str) {
         self.sessions
             .retain(|s| !(s.spid == spid && s.login_time == login_time));
+        self.locks
+            .retain(|_, s| !(s.spid == spid && s.login_time == login_time));
+    }
+
+    /// The session holding application lock `resource`, if any.
+    pub fn lock_holder(&self, resource: &str) -> Option<&SessionRow> {
+        self.locks.get(resource)
+    }
+
+    /// `sp_getapplock` (exclusive, session scope) from `own`: 0 granted, -1 held by another.
+    fn get_lock(&mut self, sql: &str, own: &SessionRow) -> Reply {
+        let resource = resource(sql);
+        let result = match self.locks.get(&resource) {
+            Some(holder) if holder != own => -1,
+            _ => {
+                self.locks.insert(resource, own.clone());
+                0
+            }
+        };
+        Reply::rows(&["result"], vec![vec![Value::Int(result)]])
     }
 
     /// The session that has id `spid` now.
@@ -102,6 +128,16 @@ impl SessionTable {
             ));
         }
         let own = own?;
+        if sql.contains("sp_getapplock") {
+            return Some(self.get_lock(sql, own));
+        }
+        if sql.contains("sp_releaseapplock") {
+            let resource = resource(sql);
+            if self.locks.get(&resource) == Some(own) {
+                self.locks.remove(&resource);
+            }
+            return Some(Reply::Sets(Vec::new()));
+        }
         if sql.contains("WHERE session_id = @@SPID") {
             return Some(Reply::rows(
                 &["spid", "login_time", "program_name", "host_process_id"],
@@ -122,7 +158,8 @@ impl SessionTable {
     fn kill(&mut self, spid: i64) -> Reply {
         match self.sessions.iter().position(|s| s.spid == spid) {
             Some(at) => {
-                self.sessions.remove(at);
+                let gone = self.sessions.remove(at);
+                self.locks.retain(|_, s| *s != gone);
                 Reply::Sets(Vec::new())
             }
             None => Reply::error(
@@ -131,6 +168,15 @@ impl SessionTable {
             ),
         }
     }
+}
+
+/// The `@Resource = N'…'` of an application-lock call.
+fn resource(sql: &str) -> String {
+    sql.split("@Resource = N'")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The number at the start of `text`.
