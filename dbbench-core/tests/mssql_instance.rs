@@ -327,3 +327,92 @@ async fn the_preflight_lists_alter_any_connection() {
     let perms = &server.calls_with("HAS_PERMS_BY_NAME")[0].sql;
     assert!(perms.contains("'ALTER ANY CONNECTION'"), "{perms}");
 }
+
+/// Findings A1–A5 and the "one permission table": every instance-level or privileged
+/// statement a run sends (trace flags, tempdb, backup, event sessions, the error log, the lock)
+/// is in the table that the preflight and the run's admission both decide from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_privileged_statement_the_run_sends_is_in_the_permission_table() {
+    use dbbench_core::__internals::mssql::permissions::TABLE;
+    let server = server(InstanceModel::sql_server_2019_windows());
+    for cell in ["tempdb_4", "ifi_off", "full_recovery"] {
+        ok(&run(&server, cell).await);
+    }
+    // The statements whose permission is more than a login's own database needs.
+    const PRIVILEGED: [&str; 13] = [
+        "xp_delete_files",
+        "DBCC TRACE",
+        "DBCC SHRINKFILE",
+        "DBCC DROPCLEANBUFFERS",
+        "ALTER DATABASE tempdb",
+        "KILL ",
+        "CREATE DATABASE [",
+        "DROP DATABASE",
+        "BACKUP DATABASE",
+        "EVENT SESSION",
+        "xp_readerrorlog",
+        "sys.dm_server_services",
+        "sp_getapplock",
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for call in server.calls() {
+        if call.sql.contains("HAS_PERMS_BY_NAME") {
+            continue;
+        }
+        for keyword in PRIVILEGED.iter().filter(|k| call.sql.contains(*k)) {
+            seen.insert(*keyword);
+            assert!(
+                TABLE.iter().any(|n| call.sql.contains(n.statement)),
+                "`{}` is sent but not in engine/mssql/permissions.rs",
+                call.sql
+            );
+        }
+    }
+    for sent in [
+        "DBCC TRACE",
+        "DBCC SHRINKFILE",
+        "ALTER DATABASE tempdb",
+        "CREATE DATABASE [",
+        "DROP DATABASE",
+        "BACKUP DATABASE",
+        "EVENT SESSION",
+        "xp_readerrorlog",
+        "sp_getapplock",
+    ] {
+        assert!(seen.contains(sent), "the runs sent no `{sent}`: {seen:?}");
+    }
+}
+
+/// Finding B3: `ifi = false` and a cold cache change the whole instance, like tempdb, and need
+/// `DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1`; the run refuses them without it, before anything is
+/// created.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instance_wide_options_need_the_opt_in() {
+    let server = server(InstanceModel::sql_server_2022_linux());
+    let settings = ConnectSettings::scripted(ADO, &server).unwrap();
+    let refusing = MssqlBackend::connect(settings.clone(), Hooks::default(), false)
+        .await
+        .unwrap();
+    let ifi_off = StorageSpec {
+        ifi: Some(false),
+        ..SIZED
+    };
+    let err = refusing.check(&ifi_off).unwrap_err().to_string();
+    assert!(
+        err.contains("DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1") && err.contains("whole instance"),
+        "{err}"
+    );
+    let cold = Hooks {
+        cold_cache: true,
+        ..Hooks::default()
+    };
+    let refusing = MssqlBackend::connect(settings.clone(), cold.clone(), false)
+        .await
+        .unwrap();
+    let err = refusing.check(&SIZED).unwrap_err().to_string();
+    assert!(err.contains("DROPCLEANBUFFERS"), "{err}");
+    let allowing = MssqlBackend::connect(settings, cold, true).await.unwrap();
+    allowing.check(&ifi_off).unwrap();
+    allowing.check(&SIZED).unwrap();
+    assert!(server.trace_flags().is_empty() && server.databases().is_empty());
+}

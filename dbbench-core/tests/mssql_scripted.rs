@@ -166,7 +166,7 @@ async fn transactions_go_as_batches_and_floors_reach_the_results() {
     assert_eq!(cell.config["log_size"], "250MB");
     assert!(result.backend.preconditions["size floors"]
         .starts_with("primary data file ≥ 8 MB (model database, 1024 pages)"));
-    let create = &server.calls_with("CREATE DATABASE")[0];
+    let create = &server.calls_with("CREATE DATABASE [")[0];
     assert!(
         create.sql.contains("SIZE = 512KB, FILEGROWTH = 64KB"),
         "{}",
@@ -428,7 +428,13 @@ async fn babelfish_runs_what_it_can_and_refuses_the_rest_by_name() {
     }
     assert!(run.unavailable["growth_events"].contains("no server-scoped Extended Events"));
     let calls = server.calls();
-    let sent = |needle: &str| calls.iter().filter(|c| c.sql.contains(needle)).count();
+    // The permission query at connect names permissions, not statements.
+    let sent = |needle: &str| {
+        calls
+            .iter()
+            .filter(|c| c.sql.contains(needle) && !c.sql.contains("HAS_PERMS_BY_NAME"))
+            .count()
+    };
     assert_eq!(sent("CREATE DATABASE [dbbench_"), 1);
     assert!(calls
         .iter()
@@ -818,7 +824,10 @@ async fn a_cell_larger_than_the_servers_volume_is_refused_before_create_database
         other => panic!("the cell was not refused: {other:?}"),
     }
     assert!(
-        server.calls_with("CREATE DATABASE").is_empty(),
+        !server
+            .calls()
+            .iter()
+            .any(|c| c.sql.starts_with("CREATE DATABASE")),
         "nothing was created"
     );
 }
@@ -899,7 +908,7 @@ support::benchmark! {
 async fn a_timed_out_creation_is_ended_and_cleaned_up_on_a_fresh_connection() {
     let server = sql_server_2022();
     server
-        .times("CREATE DATABASE", 1, Reply::Timeout)
+        .times("CREATE DATABASE [", 1, Reply::Timeout)
         .on(
             "AS login_time",
             Reply::rows(
@@ -922,7 +931,7 @@ async fn a_timed_out_creation_is_ended_and_cleaned_up_on_a_fresh_connection() {
     let settings =
         ConnectSettings::scripted(&format!("{ADO};Command Timeout=30"), &server).unwrap();
     let mut backend = Backend::new(
-        MssqlBackend::connect(settings, Hooks::default(), false)
+        MssqlBackend::connect(settings, Hooks::default(), true)
             .await
             .unwrap(),
     );

@@ -63,6 +63,10 @@ pub struct MssqlDatabase {
     pub(super) before_window: Vec<String>,
     pub(super) chain_check: Option<String>,
     pub(super) cold_cache: bool,
+    /// `DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1`: a cold cache empties the whole buffer pool.
+    pub(super) allow_instance_changes: bool,
+    /// Whether the login may `DBCC DROPCLEANBUFFERS` (sysadmin), from the permission table.
+    pub(super) may_drop_buffers: Option<bool>,
     pub(super) changes: InstanceChanges,
     pub(super) window: Mutex<Option<Window>>,
     pub(super) counts: BTreeMap<String, i64>,
@@ -161,6 +165,27 @@ impl MssqlDatabase {
         let recovery = self.recovery_in_effect(conn).await;
         *self.recovery.lock().unwrap_or_else(|p| p.into_inner()) = Some(recovery);
         if self.cold_cache || cache == crate::model::start::CacheState::Cold {
+            // Finding B3 and A3: the buffer pool is the whole instance's, and emptying it needs
+            // sysadmin; refused before anything is sent.
+            if !self.allow_instance_changes || self.may_drop_buffers == Some(false) {
+                return Err(Error::Unsupported {
+                    option: "cache",
+                    backend: "mssql",
+                    reason: format!(
+                        "`cache = \"cold\"` empties the whole instance's buffer pool (DBCC \
+                         DROPCLEANBUFFERS), which needs {}",
+                        if self.allow_instance_changes {
+                            "sysadmin (DBCC DROPCLEANBUFFERS docs), which this login lacks"
+                                .to_string()
+                        } else {
+                            format!(
+                                "{}=1: other sessions on the server lose their cache too",
+                                super::instance::ALLOW_ENV
+                            )
+                        }
+                    ),
+                });
+            }
             conn.batch(hooks::COLD_CACHE_SQL).await?;
         } else {
             // As Microsoft's guidance for repeatable runs does: start with no dirty pages.

@@ -31,6 +31,7 @@ pub mod local;
 mod login;
 pub mod marker;
 pub mod owed;
+pub mod permissions;
 mod plugin;
 pub mod preflight;
 pub mod provision;
@@ -91,6 +92,9 @@ pub struct MssqlBackend {
     owed_settled: bool,
     /// The server's processes, when it runs on this machine ([`local`]).
     server_on_host: Option<crate::model::interference::ServerOnHost>,
+    /// The login's permissions, as the preflight reads them: admission refuses what
+    /// [`permissions::blockers`] refuses there.
+    permissions: preflight::Permissions,
 }
 
 impl MssqlBackend {
@@ -111,6 +115,10 @@ impl MssqlBackend {
         let volumes = crate::model::volume::Volumes::from_env()?;
         let facts = ServerFacts::read(&mut conn, &volumes).await?;
         let server_on_host = local::server_on_host(&mut conn, &settings, &facts.product).await;
+        let permissions = match conn.query(preflight::PERMISSIONS_SQL, &[]).await {
+            Ok(rows) => preflight::Permissions::from_rows(&rows),
+            Err(_) => preflight::Permissions::default(),
+        };
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .ok()
             .or_else(|| std::env::var("COMPUTERNAME").ok())
@@ -131,6 +139,7 @@ impl MssqlBackend {
             swept: BTreeSet::new(),
             owed_settled: false,
             server_on_host,
+            permissions,
         })
     }
 
@@ -241,6 +250,41 @@ impl MssqlBackend {
                 ),
             });
         }
+        // Finding B3: turning IFI off and emptying the buffer pool change the whole instance
+        // too, so they need the same opt-in.
+        if storage.ifi == Some(false) && !self.allow_instance_changes {
+            return Err(Error::Unsupported {
+                option: "ifi",
+                backend: "mssql",
+                reason: format!(
+                    "`ifi = false` turns instant file initialization off for the whole instance \
+                     (DBCC TRACEON(1805, 1806, -1)) for each repetition, and logs every zero-fill \
+                     of the instance during CREATE DATABASE (3004, 3605); set {}=1 to allow it",
+                    instance::ALLOW_ENV
+                ),
+            });
+        }
+        if self.hooks.cold_cache && !self.allow_instance_changes {
+            return Err(Error::Unsupported {
+                option: "cache",
+                backend: "mssql",
+                reason: format!(
+                    "{}=1 empties the whole instance's buffer pool (DBCC DROPCLEANBUFFERS) before \
+                     every window, not only the benchmark database's pages; set {}=1 to allow it",
+                    hooks::COLD_CACHE_ENV,
+                    instance::ALLOW_ENV
+                ),
+            });
+        }
+        // The same permission table as the preflight's.
+        let lacking = permissions::blockers(storage, self.hooks.cold_cache, &self.permissions);
+        if let Some(first) = lacking.first() {
+            return Err(Error::Unsupported {
+                option: "permissions",
+                backend: "mssql",
+                reason: format!("the login lacks a permission the cell needs: {first}"),
+            });
+        }
         if storage.maxdop.is_some() && self.facts.maxdop_too_old() {
             return Err(Error::NotOnProduct {
                 option: "maxdop",
@@ -294,6 +338,11 @@ impl MssqlBackend {
                 before_window: provision.before_window,
                 chain_check: provision.chain_check,
                 cold_cache: self.hooks.cold_cache,
+                allow_instance_changes: self.allow_instance_changes,
+                may_drop_buffers: permissions::TABLE
+                    .iter()
+                    .find(|n| n.statement == "DBCC DROPCLEANBUFFERS")
+                    .and_then(|n| (n.held)(&self.permissions)),
                 changes: build.changes,
                 window: Mutex::new(None),
                 counts: build.counts,

@@ -27,6 +27,7 @@ pub const PERMISSIONS_SQL: &str = "SELECT \
      CAST(HAS_PERMS_BY_NAME(N'master', N'DATABASE', 'VIEW DATABASE STATE') AS int) AS view_database_state, \
      CAST(HAS_PERMS_BY_NAME(NULL, NULL, 'ALTER ANY DATABASE') AS int) AS alter_any_database, \
      CAST(HAS_PERMS_BY_NAME(NULL, NULL, 'CREATE ANY DATABASE') AS int) AS create_any_database, \
+     CAST(HAS_PERMS_BY_NAME(N'master', N'DATABASE', 'CREATE DATABASE') AS int) AS create_database_in_master, \
      CAST(HAS_PERMS_BY_NAME(NULL, NULL, 'ALTER ANY CONNECTION') AS int) AS alter_any_connection;";
 
 /// What the login may do: `None` where the server could not say.
@@ -47,6 +48,8 @@ pub struct Permissions {
     pub alter_any_database: Option<bool>,
     /// `CREATE ANY DATABASE`.
     pub create_any_database: Option<bool>,
+    /// `CREATE DATABASE` granted in master (enough for `CREATE DATABASE`: its docs).
+    pub create_database_in_master: Option<bool>,
     /// `ALTER ANY CONNECTION` (`KILL`, which stops a runaway statement).
     pub alter_any_connection: Option<bool>,
 }
@@ -71,6 +74,7 @@ impl Permissions {
             view_database_state: get("view_database_state"),
             alter_any_database: get("alter_any_database"),
             create_any_database: get("create_any_database"),
+            create_database_in_master: get("create_database_in_master"),
             alter_any_connection: get("alter_any_connection"),
         }
     }
@@ -105,6 +109,11 @@ pub struct Answers {
     pub allow_instance_changes: bool,
     /// What `DBCC TRACESTATUS` answered: `Err` with the server's words where it failed.
     pub trace_status: std::result::Result<(), String>,
+    /// Whether an IFI-off trace flag (1805, 1806) is on globally now: the run refuses
+    /// `ifi = true` cells then (finding A4).
+    pub ifi_off_flag_on: bool,
+    /// `DBBENCH_MSSQL_COLD_CACHE=1`: every cell empties the buffer pool before its window.
+    pub cold_cache: bool,
     /// Each evidence source read once (a `SELECT` that creates nothing), with its outcome.
     pub probes: Vec<Probe>,
 }
@@ -264,10 +273,7 @@ impl Preflight {
 pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Preflight {
     let p = &answers.permissions;
     let product = &answers.product;
-    let can_create = p
-        .create_any_database
-        .or(p.alter_any_database)
-        .or(p.sysadmin);
+    let can_create = super::permissions::may_create(p);
     let trace_flags = match (&answers.trace_status, product.has_trace_flags()) {
         (Ok(()), true) => p.sysadmin,
         _ => Some(false),
@@ -282,6 +288,7 @@ pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Prefl
     checks.extend(access_checks(answers, can_create));
     checks.extend(tempdb_checks(answers, tempdb));
     checks.extend(limit_checks(answers));
+    checks.push(shared_server_check(answers, cells));
     let cells = cells
         .iter()
         .map(|(bench, cell, spec)| {
@@ -502,6 +509,49 @@ fn limit_checks(answers: &Answers) -> [Check; 2] {
 }
 
 /// A spec that only touches tempdb, to ask a product whether it has tempdb files to change.
+/// The shared-server warning: every instance-wide change the cells would make, said once with
+/// the cells that make it (finding B3).
+fn shared_server_check(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Check {
+    let mut lines: Vec<String> = Vec::new();
+    for change in [
+        super::permissions::IFI_OFF,
+        super::permissions::COLD,
+        super::permissions::TEMPDB,
+    ] {
+        let makers: Vec<String> = cells
+            .iter()
+            .filter(|(_, _, spec)| answers.product.refusals(spec).is_empty())
+            .filter(|(_, _, spec)| {
+                super::permissions::instance_changes(spec, answers.cold_cache).contains(&change)
+            })
+            .map(|(bench, cell, _)| format!("{bench} {cell}"))
+            .collect();
+        if !makers.is_empty() {
+            lines.push(format!("{} ({})", change.long, makers.join(", ")));
+        }
+    }
+    Check {
+        what: "instance-wide changes (shared server)".into(),
+        ok: Some(lines.is_empty() || answers.allow_instance_changes),
+        detail: if lines.is_empty() {
+            "the cells change nothing outside their own databases".into()
+        } else {
+            format!(
+                "{}; other people's sessions on this server are affected while they last; \
+                 dbbench undoes each change after the repetition (after a crash, at its next \
+                 start); {}=1 {}",
+                lines.join("; "),
+                super::instance::ALLOW_ENV,
+                if answers.allow_instance_changes {
+                    "is set"
+                } else {
+                    "is not set, so these cells are refused"
+                }
+            )
+        },
+    }
+}
+
 const TEMPDB: StorageSpec = StorageSpec {
     tempdb_files: Some(1),
     ..StorageSpec::DEFAULT
@@ -530,8 +580,32 @@ fn decide(
     if let Err(e) = provision::validate(spec) {
         blockers.push(e.to_string());
     }
-    if can_create == Some(false) {
-        blockers.push("the login may not create databases (grant CREATE ANY DATABASE)".into());
+    let _ = can_create;
+    // Every statement the cell makes the run send, with the permission its docs name: the same
+    // table the run's admission uses (findings A1, A3, A5, B5).
+    blockers.extend(super::permissions::blockers(
+        spec,
+        answers.cold_cache,
+        &answers.permissions,
+    ));
+    let changes = super::permissions::instance_changes(spec, answers.cold_cache);
+    if let (false, true, false) = (
+        changes.is_empty(),
+        refusals.is_empty(),
+        answers.allow_instance_changes,
+    ) {
+        let options: Vec<&str> = changes.iter().map(|c| c.option).collect();
+        blockers.push(format!(
+            "{}: the change is to the whole instance, which other sessions share; set {}=1 to \
+             allow it",
+            options.join(", "),
+            super::instance::ALLOW_ENV
+        ));
+    }
+    if refusals.is_empty() {
+        for change in changes {
+            notes.push(format!("instance-wide: {}", change.short));
+        }
     }
     if refusals.is_empty() {
         let placed = !spec.data_on.is_empty() && spec.log_on.is_some();
@@ -558,13 +632,25 @@ fn decide(
             (Some(true), IfiState::Unknown(why)) => blockers.push(format!(
                 "`ifi`: `ifi = true`, but the IFI state is unreadable ({why})"
             )),
-            (Some(false), IfiState::Enabled | IfiState::Unknown(_))
-                if trace_flags != Some(true) =>
+            (Some(true), _) if answers.ifi_off_flag_on => blockers.push(format!(
+                "`ifi`: `ifi = true`, but trace flag {} is on globally and turns IFI off for \
+                 every database; dbbench undoes a flag its own killed run left (the ledger in \
+                 the work directory names it) at its next start, anyone else's is theirs to \
+                 turn off",
+                super::ifi::TF_NO_IFI.map(|f| f.to_string()).join(" or ")
+            )),
+            // Every `ifi = false` cell sets trace flags: 1805/1806 and, to prove the zeroing,
+            // 3004/3605 (finding A1). A login known not to be sysadmin is refused by the table.
+            (Some(false), _)
+                if trace_flags != Some(true) && answers.permissions.sysadmin != Some(false) =>
             {
                 blockers.push(format!(
-                    "`ifi`: `ifi = false` with IFI on (or unknown) needs trace flags {} \
-                     (sysadmin)",
-                    super::ifi::TF_NO_IFI.map(|f| f.to_string()).join(" and ")
+                    "`ifi`: `ifi = false` needs trace flags {} and {} (DBCC TRACEON, sysadmin), \
+                     and this server could not confirm them",
+                    super::ifi::TF_NO_IFI.map(|f| f.to_string()).join(" and "),
+                    super::ifi::TF_LOG_ZEROING
+                        .map(|f| f.to_string())
+                        .join(" and ")
                 ))
             }
             _ => {}
@@ -572,12 +658,9 @@ fn decide(
         let touches_tempdb = spec.tempdb_files.is_some()
             || spec.tempdb_size.is_some()
             || spec.tempdb_growth.is_some();
-        if touches_tempdb && tempdb != Some(true) {
-            blockers.push(format!(
-                "tempdb options need {}=1 and ALTER ANY DATABASE",
-                super::instance::ALLOW_ENV
-            ));
-        }
+        // The opt-in and ALTER on tempdb are said above (instance-wide changes, the table); a
+        // product without tempdb changes is refused by its refusals.
+        let _ = tempdb;
         // What the run will meet in tempdb: more files than declared, files already larger.
         if let (true, Ok(files)) = (touches_tempdb, &answers.tempdb_files) {
             match instance::tempdb_plan(&answers.floors.apply(spec), files, answers.platform) {
@@ -651,6 +734,10 @@ pub async fn run(
         floors: facts.floors.clone(),
         allow_instance_changes,
         trace_status: facts.tf_no_ifi.as_ref().map(|_| ()).map_err(Clone::clone),
+        ifi_off_flag_on: facts.tf_no_ifi == Ok(true),
+        cold_cache: super::hooks::Hooks::from_env()
+            .map(|h| h.cold_cache)
+            .unwrap_or(false),
         probes,
     };
     Ok(evaluate(&answers, cells))
