@@ -239,8 +239,10 @@ async fn ifi_state_falls_back_to_the_error_logs_startup_line() {
 }
 
 /// Finding 3: every `ifi = false` cell is proven by zeroing, also where the service view already
-/// says IFI is off. Here it says `N` while the Linux build still skips zeroing (the view is
-/// documented for Windows services only): the zeroing check catches it and the cell fails.
+/// says IFI is off. Finding A2 of the third review: that view's answer is undocumented on Linux,
+/// so `ifi = false` sets the IFI-off flags whatever it says. Here it says `N` while the Linux
+/// build still skips zeroing: TF 1805 (Bob Dorr) turns it off and the zeroing proves it; on a
+/// build where no flag works the zeroing check catches it and the cell fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_ifi_false_cell_is_proven_by_zeroing() {
     let mut model = InstanceModel::sql_server_2022_linux();
@@ -250,8 +252,12 @@ async fn every_ifi_false_cell_is_proven_by_zeroing() {
     let server = server(model.clone());
     let result = run(&server, "ifi_off").await;
     assert_eq!(ok(&result).runs[0].counts["ifi_zeroing_verified"], 1);
-    // The view says off, yet data files are not zeroed: refused, not mislabelled.
+    // The view says off, yet data files are not zeroed unless a flag turns IFI off.
     model.ifi_effective = true;
+    let server = server_with(model.clone());
+    let result = run(&server, "ifi_off").await;
+    assert_eq!(ok(&result).runs[0].counts["ifi_off_trace_flag_1805"], 1);
+    model.disabling_flags.clear();
     let server = server_with(model);
     let result = run(&server, "ifi_off").await;
     match &result.cells[0].status {

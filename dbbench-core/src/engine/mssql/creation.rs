@@ -22,7 +22,7 @@ pub(super) async fn build(
     build: &mut Build,
 ) -> Result<(Provision, i64)> {
     let storage = &plan.storage;
-    let ifi_plan = ifi::plan(admin, storage.ifi).await?;
+    let ifi_plan = ifi::plan(admin, storage.ifi, backend.facts.platform).await?;
     let mut inputs = script::Inputs {
         disable_ifi: ifi_plan.set.clone(),
         verify_zeroing: ifi_plan.verify,

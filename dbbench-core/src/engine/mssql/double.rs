@@ -1,8 +1,11 @@
 //! A scripted stand-in for SQL Server, for tests that cannot reach a real one: every statement a
 //! connection sends is recorded with the tiberius API it would have taken (a plain batch through
 //! `simple_query`, an RPC through `sp_executesql` for `execute`/`query` with parameters, a bulk
-//! load), and answered from rules the test sets up (result sets recorded from a real server, an
-//! affected-row count, or a server error number and message).
+//! load), and answered from rules the test sets up (result sets as the product's documentation,
+//! or for Babelfish a recorded server, gives them; an affected-row count; or a server error
+//! number and message). Where each modelled answer comes from is said beside it: the catalog
+//! here, `instance` (IFI, trace flags, error log, tempdb), `sessions` (session ids, KILL,
+//! application locks), `settings` (the settings read-back).
 //!
 //! [`ConnectSettings::scripted`](super::ConnectSettings::scripted) makes every connection of the
 //! backend talk to one `ScriptedServer`, so whole lifecycles (start-up, creation, teardown) run
@@ -43,12 +46,13 @@ pub struct Call {
     pub database: String,
 }
 
-/// Whose recorded behaviour the catalog answers with, where products differ. Every product
-/// difference the catalog models was recorded from a real server: SQL Server 2022 (CU15, Linux)
-/// and Babelfish for PostgreSQL 4.2.0 (PostgreSQL 16.3, built from `shared/babelfish/`).
+/// Whose behaviour the catalog answers with, where products differ. Babelfish for PostgreSQL
+/// 4.2.0 (PostgreSQL 16.3, built from `shared/babelfish/`) was recorded from a real server; no
+/// SQL Server was available, so SQL Server's answers are modelled from Microsoft's documentation
+/// (each rule names its document) and were never recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Recorded {
-    /// Microsoft SQL Server 2022.
+    /// Microsoft SQL Server 2022, modelled from its documentation (not recorded).
     #[default]
     SqlServer2022,
     /// Babelfish for PostgreSQL 4.2.0: `EXEC [db].sys.sp_addextendedproperty` from master puts

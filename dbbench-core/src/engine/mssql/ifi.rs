@@ -141,13 +141,10 @@ pub fn decide(requested: Option<bool>, state: &IfiState, flags_on: &[u32]) -> Re
             "ifi = true was requested, but this server cannot report its IFI state ({why}), so \
              the run could silently zero-fill its data files"
         ))),
-        // Already off: nothing to change on the instance, but the zeroing still proves it.
-        (Some(false), IfiState::Disabled) => Ok(IfiPlan {
-            set: Vec::new(),
-            verify: true,
-        }),
-        // On or unknown: both flags (those not on yet), proven by the zeroing check.
-        (Some(false), IfiState::Enabled | IfiState::Unknown(_)) => Ok(IfiPlan {
+        // Whatever the state reported (on Linux the service view's answer is undocumented, and
+        // a reported "off" may be wrong): both flags (those not on yet), proven by the zeroing
+        // check (finding A2).
+        (Some(false), _) => Ok(IfiPlan {
             set: TF_NO_IFI
                 .iter()
                 .copied()
@@ -166,43 +163,79 @@ fn join(flags: &[u32]) -> String {
         .join(" and ")
 }
 
-/// The IFI state through `conn`, with where it came from: `sys.dm_server_services`, else the
-/// startup line of the current error log or one of its archives.
-pub async fn read_state(conn: &mut super::MssqlConnection) -> (IfiState, String) {
-    let view = match conn.query(STATE_SQL, &[]).await {
-        Ok(rows) => IfiState::from_rows(&rows),
-        Err(e) => IfiState::Unknown(e.to_string()),
-    };
-    let IfiState::Unknown(view_why) = view else {
-        return (view, "sys.dm_server_services".into());
-    };
-    let mut log_why = String::from("no startup line in the error logs searched");
+/// The startup line of the current error log or one of its archives: the state, the log's
+/// number, or why there is none.
+async fn errorlog_state(
+    conn: &mut super::MssqlConnection,
+) -> std::result::Result<(IfiState, u32), String> {
+    let mut why = String::from("no startup line in the error logs searched");
     for log in 0..ERRORLOGS_SEARCHED {
         match conn.query(&errorlog_state_sql(log), &[]).await {
             Ok(rows) => {
                 if let Some(state) = IfiState::from_errorlog(&rows) {
-                    return (
-                        state,
-                        format!(
-                            "the error log's startup line (xp_readerrorlog {log}); \
-                             sys.dm_server_services: {view_why}"
-                        ),
-                    );
+                    return Ok((state, log));
                 }
             }
             // No such archive, or no permission to read the log: stop here.
             Err(e) => {
                 if log == 0 {
-                    log_why = format!("xp_readerrorlog: {e}");
+                    why = format!("xp_readerrorlog: {e}");
                 }
                 break;
             }
         }
     }
-    (
-        IfiState::Unknown(format!("{view_why}; error log: {log_why}")),
-        "none".into(),
-    )
+    Err(why)
+}
+
+/// The IFI state through `conn`, with where it came from. On Windows `sys.dm_server_services`
+/// first, else the startup line of the current error log or one of its archives. On Linux the
+/// view does return a row for the engine, but what its IFI column means there is undocumented
+/// (its service account is a fake "LocalSystem": sp_Blitz #3702), so the startup line, which SQL
+/// Server on Linux writes too (mssql-docker #776), decides there, and the view only where the log
+/// has no line (finding A2 of the third review).
+pub async fn read_state(
+    conn: &mut super::MssqlConnection,
+    platform: super::provision::Platform,
+) -> (IfiState, String) {
+    let view = match conn.query(STATE_SQL, &[]).await {
+        Ok(rows) => IfiState::from_rows(&rows),
+        Err(e) => IfiState::Unknown(e.to_string()),
+    };
+    let linux = platform == super::provision::Platform::Linux;
+    if !linux && !matches!(view, IfiState::Unknown(_)) {
+        return (view, "sys.dm_server_services".into());
+    }
+    let view_said = match &view {
+        IfiState::Unknown(why) => why.clone(),
+        known if linux => format!(
+            "it says {} (undocumented on Linux, not used)",
+            known.describe()
+        ),
+        known => known.describe(),
+    };
+    match errorlog_state(conn).await {
+        Ok((state, log)) => (
+            state,
+            format!(
+                "the error log's startup line (xp_readerrorlog {log}); sys.dm_server_services: \
+                 {view_said}"
+            ),
+        ),
+        Err(log_why) => match view {
+            IfiState::Unknown(view_why) => (
+                IfiState::Unknown(format!("{view_why}; error log: {log_why}")),
+                "none".into(),
+            ),
+            known => (
+                known,
+                format!(
+                    "sys.dm_server_services (undocumented on Linux: the error log has no \
+                     startup line: {log_why})"
+                ),
+            ),
+        },
+    }
 }
 
 /// Which of [`TF_NO_IFI`] are on globally through `conn`; a flag whose status cannot be read
@@ -221,11 +254,15 @@ pub async fn flags_on(conn: &mut super::MssqlConnection) -> Result<Vec<u32>> {
 
 /// How to reach the cell's IFI state, read fresh through `conn` (a restart hook may have
 /// changed it).
-pub async fn plan(conn: &mut super::MssqlConnection, requested: Option<bool>) -> Result<IfiPlan> {
+pub async fn plan(
+    conn: &mut super::MssqlConnection,
+    requested: Option<bool>,
+    platform: super::provision::Platform,
+) -> Result<IfiPlan> {
     if requested.is_none() {
         return Ok(IfiPlan::default());
     }
-    let (state, _) = read_state(conn).await;
+    let (state, _) = read_state(conn, platform).await;
     let on = flags_on(conn).await?;
     decide(requested, &state, &on)
 }
@@ -360,11 +397,9 @@ mod tests {
             decide(Some(false), &IfiState::Enabled, &TF_NO_IFI).unwrap(),
             verify_only
         );
-        // Every ifi = false cell is verified, also where the server reports IFI off.
-        assert_eq!(
-            decide(Some(false), &IfiState::Disabled, &[]).unwrap(),
-            verify_only
-        );
+        // Every ifi = false cell sets both flags and is verified, also where the server
+        // reports IFI off: that report may be wrong (finding A2: the Linux service view).
+        assert_eq!(decide(Some(false), &IfiState::Disabled, &[]).unwrap(), both);
         assert_eq!(
             decide(Some(false), &IfiState::Unknown("x".into()), &[]).unwrap(),
             both

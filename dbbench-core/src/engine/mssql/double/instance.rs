@@ -3,9 +3,13 @@
 //! flags 3004 + 3605 write), tempdb's files with their startup and current sizes, and whether the
 //! login may `KILL`. Each answer is the real product's, with where it comes from:
 //!
-//! - `sys.dm_server_services.instant_file_initialization_enabled` (2016 SP1+) is documented for
-//!   Windows services; on SQL Server on Linux the view may return no row for the engine (the
-//!   issue's review; undocumented), so [`InstanceModel::service_row`] may be `None`.
+//! - `sys.dm_server_services.instant_file_initialization_enabled` (2016 SP1+,
+//!   https://learn.microsoft.com/sql/relational-databases/system-dynamic-management-views/sys-dm-server-services-transact-sql)
+//!   is documented for Windows services. On SQL Server on Linux the view does return a row for
+//!   the engine, with the fake service account "LocalSystem" (sp_Blitz issue #3702,
+//!   https://github.com/BrentOzarULTD/SQL-Server-First-Responder-Kit/issues/3702); what its IFI
+//!   column says there is undocumented, so the Linux model answers `N` whatever IFI does: only
+//!   the error log may be believed there.
 //! - The error log's startup line `Database Instant File Initialization: enabled|disabled …`
 //!   (docs: "Database instant file initialization"), read with `xp_readerrorlog`.
 //! - `DBCC TRACESTATUS(n, -1)` answers a row for any number (Status/Global/Session 0 when off):
@@ -70,14 +74,15 @@ pub struct InstanceModel {
 }
 
 impl InstanceModel {
-    /// SQL Server 2022 CU15 on Linux with IFI in effect: `sys.dm_server_services` returns no
-    /// row for the engine there, the error log says `enabled`; TF 1805 turns fallocate off (Bob
-    /// Dorr), 1806 is not known to; tempdb as setup makes it on an 8-core machine (8 files of
-    /// 8 MB growing by 64 MB).
+    /// SQL Server 2022 on Linux with IFI in effect, modelled from documents (not recorded):
+    /// `sys.dm_server_services` returns a row whose IFI column is undocumented there (`N`
+    /// here), the error log says `enabled` (mssql-docker issue #776 shows the line on a 2022
+    /// Linux container); TF 1805 turns fallocate off (Bob Dorr), 1806 is not known to; tempdb
+    /// as setup makes it on an 8-core machine (8 files of 8 MB growing by 64 MB).
     pub fn sql_server_2022_linux() -> InstanceModel {
         InstanceModel {
-            recorded_as: "SQL Server 2022 CU15 on Linux",
-            service_row: None,
+            recorded_as: "SQL Server 2022 on Linux (modelled from documents)",
+            service_row: Some("N"),
             errorlog_ifi: Some(true),
             ifi_effective: true,
             disabling_flags: vec![1805],
@@ -88,11 +93,11 @@ impl InstanceModel {
         }
     }
 
-    /// SQL Server 2019 on Windows with IFI granted: the service view answers `Y`; which flag
-    /// turns IFI off is the model's `disabling_flags`.
+    /// SQL Server 2019 on Windows with IFI granted, modelled from documents (not recorded): the
+    /// service view answers `Y`; which flag turns IFI off is the model's `disabling_flags`.
     pub fn sql_server_2019_windows() -> InstanceModel {
         InstanceModel {
-            recorded_as: "SQL Server 2019 on Windows",
+            recorded_as: "SQL Server 2019 on Windows (modelled from documents)",
             service_row: Some("Y"),
             errorlog_ifi: Some(true),
             ifi_effective: true,
