@@ -422,3 +422,32 @@ async fn instance_wide_options_need_the_opt_in() {
     allowing.check(&SIZED).unwrap();
     assert!(server.trace_flags().is_empty() && server.databases().is_empty());
 }
+
+/// Finding C1: the zeroing proof is bounded to this run. An earlier run of the same database
+/// name (PIDs repeat in fresh containers) left a `Zeroing` line for its data file in the error
+/// log; this run's `CREATE DATABASE` is not zero-filled (no flag turns IFI off on this build).
+/// The old line must not prove anything: the cell fails instead of recording
+/// `ifi_zeroing_verified = 1`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zeroing_line_of_an_earlier_run_proves_nothing() {
+    let mut model = InstanceModel::sql_server_2019_windows();
+    model.disabling_flags.clear();
+    let db = format!(
+        "dbbench_mssql_instance_small_ifi_off_r0_{}",
+        std::process::id()
+    );
+    model.log_line(&format!(
+        "Zeroing D:\\SQLData\\{db}_data_1.mdf from page 0 to 8192 (0x0 to 0x4000000)"
+    ));
+    let server = server(model);
+    let result = run(&server, "ifi_off").await;
+    match &result.cells[0].status {
+        CellStatus::Failed(why) => assert!(why.contains("did not zero-fill"), "{why}"),
+        other => panic!("an earlier run's line proved the zeroing: {other:?}"),
+    }
+    let read = server.calls_with("N'Zeroing'");
+    assert!(
+        read.iter().all(|c| c.sql.contains(", N'2026-12-01 10:")),
+        "{read:?}"
+    );
+}

@@ -41,6 +41,12 @@ pub(super) async fn build(
         inputs.tempdb = tempdb.changes;
     }
     if ifi_plan.verify {
+        // Before the first instance change: zeroing lines older than this are another run's.
+        let rows = admin.query(ifi::NOW_SQL, &[]).await?;
+        inputs.zeroing_since = rows
+            .first()
+            .and_then(|r| r.get_named::<Option<String>>("now").ok().flatten())
+            .unwrap_or_default();
         for flag in ifi::TF_LOG_ZEROING {
             let rows = admin.query(&ifi::trace_status_sql(flag), &[]).await?;
             if !ifi::is_on_globally(&rows)? {

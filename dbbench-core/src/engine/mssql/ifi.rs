@@ -319,17 +319,35 @@ pub fn trace_flags_change(flags: &[u32], why: &str) -> Change {
     }
 }
 
-/// The error-log lines about zeroing files of database `name`, newest log only.
-pub fn zeroing_log_sql(name: &str) -> String {
+/// The server's clock now, as `xp_readerrorlog`'s start-time argument takes it: read just before
+/// the instance changes of a creation, it bounds the zeroing proof to this run.
+pub const NOW_SQL: &str = "SELECT CONVERT(nvarchar(23), GETDATE(), 121) AS now;";
+
+/// The error-log lines about zeroing files of database `name` written at or after `since` (the
+/// server's [`NOW_SQL`] before the creation), newest log only. Without the bound a line of an
+/// earlier run's database of the same name would prove a zero-fill that never happened (finding
+/// C1 of the third review); `since` empty (a server that gave no time) leaves it unbounded.
+pub fn zeroing_log_sql(name: &str, since: &str) -> String {
+    if since.is_empty() {
+        return format!(
+            "EXEC sys.xp_readerrorlog 0, 1, {}, {};",
+            literal("Zeroing"),
+            literal(name)
+        );
+    }
     format!(
-        "EXEC sys.xp_readerrorlog 0, 1, {}, {};",
+        "EXEC sys.xp_readerrorlog 0, 1, {}, {}, {}, {};",
         literal("Zeroing"),
-        literal(name)
+        literal(name),
+        literal(since),
+        literal("9999-12-31 23:59:59.997")
     )
 }
 
 /// The data files (physical paths) that have no "Zeroing" line in `rows` of [`zeroing_log_sql`]:
-/// empty when every data file was zero-filled, that is when IFI really was off.
+/// empty when every data file was zero-filled, that is when IFI really was off. A line is matched
+/// on the file's name, not its whole path: early SQL Server on Linux builds logged Windows-style
+/// paths (mssql-docker #52), and the name (`<db>_data_1.mdf`) is this run's alone (finding A7).
 pub fn unzeroed_files(rows: &[Row], data_files: &[String]) -> Result<Vec<String>> {
     let mut texts = Vec::with_capacity(rows.len());
     for row in rows {
@@ -339,9 +357,10 @@ pub fn unzeroed_files(rows: &[Row], data_files: &[String]) -> Result<Vec<String>
         .iter()
         .filter(|path| {
             let path = path.to_lowercase();
-            !texts
-                .iter()
-                .any(|t| t.contains("zeroing") && t.contains(&path))
+            let name = path.rsplit(['/', '\\']).next().unwrap_or(&path).to_string();
+            !texts.iter().any(|t| {
+                t.contains("zeroing") && t.split(['/', '\\', ' ']).any(|part| part == name)
+            })
         })
         .cloned()
         .collect())
@@ -509,7 +528,7 @@ mod tests {
                 trace_flags_change(&TF_NO_IFI, "ifi = false"),
                 trace_flags_change(&TF_LOG_ZEROING, "verify that data files are zero-filled"),
             ]),
-            zeroing_log_sql("dbbench_x"),
+            zeroing_log_sql("dbbench_x", "2026-12-01 10:00:00.000"),
             ""
         ));
     }

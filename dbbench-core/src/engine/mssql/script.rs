@@ -52,6 +52,9 @@ pub struct Inputs {
     pub verify_zeroing: bool,
     /// Zero-fill logging flags not already on (set only while creating).
     pub probe_flags: Vec<u32>,
+    /// The server's clock before the creation ([`ifi::NOW_SQL`]): only zeroing lines from then
+    /// on prove anything.
+    pub zeroing_since: String,
     /// tempdb changes.
     pub tempdb: Vec<Change>,
     /// The ownership marker.
@@ -92,7 +95,7 @@ pub fn steps(name: &str, provision: &Provision, inputs: &Inputs) -> Vec<Step> {
     }
     if verify {
         out.push(Step::VerifyZeroing {
-            sql: ifi::zeroing_log_sql(name),
+            sql: ifi::zeroing_log_sql(name, &inputs.zeroing_since),
             flags: inputs.disable_ifi.clone(),
         });
         out.push(Step::EndProbe);
@@ -213,6 +216,7 @@ pub(crate) mod tests {
             disable_ifi: ifi::TF_NO_IFI.to_vec(),
             verify_zeroing: true,
             probe_flags: ifi::TF_LOG_ZEROING.to_vec(),
+            zeroing_since: "2026-12-01 10:00:00.000".into(),
             tempdb,
             owner: test_owner(name),
         };

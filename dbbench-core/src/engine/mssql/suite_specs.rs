@@ -263,6 +263,12 @@ fn inputs(db: &str, spec: &StorageSpec) -> Inputs {
         } else {
             Vec::new()
         },
+        // As GETDATE() would answer before the creation.
+        zeroing_since: if ifi_off {
+            "2026-12-01 10:00:00.000".into()
+        } else {
+            String::new()
+        },
         tempdb,
         owner: script::tests::test_owner(db),
     }
@@ -281,13 +287,22 @@ fn claim_sql(db: &str, spec: &StorageSpec) -> String {
             out.push_str(&format!("{}\n", ifi::trace_status_sql(flag)));
         }
     }
+    if spec.tempdb_files.is_some() {
+        out.push_str(&format!("{}\n", super::instance::TEMPDB_FILES_SQL));
+    }
     if ifi_off {
+        // The zeroing proof's start time, then the zero-fill logging flags already on?
+        out.push_str(&format!("{}\n", ifi::NOW_SQL));
         for flag in ifi::TF_LOG_ZEROING {
             out.push_str(&format!("{}\n", ifi::trace_status_sql(flag)));
         }
     }
-    if spec.tempdb_files.is_some() {
-        out.push_str(&format!("{}\n", super::instance::TEMPDB_FILES_SQL));
+    if ifi_off || spec.tempdb_files.is_some() {
+        // On a connection of its own, held until the last undo is verified.
+        out.push_str(&format!(
+            "-- the server lock (a connection of its own)\n{}\n",
+            super::applock::get_sql(1000)
+        ));
     }
     out
 }
