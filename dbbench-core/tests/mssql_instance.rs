@@ -451,3 +451,23 @@ async fn a_zeroing_line_of_an_earlier_run_proves_nothing() {
         "{read:?}"
     );
 }
+
+/// Finding C4: on SQL Server 2022 log growths of up to 64 MB get IFI whatever `ifi` says; an
+/// `ifi = false` cell whose log grows by less says so in its results, on 2019 it does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ifi_false_on_2022_says_its_small_log_growths_keep_ifi() {
+    let mut model = InstanceModel::sql_server_2022_linux();
+    model.errorlog_ifi = Some(true);
+    let server = server(model);
+    let result = run(&server, "ifi_off").await;
+    let why = &ok(&result).runs[0].unavailable["ifi_off_log_growths"];
+    assert!(
+        why.contains("up to 64 MB get instant file initialization"),
+        "{why}"
+    );
+    let server = server_with(InstanceModel::sql_server_2019_windows());
+    let result = run(&server, "ifi_off").await;
+    assert!(!ok(&result).runs[0]
+        .unavailable
+        .contains_key("ifi_off_log_growths"));
+}

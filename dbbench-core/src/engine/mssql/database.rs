@@ -156,7 +156,10 @@ impl MssqlDatabase {
                     option: "recovery",
                     backend: "mssql",
                     reason: format!(
-                        "after the full backup to NUL, sys.database_recovery_status still shows no                          last_log_backup_lsn for {}: the log chain did not start, so the log would                          truncate as in SIMPLE recovery and the cell would not measure FULL or                          BULK_LOGGED",
+                        "after the full backup to NUL, sys.database_recovery_status still shows no \
+                         last_log_backup_lsn for {}: the log chain did not start, so the log would \
+                         truncate as in SIMPLE recovery and the cell would not measure FULL or \
+                         BULK_LOGGED",
                         self.name
                     ),
                 });

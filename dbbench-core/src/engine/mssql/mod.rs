@@ -14,6 +14,7 @@
 
 pub mod applock;
 mod cancel;
+pub mod changes;
 mod connect;
 mod connection;
 mod creation;

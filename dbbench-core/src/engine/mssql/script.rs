@@ -160,7 +160,7 @@ pub fn render(steps: &[Step], probe_undo: &[Change]) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::engine::mssql::instance::{tempdb_plan, TempdbFile};
+    use crate::engine::mssql::instance::{tempdb_plan_for, TempdbFile};
     use crate::engine::mssql::provision::{plan, Platform, ServerDirs, Target};
     use crate::engine::mssql::suite_specs::test_floors;
     use crate::model::config::{Growth, Recovery, Size, StorageSpec};
@@ -198,7 +198,7 @@ pub(crate) mod tests {
             },
         )
         .unwrap();
-        let tempdb = tempdb_plan(
+        let tempdb = tempdb_plan_for(
             &spec,
             &[TempdbFile {
                 name: "tempdev".into(),
@@ -209,6 +209,7 @@ pub(crate) mod tests {
                 is_percent: false,
             }],
             Platform::Linux,
+            4242,
         )
         .unwrap()
         .changes;

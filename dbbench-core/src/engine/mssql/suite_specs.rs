@@ -10,7 +10,7 @@
 
 use super::evidence::{counters, file_stats, growth_events, vlf, waits};
 use super::floors::Floors;
-use super::instance::{tempdb_plan, TempdbFile};
+use super::instance::{tempdb_plan_for, TempdbFile};
 use super::provision::{plan, Platform, ServerDirs, Target};
 use super::script::{self, Inputs, Step};
 use super::{ifi, marker, teardown};
@@ -244,7 +244,7 @@ fn inputs(db: &str, spec: &StorageSpec) -> Inputs {
             growth: 8192,
             is_percent: false,
         }];
-        tempdb_plan(spec, &current, Platform::Linux)
+        tempdb_plan_for(spec, &current, Platform::Linux, 4242)
             .unwrap()
             .changes
     } else {

@@ -104,7 +104,8 @@ async fn start_growth_session(
             notes.insert(
                 "growth_events_file".into(),
                 format!(
-                    "the event_file target could not be created ({file_error}); events came from                      a ring buffer, whose losses are counted in growth_events_complete"
+                    "the event_file target could not be created ({file_error}); events came from \
+                     a ring buffer, whose losses are counted in growth_events_complete"
                 ),
             );
             Target::RingBuffer
