@@ -471,3 +471,48 @@ async fn ifi_false_on_2022_says_its_small_log_growths_keep_ifi() {
         .unavailable
         .contains_key("ifi_off_log_growths"));
 }
+
+/// Another session turns the IFI-off flags off while the window runs (a second dbbench process
+/// finishing, a DBA).
+fn flags_turned_off_meanwhile(db: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async move {
+        db.execute("CREATE TABLE dbo.t (a int)").await?;
+        db.execute("DBCC TRACEOFF(1805, 1806, -1) WITH NO_INFOMSGS;")
+            .await
+            .map(|_| ())
+    })
+}
+
+support::benchmark! {
+    static FLAGS_OFF = flags_turned_off_meanwhile,
+    title: "IFI-off flags turned off mid-window, scripted",
+    run: RunSpec::DEFAULT,
+    cells: [cell("ifi_off", StorageSpec { ifi: Some(false), ..SIZED })],
+}
+
+/// Finding C3: the IFI-off flags are checked again when the window closes; a flag dbbench set
+/// that is off then is recorded (`unavailable.ifi_off_held`), not silently ignored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flags_turned_off_during_the_window_are_noticed() {
+    let server = server(InstanceModel::sql_server_2022_linux());
+    let settings = ConnectSettings::scripted(ADO, &server).unwrap();
+    let mut backend = Backend::new(
+        MssqlBackend::connect(settings, Hooks::default(), true)
+            .await
+            .unwrap(),
+    );
+    let ctx = context(
+        "mssql-instance-flags-off",
+        Scale::smoke(),
+        Volumes::default(),
+    );
+    let result = run_benchmark(&FLAGS_OFF, None, &ctx, &mut backend)
+        .await
+        .unwrap();
+    let why = &ok(&result).runs[0].unavailable["ifi_off_held"];
+    assert!(why.contains("trace flag 1805 and 1806"), "{why}");
+    // Undisturbed, nothing is said.
+    let server = server_with(InstanceModel::sql_server_2022_linux());
+    let result = run(&server, "ifi_off").await;
+    assert!(!ok(&result).runs[0].unavailable.contains_key("ifi_off_held"));
+}

@@ -246,6 +246,10 @@ impl MssqlDatabase {
         let (settings, unavailable) = super::settings::read(conn, &self.name, &self.product).await;
         evidence.settings = settings;
         evidence.unavailable.extend(unavailable);
+        if let Some(why) = flags_lost(&self.counts, &evidence) {
+            crate::util::console::say(&format!("dbbench › mssql: {}: {why}", self.name));
+            evidence.unavailable.insert("ifi_off_held".into(), why);
+        }
         evidence
             .counts
             .extend(self.counts.iter().map(|(k, v)| (k.clone(), *v)));
@@ -294,6 +298,32 @@ impl MssqlDatabase {
             (Err(d), Err(r)) => Err(Error::msg(format!("{d}; {r}"))),
         }
     }
+}
+
+/// Why the window may not have run with IFI off although the cell asked: a trace flag dbbench
+/// turned on for `ifi = false` (`counts.trace_flag_<n>_applied`) is off when the window closes,
+/// as `DBCC TRACESTATUS(-1)` in the settings read-back shows. Someone turned it off, or the
+/// service restarted: verification happened only at `CREATE DATABASE` (finding C3). `None` when
+/// every such flag is still on, or the flags could not be read (that is said already).
+fn flags_lost(counts: &BTreeMap<String, i64>, evidence: &Evidence) -> Option<String> {
+    if evidence.unavailable.contains_key("settings.traceflags") {
+        return None;
+    }
+    let off: Vec<String> = counts
+        .keys()
+        .filter_map(|k| k.strip_prefix("trace_flag_")?.strip_suffix("_applied"))
+        .filter(|flag| !evidence.settings.contains_key(&format!("traceflag.{flag}")))
+        .map(str::to_string)
+        .collect();
+    if off.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "trace flag {} that dbbench turned on for ifi = false was off when the window closed \
+         (turned off by someone else, or the service restarted): part of the window may have run \
+         with IFI on",
+        off.join(" and ")
+    ))
 }
 
 #[cfg(test)]

@@ -51,6 +51,9 @@ pub struct Window {
     sampler: Outcome<counters::Sampler>,
     /// Notes for `unavailable` made while opening (a fallback taken).
     notes: BTreeMap<String, String>,
+    /// The server's UTC clock when the window opened: growth events stamped earlier are another
+    /// session's (finding C2).
+    started_utc: Option<String>,
 }
 
 async fn rows(conn: &mut MssqlConnection, sql: &str) -> Outcome<Vec<crate::model::value::Row>> {
@@ -129,6 +132,10 @@ impl Window {
     /// waits (waits last, closest to the body's start).
     pub async fn open(conn: &mut MssqlConnection, ctx: &WindowContext<'_>) -> Window {
         let mut notes = BTreeMap::new();
+        let started_utc = rows(conn, growth_events::NOW_UTC_SQL)
+            .await
+            .ok()
+            .and_then(|r| r.first()?.get_named::<Option<String>>("now_utc").ok()?);
         let xe = if ctx.product.has_server_event_sessions() {
             start_growth_session(conn, ctx, &mut notes).await
         } else {
@@ -150,6 +157,7 @@ impl Window {
             xe,
             sampler,
             notes,
+            started_utc,
         }
     }
 
@@ -175,7 +183,10 @@ impl Window {
         let files_after = files(conn).await;
         let vlf_after = vlf::read(conn).await.map_err(|e| e.to_string());
         let growth = match self.xe {
-            Ok((target, unit)) => read_growth(conn, ctx, target, unit, evidence).await,
+            Ok((target, unit)) => {
+                let since = self.started_utc.as_deref();
+                read_growth(conn, ctx, target, unit, since, evidence).await
+            }
             Err(e) => Err(e),
         };
         evidence.unavailable.extend(self.notes);
@@ -217,6 +228,7 @@ async fn read_growth(
     ctx: &WindowContext<'_>,
     target: growth_events::Target,
     unit: Outcome<DurationUnit>,
+    since: Option<&str>,
     evidence: &mut Evidence,
 ) -> Outcome<BTreeMap<i64, growth_events::FileGrowth>> {
     let session = growth_events::session_name(ctx.db);
@@ -224,7 +236,9 @@ async fn read_growth(
     // measured time, so the last growths of the window are not lost.
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let events = match target {
-        growth_events::Target::EventFile => read_event_file(conn, ctx, &session, evidence).await,
+        growth_events::Target::EventFile => {
+            read_event_file(conn, ctx, &session, since, evidence).await
+        }
         growth_events::Target::RingBuffer => read_ring_buffer(conn, &session, evidence).await,
     };
     let cleanup = growth_events::stop_and_clean(conn, &session).await;
@@ -246,6 +260,7 @@ async fn read_event_file(
     conn: &mut MssqlConnection,
     ctx: &WindowContext<'_>,
     session: &str,
+    since: Option<&str>,
     evidence: &mut Evidence,
 ) -> Outcome<Vec<growth_events::GrowthEvent>> {
     let (file, dropped) = growth_events::running_file(conn, session)
@@ -272,7 +287,8 @@ async fn read_event_file(
             format!("the event file target dropped {dropped} buffers; per-file growth counts are a lower bound"),
         );
     }
-    growth_events::parse_event_file(&records, session, ctx.database_id).map_err(|e| e.to_string())
+    growth_events::parse_event_file(&records, session, ctx.database_id, since)
+        .map_err(|e| e.to_string())
 }
 
 async fn read_ring_buffer(
