@@ -961,7 +961,7 @@ async fn a_timed_out_creation_is_ended_and_cleaned_up_on_a_fresh_connection() {
     assert!(
         kills[0]
             .sql
-            .contains("login_time = CONVERT(datetime, N'2026-12-01T10:00:00.000', 126)"),
+            .contains("CONVERT(nvarchar(30), login_time, 126) = N'2026-12-01T10:00:00.000'"),
         "{}",
         kills[0].sql
     );

@@ -129,10 +129,14 @@ pub(super) async fn identify(conn: &mut MssqlConnection) -> Option<SessionId> {
     })
 }
 
-/// The `WHERE` that names exactly `session` in `sys.dm_exec_sessions`.
+/// The `WHERE` that names exactly `session` in `sys.dm_exec_sessions`. The login time is compared
+/// in the text form it was read in (`CONVERT(nvarchar(30), login_time, 126)` on both sides), not
+/// converted back to a datetime: the same conversion gives the same text, and Babelfish cannot
+/// convert its own style-126 text back (it refuses it: "Conversion failed when converting date
+/// and time from character string", seen on Babelfish 4.2).
 fn same_session(session: &SessionId) -> String {
     format!(
-        "session_id = {} AND login_time = CONVERT(datetime, {}, 126)",
+        "session_id = {} AND CONVERT(nvarchar(30), login_time, 126) = {}",
         session.spid,
         super::tsql::literal(&session.login_time)
     )
@@ -345,7 +349,9 @@ mod tests {
         let kills = server.calls_with("KILL 51");
         assert_eq!(kills.len(), 1);
         assert!(
-            kills[0].sql.contains("login_time = CONVERT(datetime, ")
+            kills[0]
+                .sql
+                .contains("CONVERT(nvarchar(30), login_time, 126) = N'")
                 && kills[0].sql.contains("program_name = N'dbbench'")
                 && kills[0].sql.contains("host_process_id = 0"),
             "{}",

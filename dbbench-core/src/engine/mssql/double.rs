@@ -368,7 +368,8 @@ impl Catalog {
     /// any other statement.
     fn trace_flag_statement(&mut self, sql: &str) -> Option<Reply> {
         // SQL Server 2016–2022: DBCC TRACESTATUS(f, -1) returns one row per flag with TraceFlag,
-        // Status, Global and Session (Global = 1 while the flag is on for the instance).
+        // Status, Global and Session (Global = 1 while the flag is on for the instance): DBCC
+        // TRACESTATUS, https://learn.microsoft.com/sql/t-sql/database-console-commands/dbcc-tracestatus-transact-sql.
         if let Some(flags) = flags_after(sql, "DBCC TRACEON(") {
             self.trace_flags.extend(flags);
             return Some(Reply::Sets(Vec::new()));
@@ -414,7 +415,10 @@ impl Catalog {
         Some(Reply::Sets(Vec::new()))
     }
 
-    /// `CREATE DATABASE`: a new database with the next id, or error 1801 for a name in use.
+    /// `CREATE DATABASE`: a new database with the next id, or error 1801 for a name in use
+    /// (Database Engine errors, https://learn.microsoft.com/sql/relational-databases/errors-events/database-engine-events-and-errors:
+    /// "Database '%.*ls' already exists. Choose a different database name."). Ids start above the
+    /// four system databases and the resource database, as on a fresh instance.
     fn create_database(&mut self, name: String) -> Reply {
         if self.databases.contains_key(&name) {
             return Reply::error(1801, &format!("Database '{name}' already exists."));
@@ -443,7 +447,8 @@ impl Catalog {
         Reply::Sets(Vec::new())
     }
 
-    /// A query of the marker table in `db`, which has none.
+    /// A query of the marker table in `db`, which has none: SQL Server's error 208 "Invalid object
+    /// name '%.*ls'." (Database Engine errors, as above); Babelfish's recorded 33557097.
     fn missing_table(&self, db: &str) -> Reply {
         match self.product {
             Recorded::SqlServer2022 => {

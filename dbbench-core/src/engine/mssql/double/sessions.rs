@@ -190,7 +190,7 @@ fn number(text: &str) -> Option<i64> {
 }
 
 /// Whether `session` satisfies every condition of the `WHERE` dbbench writes for a session
-/// (`session_id = n`, `login_time = CONVERT(datetime, N'…', 126)`, `program_name = N'…'`,
+/// (`session_id = n`, `CONVERT(nvarchar(30), login_time, 126) = N'…'`, `program_name = N'…'`,
 /// `host_process_id = n`); a condition the statement leaves out does not restrict.
 fn matches(session: &SessionRow, sql: &str) -> bool {
     let value = |key: &str| sql.find(key).map(|at| &sql[at + key.len()..]);
@@ -203,7 +203,7 @@ fn matches(session: &SessionRow, sql: &str) -> bool {
     value("session_id = ")
         .and_then(number)
         .is_none_or(|n| n == session.spid)
-        && value("login_time = CONVERT(datetime, ")
+        && value("CONVERT(nvarchar(30), login_time, 126) = ")
             .and_then(literal)
             .is_none_or(|t| t == session.login_time)
         && value("program_name = ")
