@@ -377,6 +377,11 @@ impl MssqlBackend {
     }
 }
 
+/// How long settling owed undo waits for another dbbench process's instance changes: not the
+/// whole of its repetition (a run without instance changes of its own need not wait); the undo
+/// is tried again at the next start.
+const SETTLE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Runs the undo that dead dbbench processes left in `work_dir`'s ledger for this server
 /// ([`owed::settle`]), holding the server-wide lock so that no live run is in the middle of its
 /// own changes; returns the one console line that says what it found.
@@ -384,10 +389,22 @@ pub async fn settle_owed(
     settings: &ConnectSettings,
     work_dir: &std::path::Path,
 ) -> Result<Option<String>> {
-    if owed::owed(work_dir, settings.server())?.is_empty() {
+    let owed = owed::owed(work_dir, settings.server())?;
+    if owed.is_empty() {
         return Ok(None);
     }
-    let lock = applock::ServerLock::acquire(settings, applock::PATIENCE).await?;
+    let lock = match applock::ServerLock::acquire(settings, SETTLE_PATIENCE).await {
+        Ok(lock) => lock,
+        Err(e) => {
+            return Ok(Some(format!(
+                "dbbench › mssql: the undo owed on {} ({} statement(s) in {}) waits: {e}; it is \
+                 tried again at the next start",
+                settings.server(),
+                owed.len(),
+                owed::path(work_dir).display()
+            )))
+        }
+    };
     let mut admin = settings.connect(Some("master")).await?;
     let settled = owed::settle(&mut admin, work_dir, settings.server()).await;
     drop(lock);

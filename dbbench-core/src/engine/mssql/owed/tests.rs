@@ -202,3 +202,32 @@ async fn the_undo_of_a_timed_out_change_stays_owed() {
     assert_eq!(server.calls_with("TRACEOFF(1806").len(), 1);
     assert!(!path(dir.path()).exists());
 }
+
+/// The next start does not undo a dead run's changes while another dbbench process holds the
+/// server lock (it may be in the middle of changes of its own): it says so and leaves them owed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owed_undo_waits_while_another_process_holds_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::new().with_sessions();
+    let settings = scripted(&server);
+    pending(dir.path(), "h,1433", &[OFF.to_string()]).unwrap();
+    hand_to_dead_owner(dir.path());
+    let other =
+        crate::engine::mssql::applock::ServerLock::acquire(&settings, std::time::Duration::ZERO)
+            .await
+            .unwrap();
+    let line = crate::engine::mssql::settle_owed(&settings, dir.path())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(line.contains("tried again at the next start"), "{line}");
+    assert!(server.calls_with("TRACEOFF").is_empty());
+    assert_eq!(owed(dir.path(), "h,1433").unwrap().len(), 1);
+    drop(other);
+    let line = crate::engine::mssql::settle_owed(&settings, dir.path())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(line.contains("undid instance changes"), "{line}");
+    assert!(!path(dir.path()).exists());
+}
