@@ -516,3 +516,26 @@ async fn flags_turned_off_during_the_window_are_noticed() {
     let result = run(&server, "ifi_off").await;
     assert!(!ok(&result).runs[0].unavailable.contains_key("ifi_off_held"));
 }
+
+/// The "`ifi = true` verified by the absence of data-file zeroing lines": with the
+/// opt-in and sysadmin, an `ifi = true` cell is proven (`counts.ifi_on_verified = 1`); on a
+/// server that reports IFI on but zero-fills its data files anyway (TDE, a right removed since
+/// the start) the cell fails instead of measuring something else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ifi_true_is_proven_by_the_absence_of_zeroing() {
+    let server = server(InstanceModel::sql_server_2019_windows());
+    let result = run(&server, "ifi_on").await;
+    assert_eq!(ok(&result).runs[0].counts["ifi_on_verified"], 1);
+    assert!(server.trace_flags().is_empty(), "3004/3605 are off again");
+    let mut model = InstanceModel::sql_server_2019_windows();
+    model.ifi_effective = false;
+    let server = server_with(model);
+    let result = run(&server, "ifi_on").await;
+    match &result.cells[0].status {
+        CellStatus::Failed(why) => assert!(
+            why.contains("instant file initialization is not in effect"),
+            "{why}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}

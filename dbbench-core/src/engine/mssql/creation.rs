@@ -40,7 +40,32 @@ pub(super) async fn build(
         build.counts.extend(tempdb.counts());
         inputs.tempdb = tempdb.changes;
     }
-    if ifi_plan.verify {
+    // `ifi = true` is proven by the absence of data-file zeroing lines, which needs the same
+    // zero-fill logging flags: only where instance changes are allowed and the login is
+    // sysadmin; otherwise it is said to be unproven.
+    let sysadmin = backend.permissions.sysadmin == Some(true)
+        || backend
+            .facts
+            .preconditions
+            .get("login_is_sysadmin")
+            .map(String::as_str)
+            == Some("yes");
+    if storage.ifi == Some(true) {
+        if backend.allow_instance_changes && sysadmin {
+            inputs.verify_instant = true;
+        } else {
+            build.unavailable.insert(
+                "ifi_verification".into(),
+                format!(
+                    "ifi = true is taken from the reported IFI state, not proven: proving it logs \
+                     every zero-fill of the instance during CREATE DATABASE (DBCC TRACEON(3004, \
+                     3605, -1)), which needs sysadmin and {}=1",
+                    instance::ALLOW_ENV
+                ),
+            );
+        }
+    }
+    if ifi_plan.verify || inputs.verify_instant {
         // Before the first instance change: zeroing lines older than this are another run's.
         let rows = admin.query(ifi::NOW_SQL, &[]).await?;
         inputs.zeroing_since = rows
@@ -234,6 +259,20 @@ async fn run_step(ctx: &mut StepContext<'_, '_>, step: &Step) -> Result<()> {
             build.counts.insert(format!("trace_flag_{flag}_applied"), 1);
             build.ifi_flag = Some(*flag);
             Ok(())
+        }
+        Step::VerifyInstant { sql } => {
+            let log = admin.query(sql, &[]).await;
+            match ifi::judge_instant(log, &data_paths(&ctx.provision.files)) {
+                ifi::Zeroing::Verified => {
+                    build.counts.insert("ifi_on_verified".into(), 1);
+                    Ok(())
+                }
+                ifi::Zeroing::NotZeroed(why) => Err(ifi_error(why)),
+                ifi::Zeroing::Unverified(why) => {
+                    build.unavailable.insert("ifi_verification".into(), why);
+                    Ok(())
+                }
+            }
         }
         Step::VerifyZeroing { sql, flags } => {
             let log = admin.query(sql, &[]).await;

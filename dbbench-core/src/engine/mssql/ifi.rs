@@ -306,6 +306,39 @@ pub fn judge_zeroing(log: Result<Vec<Row>>, data_files: &[String], flags_set: &[
     }
 }
 
+/// Judges the outcome of [`zeroing_log_sql`] for an `ifi = true` cell: `Verified` when no data
+/// file has a `Zeroing` line (IFI in effect), `NotZeroed` with the sentence that fails the cell
+/// when one has (the reported state was wrong), `Unverified` when it could not be read.
+pub fn judge_instant(log: Result<Vec<Row>>, data_files: &[String]) -> Zeroing {
+    if data_files.is_empty() {
+        return Zeroing::Unverified(
+            "ifi = true, but the data files' paths are unknown (the server placed them and did \
+             not list them), so the error log proves nothing"
+                .into(),
+        );
+    }
+    match log.and_then(|rows| unzeroed_files(&rows, data_files)) {
+        Ok(unzeroed) if unzeroed.len() == data_files.len() => Zeroing::Verified,
+        Ok(unzeroed) => {
+            let zeroed: Vec<&String> = data_files
+                .iter()
+                .filter(|f| !unzeroed.contains(f))
+                .collect();
+            Zeroing::NotZeroed(format!(
+                "ifi = true, and the server reports IFI on, yet SQL Server zero-filled {}: \
+                 instant file initialization is not in effect (the service account lacks \
+                 \"Perform volume maintenance tasks\", TDE is on, or an IFI-off trace flag is set)",
+                zeroed
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }
+        Err(e) => Zeroing::Unverified(format!("ifi = true, but it was not verified: {e}")),
+    }
+}
+
 /// Turning trace flags on globally, undone by turning them off.
 pub fn trace_flags_change(flags: &[u32], why: &str) -> Change {
     let list: Vec<String> = flags.iter().map(u32::to_string).collect();

@@ -161,6 +161,14 @@ pub const TEMPDB: InstanceWide = InstanceWide {
            and sizes raised persist across restarts until undone",
 };
 
+/// Proving `ifi = true` (only with the opt-in and sysadmin; unproven otherwise).
+pub const IFI_PROOF: InstanceWide = InstanceWide {
+    option: "`ifi`",
+    short: "every zero-fill of the instance logged during CREATE DATABASE (TF 3004, 3605)",
+    long: "`ifi = true` is proven by logging every zero-fill of the instance to the error log \
+           during its CREATE DATABASE (DBCC TRACEON(3004, 3605, -1), off again right after)",
+};
+
 /// The instance-wide changes a cell of `spec` makes (finding B3): each needs
 /// `DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1`, and the preflight lists them.
 pub fn instance_changes(spec: &StorageSpec, cold: bool) -> Vec<InstanceWide> {

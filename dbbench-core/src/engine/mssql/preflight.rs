@@ -513,17 +513,26 @@ fn limit_checks(answers: &Answers) -> [Check; 2] {
 /// the cells that make it (finding B3).
 fn shared_server_check(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Check {
     let mut lines: Vec<String> = Vec::new();
+    // With the opt-in and sysadmin, `ifi = true` cells are proven with the zero-fill logging
+    // flags; without, they change nothing and are recorded as unproven.
+    let proves = answers.allow_instance_changes && answers.permissions.sysadmin == Some(true);
     for change in [
         super::permissions::IFI_OFF,
+        super::permissions::IFI_PROOF,
         super::permissions::COLD,
         super::permissions::TEMPDB,
     ] {
+        let makes = |spec: &StorageSpec| {
+            if change == super::permissions::IFI_PROOF {
+                proves && spec.ifi == Some(true)
+            } else {
+                super::permissions::instance_changes(spec, answers.cold_cache).contains(&change)
+            }
+        };
         let makers: Vec<String> = cells
             .iter()
             .filter(|(_, _, spec)| answers.product.refusals(spec).is_empty())
-            .filter(|(_, _, spec)| {
-                super::permissions::instance_changes(spec, answers.cold_cache).contains(&change)
-            })
+            .filter(|(_, _, spec)| makes(spec))
             .map(|(bench, cell, _)| format!("{bench} {cell}"))
             .collect();
         if !makers.is_empty() {

@@ -251,6 +251,9 @@ fn inputs(db: &str, spec: &StorageSpec) -> Inputs {
         Vec::new()
     };
     let ifi_off = spec.ifi == Some(false);
+    // As a sysadmin login with DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1 runs them: `ifi = true` is
+    // proven too.
+    let verify = spec.ifi.is_some();
     Inputs {
         disable_ifi: if ifi_off {
             ifi::TF_NO_IFI.to_vec()
@@ -258,13 +261,14 @@ fn inputs(db: &str, spec: &StorageSpec) -> Inputs {
             Vec::new()
         },
         verify_zeroing: ifi_off,
-        probe_flags: if ifi_off {
+        verify_instant: spec.ifi == Some(true),
+        probe_flags: if verify {
             ifi::TF_LOG_ZEROING.to_vec()
         } else {
             Vec::new()
         },
         // As GETDATE() would answer before the creation.
-        zeroing_since: if ifi_off {
+        zeroing_since: if verify {
             "2026-12-01 10:00:00.000".into()
         } else {
             String::new()
@@ -276,7 +280,6 @@ fn inputs(db: &str, spec: &StorageSpec) -> Inputs {
 
 /// What is read before the script: whether the name is free, the IFI state, tempdb's files.
 fn claim_sql(db: &str, spec: &StorageSpec) -> String {
-    let ifi_off = spec.ifi == Some(false);
     let mut out = format!(
         "-- claim (a leftover is dropped only with its marker)\n{}\n",
         super::provision::exists_sql(db)
@@ -290,14 +293,14 @@ fn claim_sql(db: &str, spec: &StorageSpec) -> String {
     if spec.tempdb_files.is_some() {
         out.push_str(&format!("{}\n", super::instance::TEMPDB_FILES_SQL));
     }
-    if ifi_off {
+    if spec.ifi.is_some() {
         // The zeroing proof's start time, then the zero-fill logging flags already on?
         out.push_str(&format!("{}\n", ifi::NOW_SQL));
         for flag in ifi::TF_LOG_ZEROING {
             out.push_str(&format!("{}\n", ifi::trace_status_sql(flag)));
         }
     }
-    if ifi_off || spec.tempdb_files.is_some() {
+    if spec.ifi.is_some() || spec.tempdb_files.is_some() {
         // On a connection of its own, held until the last undo is verified.
         out.push_str(&format!(
             "-- the server lock (a connection of its own)\n{}\n",
