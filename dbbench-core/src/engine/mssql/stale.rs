@@ -99,7 +99,8 @@ async fn judge(conn: &mut MssqlConnection, name: &str, state: &str, product: &Pr
             "left database {name}: its marker `{text}` names no owner dbbench can read"
         );
     };
-    match super::whose::Whose::from_marker(&owner, held.text()).liveness() {
+    let whose = super::whose::Whose::from_marker(&owner, held.text());
+    match whose.liveness() {
         Liveness::Alive => {
             return format!(
                 "left database {name}: its owner, {}, still runs",
@@ -108,9 +109,9 @@ async fn judge(conn: &mut MssqlConnection, name: &str, state: &str, product: &Pr
         }
         Liveness::Elsewhere => {
             return format!(
-                "left database {name}: its owner, {}, ran on another host, which this one cannot \
-                 check",
-                owner.describe()
+                "left database {name}: its owner, {}, ran on another host, machine or PID \
+                 namespace, whose processes this one cannot see",
+                whose.describe()
             )
         }
         Liveness::Gone => {}
