@@ -166,6 +166,8 @@ async fn transactions_go_as_batches_and_floors_reach_the_results() {
     assert_eq!(cell.config["log_size"], "250MB");
     assert!(result.backend.preconditions["size floors"]
         .starts_with("primary data file ≥ 8 MB (model database, 1024 pages)"));
+    // Finding C5: the results say that waits and most counters are the whole server's.
+    assert!(result.backend.preconditions["waits_scope"].contains("every other workload"));
     let create = &server.calls_with("CREATE DATABASE [")[0];
     assert!(
         create.sql.contains("SIZE = 512KB, FILEGROWTH = 64KB"),

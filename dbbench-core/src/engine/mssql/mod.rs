@@ -210,6 +210,15 @@ impl MssqlBackend {
             on_off(self.allow_instance_changes),
         );
         put("wait_filter", evidence::waits::LIST_VERSION.into());
+        // Finding C5: on a shared server these include everyone else's work.
+        put(
+            "waits_scope",
+            "instance-wide (sys.dm_os_wait_stats): the waits include every other workload on \
+             the server, as do the counters Pages Allocated/sec, Checkpoint pages/sec, Lazy \
+             writes/sec and Batch Requests/sec; only the per-database counters and file \
+             statistics are this database's"
+                .into(),
+        );
         if let Some(tag) = self.facts.product.compatible_tag() {
             put(BackendInfo::COMPATIBLE_PRODUCT, tag.into());
         }
