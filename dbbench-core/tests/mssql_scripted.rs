@@ -141,9 +141,31 @@ async fn run(server: &ScriptedServer, name: &str) -> BenchmarkResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn transactions_go_as_batches_and_floors_reach_the_results() {
     let server = sql_server_2022();
+    // The window connection's own waits: 100 ms of WRITELOG when the window opens, 350 ms when
+    // it closes (finding C5: this session's, not the instance's).
+    let session_waits = |ms: i64| {
+        Reply::rows(
+            &[
+                "wait_type",
+                "waiting_tasks_count",
+                "wait_time_ms",
+                "signal_wait_time_ms",
+            ],
+            vec![vec![
+                Value::Text("WRITELOG".into()),
+                Value::Int(ms / 10),
+                Value::Int(ms),
+                Value::Int(0),
+            ]],
+        )
+    };
+    server
+        .on("sys.dm_exec_session_wait_stats", session_waits(350))
+        .times("sys.dm_exec_session_wait_stats", 1, session_waits(100));
     let result = run(&server, "mssql-scripted-population").await;
     let cell = &result.cells[0];
     assert_eq!(cell.status, CellStatus::Ok, "{:?}", cell.status);
+    assert_eq!(cell.runs[0].counts["session_wait_ms.WRITELOG"], 250);
 
     // Transaction control never went through sp_executesql (error 266 on a real server).
     let begins = server.calls_with("BEGIN TRANSACTION");

@@ -215,8 +215,9 @@ impl MssqlBackend {
             "waits_scope",
             "instance-wide (sys.dm_os_wait_stats): the waits include every other workload on \
              the server, as do the counters Pages Allocated/sec, Checkpoint pages/sec, Lazy \
-             writes/sec and Batch Requests/sec; only the per-database counters and file \
-             statistics are this database's"
+             writes/sec and Batch Requests/sec; the per-database counters, the file \
+             statistics and counts.session_wait_ms.* (the window connection's own waits) are \
+             this run's"
                 .into(),
         );
         if let Some(tag) = self.facts.product.compatible_tag() {

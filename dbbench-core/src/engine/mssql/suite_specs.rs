@@ -317,7 +317,8 @@ fn window_and_teardown_sql(db: &str) -> String {
     let pattern = growth_events::file_pattern(&file, &session);
     let mut out = String::new();
     out.push_str(&format!(
-        "-- window\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n",
+        "-- window\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n",
+        super::evidence::session_waits::SNAPSHOT_SQL,
         growth_events::NOW_UTC_SQL,
         growth_events::file_name_sql(&session),
         growth_events::drop_sql(&session),

@@ -8,6 +8,7 @@
 pub mod counters;
 pub mod file_stats;
 pub mod growth_events;
+pub mod session_waits;
 pub mod vlf;
 pub mod waits;
 
@@ -45,6 +46,8 @@ pub struct Window {
     io: Outcome<BTreeMap<i64, FileIo>>,
     vlf: Outcome<vlf::VlfCount>,
     waits: Outcome<waits::WaitSnapshot>,
+    /// The window connection's own waits ([`session_waits`]).
+    session_waits: Outcome<waits::WaitSnapshot>,
     /// The session's target and duration unit once it runs (the unit is an `Err` when the
     /// server does not name it).
     xe: Outcome<(growth_events::Target, Outcome<DurationUnit>)>,
@@ -154,6 +157,7 @@ impl Window {
             io: io(conn).await,
             vlf: vlf::read(conn).await.map_err(|e| e.to_string()),
             waits: wait_snapshot(conn).await,
+            session_waits: session_waits::snapshot(conn).await,
             xe,
             sampler,
             notes,
@@ -174,6 +178,17 @@ impl Window {
         ctx: &WindowContext<'_>,
         evidence: &mut Evidence,
     ) {
+        // First: the closing queries themselves wait too.
+        let session_after = session_waits::snapshot(conn).await;
+        match (&self.session_waits, &session_after) {
+            (Ok(before), Ok(after)) => evidence.counts.extend(session_waits::counts(before, after)),
+            // Only where the product has the view: elsewhere (Babelfish) the instance waits are
+            // unavailable already, and so is everything this would add.
+            (Err(e), _) | (_, Err(e)) if *ctx.product == super::identity::Product::SqlServer => {
+                unavailable(evidence, "session_waits", e.clone())
+            }
+            _ => {}
+        }
         let samples = match self.sampler {
             Ok(sampler) => sampler.finish().await,
             Err(e) => Err(e),
