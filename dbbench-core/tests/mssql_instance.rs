@@ -239,8 +239,10 @@ async fn ifi_state_falls_back_to_the_error_logs_startup_line() {
 }
 
 /// Finding 3: every `ifi = false` cell is proven by zeroing, also where the service view already
-/// says IFI is off. Here it says `N` while the Linux build still skips zeroing (the view is
-/// documented for Windows services only): the zeroing check catches it and the cell fails.
+/// says IFI is off. Finding A2 of the third review: that view's answer is undocumented on Linux,
+/// so `ifi = false` sets the IFI-off flags whatever it says. Here it says `N` while the Linux
+/// build still skips zeroing: TF 1805 (Bob Dorr) turns it off and the zeroing proves it; on a
+/// build where no flag works the zeroing check catches it and the cell fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_ifi_false_cell_is_proven_by_zeroing() {
     let mut model = InstanceModel::sql_server_2022_linux();
@@ -250,8 +252,12 @@ async fn every_ifi_false_cell_is_proven_by_zeroing() {
     let server = server(model.clone());
     let result = run(&server, "ifi_off").await;
     assert_eq!(ok(&result).runs[0].counts["ifi_zeroing_verified"], 1);
-    // The view says off, yet data files are not zeroed: refused, not mislabelled.
+    // The view says off, yet data files are not zeroed unless a flag turns IFI off.
     model.ifi_effective = true;
+    let server = server_with(model.clone());
+    let result = run(&server, "ifi_off").await;
+    assert_eq!(ok(&result).runs[0].counts["ifi_off_trace_flag_1805"], 1);
+    model.disabling_flags.clear();
     let server = server_with(model);
     let result = run(&server, "ifi_off").await;
     match &result.cells[0].status {
@@ -326,4 +332,210 @@ async fn the_preflight_lists_alter_any_connection() {
     );
     let perms = &server.calls_with("HAS_PERMS_BY_NAME")[0].sql;
     assert!(perms.contains("'ALTER ANY CONNECTION'"), "{perms}");
+}
+
+/// Findings A1–A5 and the "one permission table": every instance-level or privileged
+/// statement a run sends (trace flags, tempdb, backup, event sessions, the error log, the lock)
+/// is in the table that the preflight and the run's admission both decide from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_privileged_statement_the_run_sends_is_in_the_permission_table() {
+    use dbbench_core::__internals::mssql::permissions::TABLE;
+    let server = server(InstanceModel::sql_server_2019_windows());
+    for cell in ["tempdb_4", "ifi_off", "full_recovery"] {
+        ok(&run(&server, cell).await);
+    }
+    // The statements whose permission is more than a login's own database needs.
+    const PRIVILEGED: [&str; 13] = [
+        "xp_delete_files",
+        "DBCC TRACE",
+        "DBCC SHRINKFILE",
+        "DBCC DROPCLEANBUFFERS",
+        "ALTER DATABASE tempdb",
+        "KILL ",
+        "CREATE DATABASE [",
+        "DROP DATABASE",
+        "BACKUP DATABASE",
+        "EVENT SESSION",
+        "xp_readerrorlog",
+        "sys.dm_server_services",
+        "sp_getapplock",
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for call in server.calls() {
+        if call.sql.contains("HAS_PERMS_BY_NAME") {
+            continue;
+        }
+        for keyword in PRIVILEGED.iter().filter(|k| call.sql.contains(*k)) {
+            seen.insert(*keyword);
+            assert!(
+                TABLE.iter().any(|n| call.sql.contains(n.statement)),
+                "`{}` is sent but not in engine/mssql/permissions.rs",
+                call.sql
+            );
+        }
+    }
+    for sent in [
+        "DBCC TRACE",
+        "DBCC SHRINKFILE",
+        "ALTER DATABASE tempdb",
+        "CREATE DATABASE [",
+        "DROP DATABASE",
+        "BACKUP DATABASE",
+        "EVENT SESSION",
+        "xp_readerrorlog",
+        "sp_getapplock",
+    ] {
+        assert!(seen.contains(sent), "the runs sent no `{sent}`: {seen:?}");
+    }
+}
+
+/// Finding B3: `ifi = false` and a cold cache change the whole instance, like tempdb, and need
+/// `DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1`; the run refuses them without it, before anything is
+/// created.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instance_wide_options_need_the_opt_in() {
+    let server = server(InstanceModel::sql_server_2022_linux());
+    let settings = ConnectSettings::scripted(ADO, &server).unwrap();
+    let refusing = MssqlBackend::connect(settings.clone(), Hooks::default(), false)
+        .await
+        .unwrap();
+    let ifi_off = StorageSpec {
+        ifi: Some(false),
+        ..SIZED
+    };
+    let err = refusing.check(&ifi_off).unwrap_err().to_string();
+    assert!(
+        err.contains("DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1") && err.contains("whole instance"),
+        "{err}"
+    );
+    let cold = Hooks {
+        cold_cache: true,
+        ..Hooks::default()
+    };
+    let refusing = MssqlBackend::connect(settings.clone(), cold.clone(), false)
+        .await
+        .unwrap();
+    let err = refusing.check(&SIZED).unwrap_err().to_string();
+    assert!(err.contains("DROPCLEANBUFFERS"), "{err}");
+    let allowing = MssqlBackend::connect(settings, cold, true).await.unwrap();
+    allowing.check(&ifi_off).unwrap();
+    allowing.check(&SIZED).unwrap();
+    assert!(server.trace_flags().is_empty() && server.databases().is_empty());
+}
+
+/// Finding C1: the zeroing proof is bounded to this run. An earlier run of the same database
+/// name (PIDs repeat in fresh containers) left a `Zeroing` line for its data file in the error
+/// log; this run's `CREATE DATABASE` is not zero-filled (no flag turns IFI off on this build).
+/// The old line must not prove anything: the cell fails instead of recording
+/// `ifi_zeroing_verified = 1`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zeroing_line_of_an_earlier_run_proves_nothing() {
+    let mut model = InstanceModel::sql_server_2019_windows();
+    model.disabling_flags.clear();
+    let db = format!(
+        "dbbench_mssql_instance_small_ifi_off_r0_{}",
+        std::process::id()
+    );
+    model.log_line(&format!(
+        "Zeroing D:\\SQLData\\{db}_data_1.mdf from page 0 to 8192 (0x0 to 0x4000000)"
+    ));
+    let server = server(model);
+    let result = run(&server, "ifi_off").await;
+    match &result.cells[0].status {
+        CellStatus::Failed(why) => assert!(why.contains("did not zero-fill"), "{why}"),
+        other => panic!("an earlier run's line proved the zeroing: {other:?}"),
+    }
+    let read = server.calls_with("N'Zeroing'");
+    assert!(
+        read.iter().all(|c| c.sql.contains(", N'2026-12-01 10:")),
+        "{read:?}"
+    );
+}
+
+/// Finding C4: on SQL Server 2022 log growths of up to 64 MB get IFI whatever `ifi` says; an
+/// `ifi = false` cell whose log grows by less says so in its results, on 2019 it does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ifi_false_on_2022_says_its_small_log_growths_keep_ifi() {
+    let mut model = InstanceModel::sql_server_2022_linux();
+    model.errorlog_ifi = Some(true);
+    let server = server(model);
+    let result = run(&server, "ifi_off").await;
+    let why = &ok(&result).runs[0].unavailable["ifi_off_log_growths"];
+    assert!(
+        why.contains("up to 64 MB get instant file initialization"),
+        "{why}"
+    );
+    let server = server_with(InstanceModel::sql_server_2019_windows());
+    let result = run(&server, "ifi_off").await;
+    assert!(!ok(&result).runs[0]
+        .unavailable
+        .contains_key("ifi_off_log_growths"));
+}
+
+/// Another session turns the IFI-off flags off while the window runs (a second dbbench process
+/// finishing, a DBA).
+fn flags_turned_off_meanwhile(db: &mut Session) -> BodyFuture<'_> {
+    Box::pin(async move {
+        db.execute("CREATE TABLE dbo.t (a int)").await?;
+        db.execute("DBCC TRACEOFF(1805, 1806, -1) WITH NO_INFOMSGS;")
+            .await
+            .map(|_| ())
+    })
+}
+
+support::benchmark! {
+    static FLAGS_OFF = flags_turned_off_meanwhile,
+    title: "IFI-off flags turned off mid-window, scripted",
+    run: RunSpec::DEFAULT,
+    cells: [cell("ifi_off", StorageSpec { ifi: Some(false), ..SIZED })],
+}
+
+/// Finding C3: the IFI-off flags are checked again when the window closes; a flag dbbench set
+/// that is off then is recorded (`unavailable.ifi_off_held`), not silently ignored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flags_turned_off_during_the_window_are_noticed() {
+    let server = server(InstanceModel::sql_server_2022_linux());
+    let settings = ConnectSettings::scripted(ADO, &server).unwrap();
+    let mut backend = Backend::new(
+        MssqlBackend::connect(settings, Hooks::default(), true)
+            .await
+            .unwrap(),
+    );
+    let ctx = context(
+        "mssql-instance-flags-off",
+        Scale::smoke(),
+        Volumes::default(),
+    );
+    let result = run_benchmark(&FLAGS_OFF, None, &ctx, &mut backend)
+        .await
+        .unwrap();
+    let why = &ok(&result).runs[0].unavailable["ifi_off_held"];
+    assert!(why.contains("trace flag 1805 and 1806"), "{why}");
+    // Undisturbed, nothing is said.
+    let server = server_with(InstanceModel::sql_server_2022_linux());
+    let result = run(&server, "ifi_off").await;
+    assert!(!ok(&result).runs[0].unavailable.contains_key("ifi_off_held"));
+}
+
+/// The "`ifi = true` verified by the absence of data-file zeroing lines": with the
+/// opt-in and sysadmin, an `ifi = true` cell is proven (`counts.ifi_on_verified = 1`); on a
+/// server that reports IFI on but zero-fills its data files anyway (TDE, a right removed since
+/// the start) the cell fails instead of measuring something else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ifi_true_is_proven_by_the_absence_of_zeroing() {
+    let server = server(InstanceModel::sql_server_2019_windows());
+    let result = run(&server, "ifi_on").await;
+    assert_eq!(ok(&result).runs[0].counts["ifi_on_verified"], 1);
+    assert!(server.trace_flags().is_empty(), "3004/3605 are off again");
+    let mut model = InstanceModel::sql_server_2019_windows();
+    model.ifi_effective = false;
+    let server = server_with(model);
+    let result = run(&server, "ifi_on").await;
+    match &result.cells[0].status {
+        CellStatus::Failed(why) => assert!(
+            why.contains("instant file initialization is not in effect"),
+            "{why}"
+        ),
+        other => panic!("{other:?}"),
+    }
 }

@@ -188,6 +188,7 @@ fn sysadmin_2022() -> Answers {
             view_database_state: Some(true),
             alter_any_database: Some(true),
             create_any_database: Some(true),
+            create_database_in_master: Some(true),
             alter_any_connection: Some(true),
         },
         dirs: Ok(ServerDirs {
@@ -197,6 +198,8 @@ fn sysadmin_2022() -> Answers {
         floors: floors(),
         allow_instance_changes: true,
         trace_status: Ok(()),
+        ifi_off_flag_on: false,
+        cold_cache: false,
         probes: preflight::PROBES
             .iter()
             .map(|(metric, source, _)| Probe {
@@ -235,6 +238,7 @@ fn a_least_privileged_login_is_told_what_each_cell_lacks() {
             view_database_state: Some(false),
             alter_any_database: Some(false),
             create_any_database: Some(true),
+            create_database_in_master: Some(true),
             alter_any_connection: Some(false),
         },
         ifi: IfiState::Unknown("VIEW SERVER STATE permission was denied on object 'server'".into()),
@@ -260,10 +264,12 @@ fn a_least_privileged_login_is_told_what_each_cell_lacks() {
     };
     let report = preflight::evaluate(&answers, &seed_cells());
     let verdict = |cell: &str| report.cells.iter().find(|c| c.cell == cell).unwrap();
+    // Every `ifi = false` cell sets trace flags (1805/1806, and 3004/3605 for the zeroing
+    // proof), whatever the IFI state: sysadmin, from the permission table (finding A1).
     assert!(verdict("test_1")
         .blockers
         .iter()
-        .any(|b| b.contains("trace flags 1805 and 1806 (sysadmin)")));
+        .any(|b| b.starts_with("`DBCC TRACEON`, `DBCC TRACEOFF` need sysadmin")));
     assert!(verdict("test_2")
         .blockers
         .iter()
@@ -308,6 +314,7 @@ fn babelfish_42() -> Answers {
             view_database_state: Some(true),
             alter_any_database: Some(true),
             create_any_database: Some(true),
+            create_database_in_master: Some(true),
             // Recorded: HAS_PERMS_BY_NAME answers 0 for ALTER ANY CONNECTION (its KILL works all
             // the same: mssql_live's timeout test).
             alter_any_connection: Some(false),
@@ -468,4 +475,78 @@ async fn run_asks_the_server_and_creates_nothing() {
         "the preflight changes nothing: {writes:?}"
     );
     assert!(server.calls().len() > 5, "it did ask the server");
+}
+
+/// Finding A4: right after a crashed run left an IFI-off flag on, the run refuses `ifi = true`
+/// cells; the preflight says so too, instead of "can run".
+#[test]
+fn ifi_true_cells_cannot_run_while_an_ifi_off_flag_is_on() {
+    let answers = Answers {
+        ifi_off_flag_on: true,
+        ..sysadmin_2022()
+    };
+    let report = preflight::evaluate(&answers, &seed_cells());
+    let verdict = |cell: &str| report.cells.iter().find(|c| c.cell == cell).unwrap();
+    assert!(
+        verdict("test_2")
+            .blockers
+            .iter()
+            .any(|b| b.contains("trace flag 1805 or 1806 is on globally")),
+        "{}",
+        report.render()
+    );
+    assert!(verdict("test_1").blockers.is_empty(), "{}", report.render());
+}
+
+/// Finding A5: a login with `CREATE DATABASE` granted in master (not `CREATE ANY DATABASE`) can
+/// create databases, as the CREATE DATABASE docs say; findings A1 and B3: a login that is not
+/// sysadmin cannot run `ifi = false` cells even where IFI is already off, and without the
+/// opt-in every instance-wide change is refused and listed once with a shared-server warning.
+#[test]
+fn create_database_in_master_is_enough_and_instance_changes_are_listed() {
+    let answers = Answers {
+        permissions: Permissions {
+            sysadmin: Some(false),
+            create_any_database: Some(false),
+            create_database_in_master: Some(true),
+            alter_any_database: Some(false),
+            ..sysadmin_2022().permissions
+        },
+        ifi: IfiState::Disabled,
+        allow_instance_changes: false,
+        ..sysadmin_2022()
+    };
+    let report = preflight::evaluate(&answers, &seed_cells());
+    let verdict = |cell: &str| report.cells.iter().find(|c| c.cell == cell).unwrap();
+    assert!(
+        report
+            .cells
+            .iter()
+            .all(|c| !c.blockers.iter().any(|b| b.contains("CREATE DATABASE"))),
+        "{}",
+        report.render()
+    );
+    let test_1 = &verdict("test_1").blockers;
+    assert!(
+        test_1.iter().any(|b| b.contains("`DBCC TRACEON`"))
+            && test_1
+                .iter()
+                .any(|b| b.contains("DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1")),
+        "{test_1:?}"
+    );
+    let shared = report
+        .checks
+        .iter()
+        .find(|c| c.what.starts_with("instance-wide changes"))
+        .unwrap();
+    assert_eq!(shared.ok, Some(false));
+    assert!(
+        shared
+            .detail
+            .contains("turns instant file initialization off for the whole instance")
+            && shared.detail.contains("vlf::doubling test_1")
+            && shared.detail.contains("other people's sessions"),
+        "{}",
+        shared.detail
+    );
 }

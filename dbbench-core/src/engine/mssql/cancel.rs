@@ -18,88 +18,100 @@
 use super::{ConnectSettings, MssqlConnection};
 use crate::model::error::Result;
 use crate::util::cancel::Cancel;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// The session id of `conn`, if the server says.
-async fn spid(conn: &mut MssqlConnection) -> Result<Option<i64>> {
-    let rows = conn.query("SELECT @@SPID AS spid", &[]).await?;
-    rows.first()
-        .map(|r| r.get::<Option<i64>>(0))
-        .transpose()
-        .map(Option::flatten)
-}
-
-/// `conn` registered with `cancel`: firing it kills the connection's session from a second
+/// `conn` registered with `cancel`: firing it ends the connection's session from a second
 /// connection (on a thread with a runtime of its own: the fire may come from outside any).
+///
+/// Only a session that is provably this connection's is ever ended (finding B1 of the third
+/// review): the `KILL` is guarded by session id, login time, program name and host process id
+/// as read when the connection opened ([`guarded_kill_sql`]), and once the connection has
+/// closed its registration sends nothing at all, because the server hands a released id to the
+/// next connection at once (KILL docs). A server that does not name the session
+/// (`sys.dm_exec_sessions` unreadable) gets no KILL: the switch still refuses the body's next
+/// statement.
 pub(super) async fn register(
     mut conn: MssqlConnection,
     settings: &ConnectSettings,
     cancel: &Arc<Cancel>,
 ) -> Result<MssqlConnection> {
-    if let Some(spid) = spid(&mut conn).await? {
-        let settings = settings.clone();
-        // One KILL per session, however often the switch fires (the watchdog and the async timer
-        // may both fire at the limit, a signal may follow): once killed, the session id is free
-        // for the server to give to another login, whose session a second KILL would end.
-        let killed = std::sync::atomic::AtomicBool::new(false);
-        cancel.register(move || {
-            if killed.swap(true, std::sync::atomic::Ordering::SeqCst) {
-                return;
-            }
+    let open = Arc::new(AtomicBool::new(true));
+    match identify(&mut conn).await {
+        Some(session) => {
             let settings = settings.clone();
-            let _ = std::thread::Builder::new()
-                .name("dbbench-mssql-kill".into())
-                .spawn(move || {
-                    if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                    {
-                        let _ = rt.block_on(kill(&settings, spid));
-                    }
-                });
-        });
+            let still_open = open.clone();
+            // One KILL per session, however often the switch fires (the watchdog and the async
+            // timer may both fire at the limit, a signal may follow).
+            let killed = AtomicBool::new(false);
+            cancel.register(move || {
+                if !still_open.load(Ordering::SeqCst) || killed.swap(true, Ordering::SeqCst) {
+                    return;
+                }
+                let settings = settings.clone();
+                let session = session.clone();
+                let _ = std::thread::Builder::new()
+                    .name("dbbench-mssql-kill".into())
+                    .spawn(move || {
+                        if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()
+                        {
+                            let _ = rt.block_on(kill(&settings, &session));
+                        }
+                    });
+            });
+        }
+        None => crate::util::console::say(
+            "dbbench › mssql: the server does not name this connection's session \
+             (sys.dm_exec_sessions), so a timeout or Ctrl-C cannot end its running statement \
+             with KILL; the body is refused at its next statement instead",
+        ),
     }
+    conn.open = Some(open);
     conn.cancel = Some(cancel.clone());
     Ok(conn)
 }
 
-/// Ends session `spid` from a connection of its own. A failure is said on the console as well
-/// as returned (the switch fires from a thread nobody waits on): without `ALTER ANY CONNECTION`
-/// (error 6102) the runaway statement runs to its end.
-pub(super) async fn kill(settings: &ConnectSettings, spid: i64) -> Result<()> {
+/// Ends `session` from a connection of its own, with the guarded `KILL`. A failure is said on
+/// the console as well as returned (the switch fires from a thread nobody waits on): without
+/// `ALTER ANY CONNECTION` (error 6102) the runaway statement runs to its end.
+pub(super) async fn kill(settings: &ConnectSettings, session: &SessionId) -> Result<()> {
     let outcome = match settings.connect(None).await {
-        Ok(mut admin) => admin.batch(&kill_sql(spid)).await,
+        Ok(mut admin) => admin.batch(&guarded_kill_sql(session)).await,
         Err(e) => Err(e),
     };
     outcome.map_err(|e| {
         let e = crate::model::error::Error::msg(format!(
-            "could not stop session {spid} with KILL ({e}); KILL needs ALTER ANY CONNECTION: \
+            "could not stop session {} with KILL ({e}); KILL needs ALTER ANY CONNECTION: \
              the running statement goes on to its end, and the body is refused at its next \
-             statement"
+             statement",
+            session.spid
         ));
         crate::util::console::say(&format!("dbbench › mssql: {e}"));
         e
     })
 }
 
-/// The statement that ends session `spid`.
-pub(super) fn kill_sql(spid: i64) -> String {
-    format!("KILL {spid}")
-}
-
 /// A session as the server knows it: its id and its login time, which together name it for good
-/// (the id alone is reused once the session ends).
+/// (the id alone is reused once the session ends), and the client's process id as the server
+/// recorded it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct SessionId {
     /// `@@SPID`.
     pub spid: i64,
     /// `sys.dm_exec_sessions.login_time`, as `CONVERT(nvarchar(30), …, 126)` gives it.
     pub login_time: String,
+    /// `sys.dm_exec_sessions.host_process_id` as read back, not this process's id: tiberius
+    /// 0.13 sends 0 in the login packet (`client_pid` is never set), so comparing with
+    /// `std::process::id()` would never match. `None` when the server gave no value.
+    pub host_process_id: Option<i64>,
 }
 
-/// This connection's session id and login time.
+/// This connection's session id, login time and host process id.
 pub(super) const SESSION_SQL: &str = "SELECT CAST(session_id AS int) AS spid, \
-     CONVERT(nvarchar(30), login_time, 126) AS login_time \
+     CONVERT(nvarchar(30), login_time, 126) AS login_time, \
+     CAST(host_process_id AS int) AS host_process_id \
      FROM sys.dm_exec_sessions WHERE session_id = @@SPID;";
 
 /// The session of `conn`, if the server says (every login sees its own row of
@@ -110,24 +122,37 @@ pub(super) async fn identify(conn: &mut MssqlConnection) -> Option<SessionId> {
     Some(SessionId {
         spid: row.get_named::<Option<i64>>("spid").ok()??,
         login_time: row.get_named::<Option<String>>("login_time").ok()??,
+        host_process_id: row
+            .get_named::<Option<i64>>("host_process_id")
+            .ok()
+            .flatten(),
     })
 }
 
-/// The `WHERE` that names exactly `session` in `sys.dm_exec_sessions`.
+/// The `WHERE` that names exactly `session` in `sys.dm_exec_sessions`. The login time is compared
+/// in the text form it was read in (`CONVERT(nvarchar(30), login_time, 126)` on both sides), not
+/// converted back to a datetime: the same conversion gives the same text, and Babelfish cannot
+/// convert its own style-126 text back (it refuses it: "Conversion failed when converting date
+/// and time from character string", seen on Babelfish 4.2).
 fn same_session(session: &SessionId) -> String {
     format!(
-        "session_id = {} AND login_time = CONVERT(datetime, {}, 126)",
+        "session_id = {} AND CONVERT(nvarchar(30), login_time, 126) = {}",
         session.spid,
         super::tsql::literal(&session.login_time)
     )
 }
 
 /// `KILL` of `session`, sent only while that very session (id, login time, dbbench's program
-/// name) still exists: never a later session that was given the same id.
+/// name, the host process id it logged in with) still exists: never a later session that was
+/// given the same id.
 pub(super) fn guarded_kill_sql(session: &SessionId) -> String {
+    let host = match session.host_process_id {
+        Some(pid) => format!("host_process_id = {pid}"),
+        None => "host_process_id IS NULL".to_string(),
+    };
     format!(
-        "IF EXISTS (SELECT 1 FROM sys.dm_exec_sessions WHERE {} AND program_name = N'dbbench') \
-         KILL {};",
+        "IF EXISTS (SELECT 1 FROM sys.dm_exec_sessions WHERE {} AND program_name = N'dbbench' \
+         AND {host}) KILL {};",
         same_session(session),
         session.spid
     )
@@ -210,34 +235,43 @@ pub(super) async fn end_statement(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::mssql::double::{Api, Reply, ScriptedServer};
-    use crate::model::value::Value;
+    use crate::engine::mssql::double::{Api, ScriptedServer};
+    use crate::util::cancel::Stop;
+
+    fn scripted() -> (ScriptedServer, ConnectSettings) {
+        let server = ScriptedServer::new().with_sessions();
+        let settings =
+            ConnectSettings::scripted("Server=tcp:h,1433;User Id=u;Password=p", &server).unwrap();
+        (server, settings)
+    }
+
+    /// Waits until the server has seen `n` KILL statements (they go from a thread of their
+    /// own), then a little longer for any that should not come.
+    fn wait_for_kills(server: &ScriptedServer, n: usize) {
+        let started = std::time::Instant::now();
+        while server.calls_with("KILL").len() < n && started.elapsed().as_secs() < 5 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 
     #[tokio::test]
     async fn firing_kills_the_session_from_a_second_connection() {
-        let server = ScriptedServer::new();
-        server.on("@@SPID", Reply::rows(&["spid"], vec![vec![Value::Int(57)]]));
-        let settings =
-            ConnectSettings::scripted("Server=tcp:h,1433;User Id=u;Password=p", &server).unwrap();
+        let (server, settings) = scripted();
         let cancel = Cancel::new();
         let conn = settings.connect(Some("dbbench_x")).await.unwrap();
         let mut conn = register(conn, &settings, &cancel).await.unwrap();
-        cancel.fire(crate::util::cancel::Stop::Timeout(
-            std::time::Duration::from_millis(500),
-        ));
+        let body = server.session_by_id(51).expect("the body's session");
+        cancel.fire(Stop::Timeout(std::time::Duration::from_millis(500)));
         // The watchdog and the timer both fire at the limit; a signal may follow.
-        cancel.fire(crate::util::cancel::Stop::Signal("SIGINT"));
-        // The kill goes from its own thread; wait for it to be recorded.
-        let started = std::time::Instant::now();
-        while server.calls_with("KILL").is_empty() && started.elapsed().as_secs() < 5 {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        cancel.fire(Stop::Signal("SIGINT"));
+        wait_for_kills(&server, 1);
         assert_eq!(server.calls_with("KILL").len(), 1, "one KILL per session");
+        assert!(!server.session_alive(&body), "the body's session is ended");
         let calls = server.calls();
         let kill_at = calls
             .iter()
-            .position(|c| c.sql == "KILL 57")
+            .position(|c| c.sql.contains("KILL 51"))
             .expect("KILL sent");
         assert_eq!(calls[kill_at].api, Api::Batch);
         assert_eq!(
@@ -258,5 +292,71 @@ mod tests {
             matches!(err, crate::model::error::Error::Cancelled { .. }),
             "{err}"
         );
+    }
+
+    /// Finding B1 of the third review: a connection of the database (the fixture's, a load
+    /// worker's) closes; another application logs in and is given the freed session id; then
+    /// the body runs into its timeout, or Ctrl-C arrives. Only the body's session is ended;
+    /// the foreign session lives.
+    #[tokio::test]
+    async fn a_timeout_or_ctrl_c_never_ends_a_session_that_reused_a_closed_ones_id() {
+        for why in [
+            Stop::Timeout(std::time::Duration::from_millis(500)),
+            Stop::Signal("SIGINT"),
+        ] {
+            let (server, settings) = scripted();
+            let cancel = Cancel::new();
+            let fixture = settings.connect(Some("dbbench_x")).await.unwrap();
+            let fixture = register(fixture, &settings, &cancel).await.unwrap();
+            let body = settings.connect(Some("dbbench_x")).await.unwrap();
+            let _body = register(body, &settings, &cancel).await.unwrap();
+            let body = server.session_by_id(52).expect("the body's session");
+            drop(fixture);
+            let foreign = server
+                .open_session("Microsoft SQL Server Management Studio", "alice")
+                .unwrap();
+            assert_eq!(foreign.spid, 51, "the freed id is handed out again");
+            cancel.fire(why);
+            wait_for_kills(&server, 1);
+            assert!(
+                server.session_alive(&foreign),
+                "{why:?} ended a foreign session"
+            );
+            assert!(
+                !server.session_alive(&body),
+                "{why:?}: the body's session ends"
+            );
+            assert!(server.calls_with("KILL 51").is_empty(), "{why:?}");
+        }
+    }
+
+    /// The same when the server ended the body's connection behind dbbench's back (a network
+    /// drop, another DBA's KILL) and the freed id went to another dbbench process's session:
+    /// the connection object still exists, so only the guard (login time, program name, host
+    /// process id) keeps the KILL off the other session.
+    #[tokio::test]
+    async fn the_guard_spares_a_session_given_the_id_while_the_connection_object_lives() {
+        let (server, settings) = scripted();
+        let cancel = Cancel::new();
+        let body = settings.connect(Some("dbbench_x")).await.unwrap();
+        let _body = register(body, &settings, &cancel).await.unwrap();
+        let ours = server.session_by_id(51).unwrap();
+        server.close_session(&ours);
+        let other = server.open_session("dbbench", "bob").unwrap();
+        assert_eq!(other.spid, 51);
+        cancel.fire(Stop::Signal("SIGINT"));
+        wait_for_kills(&server, 1);
+        let kills = server.calls_with("KILL 51");
+        assert_eq!(kills.len(), 1);
+        assert!(
+            kills[0]
+                .sql
+                .contains("CONVERT(nvarchar(30), login_time, 126) = N'")
+                && kills[0].sql.contains("program_name = N'dbbench'")
+                && kills[0].sql.contains("host_process_id = 0"),
+            "{}",
+            kills[0].sql
+        );
+        assert!(server.session_alive(&other), "the guard spared it");
     }
 }

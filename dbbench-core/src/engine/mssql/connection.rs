@@ -37,6 +37,24 @@ pub struct MssqlConnection {
     database: String,
     /// The database's stop switch, for connections a body uses.
     pub(crate) cancel: Option<Arc<crate::util::cancel::Cancel>>,
+    /// Set while this connection is open; its `KILL` registered with the stop switch checks it
+    /// and sends nothing once the connection has closed (see [`super::cancel::register`]).
+    pub(crate) open: Option<Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl Drop for MssqlConnection {
+    fn drop(&mut self) {
+        // First: from here the session id is free for the server to hand to anyone, so the
+        // stop switch must no longer end it.
+        if let Some(open) = &self.open {
+            open.store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+        if let Link::Scripted(server, session) = &self.link {
+            if let Some(own) = &session.own {
+                server.close_session(own);
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for MssqlConnection {
@@ -52,6 +70,7 @@ impl MssqlConnection {
             settings,
             database: String::new(),
             cancel: None,
+            open: None,
         }
     }
 
@@ -62,11 +81,14 @@ impl MssqlConnection {
 
     /// A connection to database `database` of a scripted server (tests).
     pub fn scripted_in(server: ScriptedServer, settings: ConnectSettings, database: &str) -> Self {
+        // A server that models sessions gives the connection one, as a login does.
+        let own = server.open_session("dbbench", "dbbench_login");
         MssqlConnection {
-            link: Link::Scripted(server, Session::default()),
+            link: Link::Scripted(server, Session::with_own(own)),
             settings,
             database: database.to_string(),
             cancel: None,
+            open: None,
         }
     }
 
@@ -93,10 +115,20 @@ impl MssqlConnection {
             return Err(crate::model::error::Error::msg("not a scripted connection"));
         };
         let action = format!("running `{}`", headline(sql));
+        // A session ended by KILL has lost its connection: nothing more reaches the server.
+        let killed = session
+            .own
+            .as_ref()
+            .is_some_and(|own| !server.session_alive(own));
+        if killed {
+            return Err(crate::model::error::Error::Other(format!(
+                "{action}: the connection was closed by the server (its session was ended by KILL)"
+            )));
+        }
         if session.is_dead() {
             return Err(errors::out_of_sync(&self.settings, &action));
         }
-        let reply = server.answer_in(api, &self.database, sql);
+        let reply = server.answer_as(api, &self.database, sql, session.own.as_ref());
         let own = session.answer(api, sql);
         match reply {
             Reply::Error { code, message } => {

@@ -22,7 +22,7 @@ pub(super) async fn build(
     build: &mut Build,
 ) -> Result<(Provision, i64)> {
     let storage = &plan.storage;
-    let ifi_plan = ifi::plan(admin, storage.ifi).await?;
+    let ifi_plan = ifi::plan(admin, storage.ifi, backend.facts.platform).await?;
     let mut inputs = script::Inputs {
         disable_ifi: ifi_plan.set.clone(),
         verify_zeroing: ifi_plan.verify,
@@ -40,7 +40,38 @@ pub(super) async fn build(
         build.counts.extend(tempdb.counts());
         inputs.tempdb = tempdb.changes;
     }
-    if ifi_plan.verify {
+    // `ifi = true` is proven by the absence of data-file zeroing lines, which needs the same
+    // zero-fill logging flags: only where instance changes are allowed and the login is
+    // sysadmin; otherwise it is said to be unproven.
+    let sysadmin = backend.permissions.sysadmin == Some(true)
+        || backend
+            .facts
+            .preconditions
+            .get("login_is_sysadmin")
+            .map(String::as_str)
+            == Some("yes");
+    if storage.ifi == Some(true) {
+        if backend.allow_instance_changes && sysadmin {
+            inputs.verify_instant = true;
+        } else {
+            build.unavailable.insert(
+                "ifi_verification".into(),
+                format!(
+                    "ifi = true is taken from the reported IFI state, not proven: proving it logs \
+                     every zero-fill of the instance during CREATE DATABASE (DBCC TRACEON(3004, \
+                     3605, -1)), which needs sysadmin and {}=1",
+                    instance::ALLOW_ENV
+                ),
+            );
+        }
+    }
+    if ifi_plan.verify || inputs.verify_instant {
+        // Before the first instance change: zeroing lines older than this are another run's.
+        let rows = admin.query(ifi::NOW_SQL, &[]).await?;
+        inputs.zeroing_since = rows
+            .first()
+            .and_then(|r| r.get_named::<Option<String>>("now").ok().flatten())
+            .unwrap_or_default();
         for flag in ifi::TF_LOG_ZEROING {
             let rows = admin.query(&ifi::trace_status_sql(flag), &[]).await?;
             if !ifi::is_on_globally(&rows)? {
@@ -83,12 +114,41 @@ pub(super) async fn build(
     outcome?;
     // The zero-fill logging flags never outlive CREATE DATABASE.
     build.probe.restore(admin).await?;
+    if let Some(why) = log_growths_keep_ifi(storage, backend.facts.major) {
+        crate::util::console::say(&format!("dbbench › mssql: {}: {why}", plan.name));
+        build.unavailable.insert("ifi_off_log_growths".into(), why);
+    }
     let rows = admin.query(&provision::exists_sql(&plan.name), &[]).await?;
     let database_id: i64 = rows
         .first()
         .ok_or_else(|| Error::msg("DB_ID returned no row"))?
         .get(0)?;
     Ok((provision, database_id))
+}
+
+/// Why `ifi = false` does not reach this cell's log growths: from SQL Server 2022 (major 16) a
+/// log autogrowth of up to 64 MB gets instant file initialization whatever the service's
+/// privilege ("Database instant file initialization": "Transaction log autogrowth events up to
+/// 64 MB can benefit from instant file initialization"), so its growths are not zero-filled
+/// although the data files are (finding C4). `None` where the cell's log growths are zeroed.
+pub(super) fn log_growths_keep_ifi(storage: &StorageSpec, major: u32) -> Option<String> {
+    use crate::model::config::Growth;
+    if storage.ifi != Some(false) || major < 16 {
+        return None;
+    }
+    const LIMIT: u64 = 64 << 20;
+    let growth = match storage.log_growth {
+        Some(Growth::Fixed(size)) if size.bytes > LIMIT => return None,
+        Some(Growth::None) => return None,
+        Some(Growth::Fixed(size)) => format!("{} KB", size.bytes >> 10),
+        Some(Growth::Percent(p)) => format!("{p}% (up to 64 MB while the log is small)"),
+        None => "the server's default".to_string(),
+    };
+    Some(format!(
+        "ifi = false, but on SQL Server 2022 and later log autogrowths of up to 64 MB get instant \
+         file initialization whatever the privilege, so this cell's log growths (log_growth = \
+         {growth}) are not zero-filled; only the data files are"
+    ))
 }
 
 /// The connection to the new database, opened when a step first needs it: the marker and the
@@ -199,6 +259,20 @@ async fn run_step(ctx: &mut StepContext<'_, '_>, step: &Step) -> Result<()> {
             build.counts.insert(format!("trace_flag_{flag}_applied"), 1);
             build.ifi_flag = Some(*flag);
             Ok(())
+        }
+        Step::VerifyInstant { sql } => {
+            let log = admin.query(sql, &[]).await;
+            match ifi::judge_instant(log, &data_paths(&ctx.provision.files)) {
+                ifi::Zeroing::Verified => {
+                    build.counts.insert("ifi_on_verified".into(), 1);
+                    Ok(())
+                }
+                ifi::Zeroing::NotZeroed(why) => Err(ifi_error(why)),
+                ifi::Zeroing::Unverified(why) => {
+                    build.unavailable.insert("ifi_verification".into(), why);
+                    Ok(())
+                }
+            }
         }
         Step::VerifyZeroing { sql, flags } => {
             let log = admin.query(sql, &[]).await;

@@ -63,6 +63,10 @@ pub struct MssqlDatabase {
     pub(super) before_window: Vec<String>,
     pub(super) chain_check: Option<String>,
     pub(super) cold_cache: bool,
+    /// `DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1`: a cold cache empties the whole buffer pool.
+    pub(super) allow_instance_changes: bool,
+    /// Whether the login may `DBCC DROPCLEANBUFFERS` (sysadmin), from the permission table.
+    pub(super) may_drop_buffers: Option<bool>,
     pub(super) changes: InstanceChanges,
     pub(super) window: Mutex<Option<Window>>,
     pub(super) counts: BTreeMap<String, i64>,
@@ -152,7 +156,10 @@ impl MssqlDatabase {
                     option: "recovery",
                     backend: "mssql",
                     reason: format!(
-                        "after the full backup to NUL, sys.database_recovery_status still shows no                          last_log_backup_lsn for {}: the log chain did not start, so the log would                          truncate as in SIMPLE recovery and the cell would not measure FULL or                          BULK_LOGGED",
+                        "after the full backup to NUL, sys.database_recovery_status still shows no \
+                         last_log_backup_lsn for {}: the log chain did not start, so the log would \
+                         truncate as in SIMPLE recovery and the cell would not measure FULL or \
+                         BULK_LOGGED",
                         self.name
                     ),
                 });
@@ -161,6 +168,27 @@ impl MssqlDatabase {
         let recovery = self.recovery_in_effect(conn).await;
         *self.recovery.lock().unwrap_or_else(|p| p.into_inner()) = Some(recovery);
         if self.cold_cache || cache == crate::model::start::CacheState::Cold {
+            // Finding B3 and A3: the buffer pool is the whole instance's, and emptying it needs
+            // sysadmin; refused before anything is sent.
+            if !self.allow_instance_changes || self.may_drop_buffers == Some(false) {
+                return Err(Error::Unsupported {
+                    option: "cache",
+                    backend: "mssql",
+                    reason: format!(
+                        "`cache = \"cold\"` empties the whole instance's buffer pool (DBCC \
+                         DROPCLEANBUFFERS), which needs {}",
+                        if self.allow_instance_changes {
+                            "sysadmin (DBCC DROPCLEANBUFFERS docs), which this login lacks"
+                                .to_string()
+                        } else {
+                            format!(
+                                "{}=1: other sessions on the server lose their cache too",
+                                super::instance::ALLOW_ENV
+                            )
+                        }
+                    ),
+                });
+            }
             conn.batch(hooks::COLD_CACHE_SQL).await?;
         } else {
             // As Microsoft's guidance for repeatable runs does: start with no dirty pages.
@@ -218,6 +246,10 @@ impl MssqlDatabase {
         let (settings, unavailable) = super::settings::read(conn, &self.name, &self.product).await;
         evidence.settings = settings;
         evidence.unavailable.extend(unavailable);
+        if let Some(why) = flags_lost(&self.counts, &evidence) {
+            crate::util::console::say(&format!("dbbench › mssql: {}: {why}", self.name));
+            evidence.unavailable.insert("ifi_off_held".into(), why);
+        }
         evidence
             .counts
             .extend(self.counts.iter().map(|(k, v)| (k.clone(), *v)));
@@ -266,6 +298,32 @@ impl MssqlDatabase {
             (Err(d), Err(r)) => Err(Error::msg(format!("{d}; {r}"))),
         }
     }
+}
+
+/// Why the window may not have run with IFI off although the cell asked: a trace flag dbbench
+/// turned on for `ifi = false` (`counts.trace_flag_<n>_applied`) is off when the window closes,
+/// as `DBCC TRACESTATUS(-1)` in the settings read-back shows. Someone turned it off, or the
+/// service restarted: verification happened only at `CREATE DATABASE` (finding C3). `None` when
+/// every such flag is still on, or the flags could not be read (that is said already).
+fn flags_lost(counts: &BTreeMap<String, i64>, evidence: &Evidence) -> Option<String> {
+    if evidence.unavailable.contains_key("settings.traceflags") {
+        return None;
+    }
+    let off: Vec<String> = counts
+        .keys()
+        .filter_map(|k| k.strip_prefix("trace_flag_")?.strip_suffix("_applied"))
+        .filter(|flag| !evidence.settings.contains_key(&format!("traceflag.{flag}")))
+        .map(str::to_string)
+        .collect();
+    if off.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "trace flag {} that dbbench turned on for ifi = false was off when the window closed \
+         (turned off by someone else, or the service restarted): part of the window may have run \
+         with IFI on",
+        off.join(" and ")
+    ))
 }
 
 #[cfg(test)]

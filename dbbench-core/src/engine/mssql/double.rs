@@ -1,8 +1,11 @@
 //! A scripted stand-in for SQL Server, for tests that cannot reach a real one: every statement a
 //! connection sends is recorded with the tiberius API it would have taken (a plain batch through
 //! `simple_query`, an RPC through `sp_executesql` for `execute`/`query` with parameters, a bulk
-//! load), and answered from rules the test sets up (result sets recorded from a real server, an
-//! affected-row count, or a server error number and message).
+//! load), and answered from rules the test sets up (result sets as the product's documentation,
+//! or for Babelfish a recorded server, gives them; an affected-row count; or a server error
+//! number and message). Where each modelled answer comes from is said beside it: the catalog
+//! here, `instance` (IFI, trace flags, error log, tempdb), `sessions` (session ids, KILL,
+//! application locks), `settings` (the settings read-back).
 //!
 //! [`ConnectSettings::scripted`](super::ConnectSettings::scripted) makes every connection of the
 //! backend talk to one `ScriptedServer`, so whole lifecycles (start-up, creation, teardown) run
@@ -12,10 +15,15 @@
 use crate::model::value::{Row, Value};
 use std::sync::{Arc, Mutex};
 
+mod catalog;
 pub mod instance;
+pub mod sessions;
 pub mod settings;
 
+pub(crate) use catalog::literal_after;
+use catalog::Catalog;
 pub use instance::{InstanceModel, TempdbFileModel};
+pub use sessions::{SessionRow, SessionTable};
 
 /// The tiberius API a statement went through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,12 +49,13 @@ pub struct Call {
     pub database: String,
 }
 
-/// Whose recorded behaviour the catalog answers with, where products differ. Every product
-/// difference the catalog models was recorded from a real server: SQL Server 2022 (CU15, Linux)
-/// and Babelfish for PostgreSQL 4.2.0 (PostgreSQL 16.3, built from `shared/babelfish/`).
+/// Whose behaviour the catalog answers with, where products differ. Babelfish for PostgreSQL
+/// 4.2.0 (PostgreSQL 16.3, built from `shared/babelfish/`) was recorded from a real server; no
+/// SQL Server was available, so SQL Server's answers are modelled from Microsoft's documentation
+/// (each rule names its document) and were never recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Recorded {
-    /// Microsoft SQL Server 2022.
+    /// Microsoft SQL Server 2022, modelled from its documentation (not recorded).
     #[default]
     SqlServer2022,
     /// Babelfish for PostgreSQL 4.2.0: `EXEC [db].sys.sp_addextendedproperty` from master puts
@@ -105,9 +114,19 @@ pub struct Session {
     isolation: Option<i64>,
     /// A command timed out on this connection (see [`Reply::Timeout`]).
     dead: bool,
+    /// The server's session of this connection, when the server models sessions.
+    pub(crate) own: Option<SessionRow>,
 }
 
 impl Session {
+    /// The state of a new connection whose server session is `own`.
+    pub(crate) fn with_own(own: Option<SessionRow>) -> Session {
+        Session {
+            own,
+            ..Session::default()
+        }
+    }
+
     /// Whether the connection may still be used.
     pub fn is_dead(&self) -> bool {
         self.dead
@@ -176,268 +195,7 @@ struct Inner {
     calls: Vec<Call>,
     catalog: Option<Catalog>,
     instance: Option<InstanceModel>,
-}
-
-/// A minimal model of the server's databases, so a lifecycle can run without a rule for every
-/// `DB_ID` and marker query: `CREATE DATABASE [x]` / `DROP DATABASE [x]` change it, the property
-/// and the marker table are kept per database, and the stale sweep's listing of `sys.databases`
-/// shows every `dbbench_` database as ONLINE.
-#[derive(Default)]
-struct Catalog {
-    next_id: i64,
-    databases: std::collections::BTreeMap<String, Database>,
-    /// Whose answers.
-    product: Recorded,
-    /// Trace flags on globally (`DBCC TRACEON(…, -1)` until `DBCC TRACEOFF(…, -1)`).
-    trace_flags: std::collections::BTreeSet<u32>,
-    /// Server options and database settings, for the settings read-back.
-    settings: settings::SettingsModel,
-}
-
-/// The numbers in the parentheses after `command` (`DBCC TRACEON(3004, 3605, -1)`), the final
-/// `-1` (global) left out.
-fn flags_after(sql: &str, command: &str) -> Option<Vec<u32>> {
-    let start = sql.find(command)? + command.len();
-    let inner = &sql[start..];
-    let inner = &inner[..inner.find(')')?];
-    Some(
-        inner
-            .split(',')
-            .filter_map(|n| n.trim().parse::<i64>().ok())
-            .filter(|n| *n > 0)
-            .map(|n| n as u32)
-            .collect(),
-    )
-}
-
-#[derive(Default)]
-struct Database {
-    id: i64,
-    property: Option<String>,
-    table: Option<String>,
-}
-
-/// The bracketed name after `marker` in `sql` (`[a]]b]` unescaped).
-fn bracketed_after(sql: &str, marker: &str) -> Option<String> {
-    let start = sql.find(marker)? + marker.len();
-    let rest = &sql[start..];
-    let rest = rest.strip_prefix('[')?;
-    let mut name = String::new();
-    let mut chars = rest.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == ']' {
-            if chars.peek() == Some(&']') {
-                chars.next();
-            } else {
-                return Some(name);
-            }
-        }
-        name.push(c);
-    }
-    None
-}
-
-/// One `marker` column with the marker, if there is one.
-fn marker_rows(marker: Option<String>) -> Reply {
-    Reply::rows(
-        &["marker"],
-        marker.into_iter().map(|m| vec![Value::Text(m)]).collect(),
-    )
-}
-
-/// The first N'…' literal after `marker` in `sql`, unescaped.
-fn literal_after(sql: &str, marker: &str) -> Option<String> {
-    let start = sql.find(marker)? + marker.len();
-    let rest = sql[start..].trim_start().strip_prefix("N'")?;
-    let mut out = String::new();
-    let mut chars = rest.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\'' {
-            if chars.peek() == Some(&'\'') {
-                chars.next();
-            } else {
-                return Some(out);
-            }
-        }
-        out.push(c);
-    }
-    None
-}
-
-impl Catalog {
-    /// The database a catalog statement is about: the bracketed name after `marker` (a
-    /// three-part name), else the connection's own.
-    fn target(sql: &str, marker: &str, current: &str) -> String {
-        bracketed_after(sql, marker).unwrap_or_else(|| current.to_string())
-    }
-
-    /// The reply to a catalog statement, `None` for a statement the catalog does not answer.
-    /// Each statement dbbench sends is recognised by its text and handled by its own method.
-    fn answer(&mut self, sql: &str, current: &str) -> Option<Reply> {
-        if sql.starts_with("SELECT name, state_desc FROM sys.databases") {
-            return Some(self.owned_databases());
-        }
-        if let Some(reply) = self.trace_flag_statement(sql) {
-            return Some(reply);
-        }
-        // Who created a database of this name: the double has one login, which created every
-        // database after its sessions logged in.
-        if sql.contains("AS created_by_this_session") {
-            let name = literal_after(sql, "d.name =")?;
-            return Some(Reply::rows(
-                &["database_id", "created_by_this_session"],
-                self.databases
-                    .get(&name)
-                    .map(|d| vec![Value::Int(d.id), Value::Int(1)])
-                    .into_iter()
-                    .collect(),
-            ));
-        }
-        if let Some(name) = literal_after(sql, "DB_ID(").filter(|_| sql.contains("AS database_id"))
-        {
-            let id = self
-                .databases
-                .get(&name)
-                .map_or(Value::Null, |d| Value::Int(d.id));
-            return Some(Reply::rows(&["database_id"], vec![vec![id]]));
-        }
-        if sql.contains("sys.sp_addextendedproperty") {
-            return self.add_property(sql, current);
-        }
-        if sql.contains("sys.extended_properties") && !sql.contains("master.sys") {
-            let db = Catalog::target(sql, "FROM ", current);
-            return Some(marker_rows(
-                self.databases.get(&db).and_then(|d| d.property.clone()),
-            ));
-        }
-        if sql.contains("CREATE TABLE") && sql.contains("__dbbench_owner") {
-            let db = Catalog::target(sql, "CREATE TABLE ", current);
-            let value = literal_after(sql, "VALUES (")?;
-            self.databases.get_mut(&db)?.table = Some(value);
-            return Some(Reply::Sets(Vec::new()));
-        }
-        if sql.contains("__dbbench_owner") && sql.starts_with("SELECT") {
-            let db = Catalog::target(sql, "FROM ", current);
-            return Some(
-                match self.databases.get(&db).and_then(|d| d.table.clone()) {
-                    Some(m) => marker_rows(Some(m)),
-                    None => self.missing_table(&db),
-                },
-            );
-        }
-        if let Some(name) = bracketed_after(sql, "CREATE DATABASE ") {
-            return Some(self.create_database(name));
-        }
-        if let Some(name) = bracketed_after(sql, "DROP DATABASE ") {
-            return Some(self.drop_database(sql, &name));
-        }
-        None
-    }
-
-    /// The databases dbbench owns, all online.
-    fn owned_databases(&self) -> Reply {
-        let online = |n: &String| vec![Value::Text(n.clone()), Value::Text("ONLINE".into())];
-        Reply::rows(
-            &["name", "state_desc"],
-            self.databases
-                .keys()
-                .filter(|n| n.starts_with(crate::model::plan::OWNED_PREFIX))
-                .map(online)
-                .collect(),
-        )
-    }
-
-    /// `DBCC TRACEON`, `TRACEOFF` and `TRACESTATUS` over the instance's global flags; `None` for
-    /// any other statement.
-    fn trace_flag_statement(&mut self, sql: &str) -> Option<Reply> {
-        // SQL Server 2016–2022: DBCC TRACESTATUS(f, -1) returns one row per flag with TraceFlag,
-        // Status, Global and Session (Global = 1 while the flag is on for the instance).
-        if let Some(flags) = flags_after(sql, "DBCC TRACEON(") {
-            self.trace_flags.extend(flags);
-            return Some(Reply::Sets(Vec::new()));
-        }
-        if let Some(flags) = flags_after(sql, "DBCC TRACEOFF(") {
-            for flag in flags {
-                self.trace_flags.remove(&flag);
-            }
-            return Some(Reply::Sets(Vec::new()));
-        }
-        let flags = flags_after(sql, "DBCC TRACESTATUS(")?;
-        let on = |f: &u32| i64::from(self.trace_flags.contains(f));
-        Some(Reply::rows(
-            &["TraceFlag", "Status", "Global", "Session"],
-            flags
-                .iter()
-                .map(|f| {
-                    vec![
-                        Value::Int(i64::from(*f)),
-                        Value::Int(on(f)),
-                        Value::Int(on(f)),
-                        Value::Int(0),
-                    ]
-                })
-                .collect(),
-        ))
-    }
-
-    /// `sp_addextendedproperty`: the ownership marker set on a database, where the product
-    /// runs the call.
-    fn add_property(&mut self, sql: &str, current: &str) -> Option<Reply> {
-        let three_part = bracketed_after(sql, "EXEC ");
-        let value = literal_after(sql, "@value =")?;
-        // Recorded on Babelfish 4.2: a three-part call from master runs in master.
-        let db = match (three_part, self.product) {
-            (Some(_), Recorded::Babelfish42) => return Some(Reply::Sets(Vec::new())),
-            (Some(db), Recorded::SqlServer2022) => db,
-            (None, _) => current.to_string(),
-        };
-        if db != "master" {
-            self.databases.get_mut(&db)?.property = Some(value);
-        }
-        Some(Reply::Sets(Vec::new()))
-    }
-
-    /// `CREATE DATABASE`: a new database with the next id, or error 1801 for a name in use.
-    fn create_database(&mut self, name: String) -> Reply {
-        if self.databases.contains_key(&name) {
-            return Reply::error(1801, &format!("Database '{name}' already exists."));
-        }
-        self.next_id += 1;
-        let id = 6 + self.next_id;
-        self.databases.insert(
-            name,
-            Database {
-                id,
-                ..Database::default()
-            },
-        );
-        Reply::Sets(Vec::new())
-    }
-
-    /// `DROP DATABASE`, refused on Babelfish when it first sets the database single-user.
-    fn drop_database(&mut self, sql: &str, name: &str) -> Reply {
-        if self.product == Recorded::Babelfish42 && sql.contains("SET SINGLE_USER") {
-            return Reply::error(
-                33557097,
-                "'ALTER DATABASE SET SINGLE_USER' is not currently supported in Babelfish",
-            );
-        }
-        self.databases.remove(name);
-        Reply::Sets(Vec::new())
-    }
-
-    /// A query of the marker table in `db`, which has none.
-    fn missing_table(&self, db: &str) -> Reply {
-        match self.product {
-            Recorded::SqlServer2022 => {
-                Reply::error(208, "Invalid object name 'dbo.__dbbench_owner'.")
-            }
-            Recorded::Babelfish42 => Reply::error(
-                33557097,
-                &format!("relation \"{db}_dbo.__dbbench_owner\" does not exist"),
-            ),
-        }
-    }
+    sessions: Option<SessionTable>,
 }
 
 /// A scripted server shared by every connection made from its settings.
@@ -524,6 +282,48 @@ impl ScriptedServer {
         self
     }
 
+    /// Models the server's sessions ([`sessions`]): each login opens one with the lowest free
+    /// id, closing a connection ends it, `KILL` ends whichever session has the id now.
+    pub fn with_sessions(self) -> ScriptedServer {
+        self.lock().sessions = Some(SessionTable::default());
+        self
+    }
+
+    /// Opens a session of `program` for `login` (another application on the same server), if
+    /// sessions are modelled.
+    pub fn open_session(&self, program: &str, login: &str) -> Option<SessionRow> {
+        Some(self.lock().sessions.as_mut()?.open(program, login))
+    }
+
+    /// Ends `session` as if its client had closed the connection.
+    pub fn close_session(&self, session: &SessionRow) {
+        if let Some(table) = self.lock().sessions.as_mut() {
+            table.close(session.spid, &session.login_time);
+        }
+    }
+
+    /// Whether exactly `session` (id and login time) still exists.
+    pub fn session_alive(&self, session: &SessionRow) -> bool {
+        self.lock()
+            .sessions
+            .as_ref()
+            .is_some_and(|t| t.alive(session))
+    }
+
+    /// The session holding application lock `resource`, if sessions are modelled.
+    pub fn lock_holder(&self, resource: &str) -> Option<SessionRow> {
+        self.lock()
+            .sessions
+            .as_ref()?
+            .lock_holder(resource)
+            .cloned()
+    }
+
+    /// The session that has id `spid` now, if sessions are modelled and one has it.
+    pub fn session_by_id(&self, spid: i64) -> Option<SessionRow> {
+        self.lock().sessions.as_ref()?.by_id(spid).cloned()
+    }
+
     /// The instance model's state now (flags on, error log, tempdb), if there is one.
     pub fn instance(&self) -> Option<InstanceModel> {
         self.lock().instance.clone()
@@ -576,6 +376,17 @@ impl ScriptedServer {
 
     /// As [`answer`](Self::answer), from a connection to `database`.
     pub(crate) fn answer_in(&self, api: Api, database: &str, sql: &str) -> Reply {
+        self.answer_as(api, database, sql, None)
+    }
+
+    /// As [`answer_in`](Self::answer_in), sent by the server session `own`.
+    pub(crate) fn answer_as(
+        &self,
+        api: Api,
+        database: &str,
+        sql: &str,
+        own: Option<&SessionRow>,
+    ) -> Reply {
         let mut inner = self.lock();
         inner.calls.push(Call {
             api,
@@ -626,6 +437,13 @@ impl ScriptedServer {
             Some(model) if succeeded => model.answer(sql),
             _ => None,
         };
+        let session = match (inner.sessions.as_mut(), &reply, &instance) {
+            (Some(table), None, None) if api != Api::Login => table.answer(sql, own),
+            _ => None,
+        };
+        if let Some(session) = session {
+            return session;
+        }
         let modelled = match (&reply, api, inner.catalog.as_mut()) {
             (
                 None | Some(Reply::Sets(_)) | Some(Reply::Affected(_)) | Some(Reply::Timeout),

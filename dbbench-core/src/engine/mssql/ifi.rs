@@ -141,13 +141,10 @@ pub fn decide(requested: Option<bool>, state: &IfiState, flags_on: &[u32]) -> Re
             "ifi = true was requested, but this server cannot report its IFI state ({why}), so \
              the run could silently zero-fill its data files"
         ))),
-        // Already off: nothing to change on the instance, but the zeroing still proves it.
-        (Some(false), IfiState::Disabled) => Ok(IfiPlan {
-            set: Vec::new(),
-            verify: true,
-        }),
-        // On or unknown: both flags (those not on yet), proven by the zeroing check.
-        (Some(false), IfiState::Enabled | IfiState::Unknown(_)) => Ok(IfiPlan {
+        // Whatever the state reported (on Linux the service view's answer is undocumented, and
+        // a reported "off" may be wrong): both flags (those not on yet), proven by the zeroing
+        // check (finding A2).
+        (Some(false), _) => Ok(IfiPlan {
             set: TF_NO_IFI
                 .iter()
                 .copied()
@@ -166,43 +163,79 @@ fn join(flags: &[u32]) -> String {
         .join(" and ")
 }
 
-/// The IFI state through `conn`, with where it came from: `sys.dm_server_services`, else the
-/// startup line of the current error log or one of its archives.
-pub async fn read_state(conn: &mut super::MssqlConnection) -> (IfiState, String) {
-    let view = match conn.query(STATE_SQL, &[]).await {
-        Ok(rows) => IfiState::from_rows(&rows),
-        Err(e) => IfiState::Unknown(e.to_string()),
-    };
-    let IfiState::Unknown(view_why) = view else {
-        return (view, "sys.dm_server_services".into());
-    };
-    let mut log_why = String::from("no startup line in the error logs searched");
+/// The startup line of the current error log or one of its archives: the state, the log's
+/// number, or why there is none.
+async fn errorlog_state(
+    conn: &mut super::MssqlConnection,
+) -> std::result::Result<(IfiState, u32), String> {
+    let mut why = String::from("no startup line in the error logs searched");
     for log in 0..ERRORLOGS_SEARCHED {
         match conn.query(&errorlog_state_sql(log), &[]).await {
             Ok(rows) => {
                 if let Some(state) = IfiState::from_errorlog(&rows) {
-                    return (
-                        state,
-                        format!(
-                            "the error log's startup line (xp_readerrorlog {log}); \
-                             sys.dm_server_services: {view_why}"
-                        ),
-                    );
+                    return Ok((state, log));
                 }
             }
             // No such archive, or no permission to read the log: stop here.
             Err(e) => {
                 if log == 0 {
-                    log_why = format!("xp_readerrorlog: {e}");
+                    why = format!("xp_readerrorlog: {e}");
                 }
                 break;
             }
         }
     }
-    (
-        IfiState::Unknown(format!("{view_why}; error log: {log_why}")),
-        "none".into(),
-    )
+    Err(why)
+}
+
+/// The IFI state through `conn`, with where it came from. On Windows `sys.dm_server_services`
+/// first, else the startup line of the current error log or one of its archives. On Linux the
+/// view does return a row for the engine, but what its IFI column means there is undocumented
+/// (its service account is a fake "LocalSystem": sp_Blitz #3702), so the startup line, which SQL
+/// Server on Linux writes too (mssql-docker #776), decides there, and the view only where the log
+/// has no line (finding A2 of the third review).
+pub async fn read_state(
+    conn: &mut super::MssqlConnection,
+    platform: super::provision::Platform,
+) -> (IfiState, String) {
+    let view = match conn.query(STATE_SQL, &[]).await {
+        Ok(rows) => IfiState::from_rows(&rows),
+        Err(e) => IfiState::Unknown(e.to_string()),
+    };
+    let linux = platform == super::provision::Platform::Linux;
+    if !linux && !matches!(view, IfiState::Unknown(_)) {
+        return (view, "sys.dm_server_services".into());
+    }
+    let view_said = match &view {
+        IfiState::Unknown(why) => why.clone(),
+        known if linux => format!(
+            "it says {} (undocumented on Linux, not used)",
+            known.describe()
+        ),
+        known => known.describe(),
+    };
+    match errorlog_state(conn).await {
+        Ok((state, log)) => (
+            state,
+            format!(
+                "the error log's startup line (xp_readerrorlog {log}); sys.dm_server_services: \
+                 {view_said}"
+            ),
+        ),
+        Err(log_why) => match view {
+            IfiState::Unknown(view_why) => (
+                IfiState::Unknown(format!("{view_why}; error log: {log_why}")),
+                "none".into(),
+            ),
+            known => (
+                known,
+                format!(
+                    "sys.dm_server_services (undocumented on Linux: the error log has no \
+                     startup line: {log_why})"
+                ),
+            ),
+        },
+    }
 }
 
 /// Which of [`TF_NO_IFI`] are on globally through `conn`; a flag whose status cannot be read
@@ -221,11 +254,15 @@ pub async fn flags_on(conn: &mut super::MssqlConnection) -> Result<Vec<u32>> {
 
 /// How to reach the cell's IFI state, read fresh through `conn` (a restart hook may have
 /// changed it).
-pub async fn plan(conn: &mut super::MssqlConnection, requested: Option<bool>) -> Result<IfiPlan> {
+pub async fn plan(
+    conn: &mut super::MssqlConnection,
+    requested: Option<bool>,
+    platform: super::provision::Platform,
+) -> Result<IfiPlan> {
     if requested.is_none() {
         return Ok(IfiPlan::default());
     }
-    let (state, _) = read_state(conn).await;
+    let (state, _) = read_state(conn, platform).await;
     let on = flags_on(conn).await?;
     decide(requested, &state, &on)
 }
@@ -269,6 +306,39 @@ pub fn judge_zeroing(log: Result<Vec<Row>>, data_files: &[String], flags_set: &[
     }
 }
 
+/// Judges the outcome of [`zeroing_log_sql`] for an `ifi = true` cell: `Verified` when no data
+/// file has a `Zeroing` line (IFI in effect), `NotZeroed` with the sentence that fails the cell
+/// when one has (the reported state was wrong), `Unverified` when it could not be read.
+pub fn judge_instant(log: Result<Vec<Row>>, data_files: &[String]) -> Zeroing {
+    if data_files.is_empty() {
+        return Zeroing::Unverified(
+            "ifi = true, but the data files' paths are unknown (the server placed them and did \
+             not list them), so the error log proves nothing"
+                .into(),
+        );
+    }
+    match log.and_then(|rows| unzeroed_files(&rows, data_files)) {
+        Ok(unzeroed) if unzeroed.len() == data_files.len() => Zeroing::Verified,
+        Ok(unzeroed) => {
+            let zeroed: Vec<&String> = data_files
+                .iter()
+                .filter(|f| !unzeroed.contains(f))
+                .collect();
+            Zeroing::NotZeroed(format!(
+                "ifi = true, and the server reports IFI on, yet SQL Server zero-filled {}: \
+                 instant file initialization is not in effect (the service account lacks \
+                 \"Perform volume maintenance tasks\", TDE is on, or an IFI-off trace flag is set)",
+                zeroed
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }
+        Err(e) => Zeroing::Unverified(format!("ifi = true, but it was not verified: {e}")),
+    }
+}
+
 /// Turning trace flags on globally, undone by turning them off.
 pub fn trace_flags_change(flags: &[u32], why: &str) -> Change {
     let list: Vec<String> = flags.iter().map(u32::to_string).collect();
@@ -282,17 +352,35 @@ pub fn trace_flags_change(flags: &[u32], why: &str) -> Change {
     }
 }
 
-/// The error-log lines about zeroing files of database `name`, newest log only.
-pub fn zeroing_log_sql(name: &str) -> String {
+/// The server's clock now, as `xp_readerrorlog`'s start-time argument takes it: read just before
+/// the instance changes of a creation, it bounds the zeroing proof to this run.
+pub const NOW_SQL: &str = "SELECT CONVERT(nvarchar(23), GETDATE(), 121) AS now;";
+
+/// The error-log lines about zeroing files of database `name` written at or after `since` (the
+/// server's [`NOW_SQL`] before the creation), newest log only. Without the bound a line of an
+/// earlier run's database of the same name would prove a zero-fill that never happened (finding
+/// C1 of the third review); `since` empty (a server that gave no time) leaves it unbounded.
+pub fn zeroing_log_sql(name: &str, since: &str) -> String {
+    if since.is_empty() {
+        return format!(
+            "EXEC sys.xp_readerrorlog 0, 1, {}, {};",
+            literal("Zeroing"),
+            literal(name)
+        );
+    }
     format!(
-        "EXEC sys.xp_readerrorlog 0, 1, {}, {};",
+        "EXEC sys.xp_readerrorlog 0, 1, {}, {}, {}, {};",
         literal("Zeroing"),
-        literal(name)
+        literal(name),
+        literal(since),
+        literal("9999-12-31 23:59:59.997")
     )
 }
 
 /// The data files (physical paths) that have no "Zeroing" line in `rows` of [`zeroing_log_sql`]:
-/// empty when every data file was zero-filled, that is when IFI really was off.
+/// empty when every data file was zero-filled, that is when IFI really was off. A line is matched
+/// on the file's name, not its whole path: early SQL Server on Linux builds logged Windows-style
+/// paths (mssql-docker #52), and the name (`<db>_data_1.mdf`) is this run's alone (finding A7).
 pub fn unzeroed_files(rows: &[Row], data_files: &[String]) -> Result<Vec<String>> {
     let mut texts = Vec::with_capacity(rows.len());
     for row in rows {
@@ -302,9 +390,10 @@ pub fn unzeroed_files(rows: &[Row], data_files: &[String]) -> Result<Vec<String>
         .iter()
         .filter(|path| {
             let path = path.to_lowercase();
-            !texts
-                .iter()
-                .any(|t| t.contains("zeroing") && t.contains(&path))
+            let name = path.rsplit(['/', '\\']).next().unwrap_or(&path).to_string();
+            !texts.iter().any(|t| {
+                t.contains("zeroing") && t.split(['/', '\\', ' ']).any(|part| part == name)
+            })
         })
         .cloned()
         .collect())
@@ -360,11 +449,9 @@ mod tests {
             decide(Some(false), &IfiState::Enabled, &TF_NO_IFI).unwrap(),
             verify_only
         );
-        // Every ifi = false cell is verified, also where the server reports IFI off.
-        assert_eq!(
-            decide(Some(false), &IfiState::Disabled, &[]).unwrap(),
-            verify_only
-        );
+        // Every ifi = false cell sets both flags and is verified, also where the server
+        // reports IFI off: that report may be wrong (finding A2: the Linux service view).
+        assert_eq!(decide(Some(false), &IfiState::Disabled, &[]).unwrap(), both);
         assert_eq!(
             decide(Some(false), &IfiState::Unknown("x".into()), &[]).unwrap(),
             both
@@ -474,7 +561,7 @@ mod tests {
                 trace_flags_change(&TF_NO_IFI, "ifi = false"),
                 trace_flags_change(&TF_LOG_ZEROING, "verify that data files are zero-filled"),
             ]),
-            zeroing_log_sql("dbbench_x"),
+            zeroing_log_sql("dbbench_x", "2026-12-01 10:00:00.000"),
             ""
         ));
     }

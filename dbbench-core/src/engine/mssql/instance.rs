@@ -1,206 +1,27 @@
-//! Instance-level changes a cell needs (trace flags, tempdb files) and their undo.
+//! Instance-level changes a cell needs (trace flags, tempdb files) and their undo: the tempdb
+//! plan here, the applying and undoing in [`super::changes`].
 //!
-//! Each change is recorded with the statements that undo it *before* it is applied. The undo runs
-//! when the repetition's database is dropped; if that never happens because of an error or a panic,
-//! [`InstanceChanges`]'s `Drop` runs it on a fresh connection from a helper thread, so a failed
-//! benchmark does not leave a server with IFI switched off or extra tempdb files.
+//! Each change's undo is written to the work directory's ledger ([`super::owed`]) *before* the
+//! change is applied, and the server-wide lock ([`super::applock`]) is held from the first
+//! change until the last undo is verified ([`super::undo_check`]), so no other dbbench process
+//! changes the instance meanwhile. The undo runs when the repetition's database is dropped; if
+//! that never happens because of an error or a panic, [`InstanceChanges`]'s `Drop` runs it on a
+//! fresh connection from a helper thread; if the process dies, the ledger still names it, and the
+//! next start (or the stale sweep) against the server runs it.
 
-use super::connect::ConnectSettings;
 use super::tsql::{filegrowth, ident, kb, literal, whole_mb_from_pages};
 use crate::model::config::{Growth, StorageSpec};
 use crate::model::error::{Error, Result};
 
-/// The environment variable that allows changes to the whole instance (tempdb files).
+pub use super::changes::InstanceChanges;
+
+/// The environment variable that allows changes to the whole instance (trace flags, cold
+/// cache, tempdb files).
 pub const ALLOW_ENV: &str = "DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES";
 
 /// Whether `DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1` is set.
 pub fn allowed_by_env() -> bool {
     std::env::var(ALLOW_ENV).is_ok_and(|v| v.trim() == "1")
-}
-
-/// Changes applied to the instance for one repetition, with their undo statements.
-pub struct InstanceChanges {
-    settings: ConnectSettings,
-    /// Undo batches, applied in reverse order of the changes.
-    undo: Vec<String>,
-    /// Descriptions of the applied changes, for the results.
-    applied: Vec<String>,
-    /// The work directory where undo that must wait for a restart is recorded.
-    owed_in: Option<std::path::PathBuf>,
-    /// Why each statement still in `undo` failed at the last `restore` (same order).
-    failed: Vec<String>,
-}
-
-impl std::fmt::Debug for InstanceChanges {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InstanceChanges")
-            .field("applied", &self.applied)
-            .finish()
-    }
-}
-
-impl InstanceChanges {
-    /// No changes yet.
-    pub fn new(settings: ConnectSettings) -> Self {
-        InstanceChanges {
-            settings,
-            undo: Vec::new(),
-            applied: Vec::new(),
-            owed_in: None,
-            failed: Vec::new(),
-        }
-    }
-
-    /// Records undo that can only finish after a restart under `work_dir` instead of failing.
-    pub fn owed_in(mut self, work_dir: &std::path::Path) -> Self {
-        self.owed_in = Some(work_dir.to_path_buf());
-        self
-    }
-
-    /// Applies one change through `conn`. Its undo is recorded first, so a panic while the
-    /// statement runs still undoes it; a statement the server rejects changed nothing, so its
-    /// undo is dropped again and the error returned.
-    pub async fn apply(
-        &mut self,
-        conn: &mut super::MssqlConnection,
-        change: &Change,
-    ) -> Result<()> {
-        let mark = self.undo.len();
-        // Undo batches run last-first, so this change's own batches are pushed reversed.
-        self.undo.extend(change.undo.iter().rev().cloned());
-        if let Err(e) = conn.batch(&change.apply).await {
-            self.undo.truncate(mark);
-            return Err(e);
-        }
-        self.applied.push(change.what.clone());
-        Ok(())
-    }
-
-    /// What was changed, in order.
-    pub fn applied(&self) -> &[String] {
-        &self.applied
-    }
-
-    /// Undoes every change through `conn`; every undo batch is tried, the errors are joined. An
-    /// undo that fails is kept (it is still owed): a later `restore`, and at the latest the drop
-    /// of these changes, runs it again on a fresh connection, and what still fails then is
-    /// recorded as owed for the next start against this server ([`super::owed`]).
-    pub async fn restore(&mut self, conn: &mut super::MssqlConnection) -> Result<()> {
-        let mut errors = Vec::new();
-        let mut kept = Vec::new();
-        while let Some(statement) = self.undo.pop() {
-            let Err(e) = conn.batch(&statement).await else {
-                continue;
-            };
-            let server = self.settings.server().to_string();
-            let owed = match &self.owed_in {
-                Some(dir) if super::owed::can_wait_for_restart(&statement, &e) => {
-                    super::owed::record(dir, &server, &statement, &e.to_string())
-                        .map(|()| dir)
-                        .map_err(|_| ())
-                }
-                _ => Err(()),
-            };
-            match owed {
-                Ok(dir) => crate::util::console::say(&format!(
-                    "dbbench › mssql: `{}` failed ({e}); an added tempdb file is only empty after \
-                     a restart of SQL Server, so the undo is recorded as owed in {} and dbbench \
-                     finishes it at its next start against {server}",
-                    super::connection::headline(&statement),
-                    super::owed::path(dir).display()
-                )),
-                Err(()) => {
-                    errors.push(format!(
-                        "`{}`: {e}",
-                        super::connection::headline(&statement)
-                    ));
-                    kept.push((statement, e.to_string()));
-                }
-            }
-        }
-        // Popped last-first; put back so the next attempt runs them in the same order.
-        kept.reverse();
-        self.failed = kept.iter().map(|(_, why)| why.clone()).collect();
-        self.undo = kept.into_iter().map(|(statement, _)| statement).collect();
-        self.applied.clear();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::msg(format!(
-                "could not undo instance changes; restore them by hand: {}",
-                errors.join("; ")
-            )))
-        }
-    }
-
-    /// Undoes every change on a fresh connection, blocking: the safety net for `Drop`. Returns
-    /// the undo still failing, with why.
-    fn restore_blocking(&mut self) -> Vec<(String, String)> {
-        let undo = std::mem::take(&mut self.undo);
-        let settings = self.settings.clone();
-        let owed_in = self.owed_in.clone();
-        let worker = std::thread::spawn(move || -> Vec<(String, String)> {
-            let runtime = match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(runtime) => runtime,
-                Err(e) => {
-                    let why = format!("cannot start a runtime to undo changes: {e}");
-                    return undo.into_iter().map(|u| (u, why.clone())).collect();
-                }
-            };
-            runtime.block_on(async move {
-                let mut conn = match settings.connect(Some("master")).await {
-                    Ok(conn) => conn,
-                    Err(e) => return undo.into_iter().map(|u| (u, e.to_string())).collect(),
-                };
-                let mut changes = InstanceChanges {
-                    settings,
-                    undo,
-                    applied: Vec::new(),
-                    owed_in,
-                    failed: Vec::new(),
-                };
-                let _ = changes.restore(&mut conn).await;
-                // Taken out, so dropping `changes` does not start this safety net again.
-                let failed = std::mem::take(&mut changes.failed);
-                std::mem::take(&mut changes.undo)
-                    .into_iter()
-                    .zip(failed)
-                    .collect()
-            })
-        });
-        worker.join().unwrap_or_default()
-    }
-}
-
-impl Drop for InstanceChanges {
-    fn drop(&mut self) {
-        if self.undo.is_empty() {
-            return;
-        }
-        let server = self.settings.server().to_string();
-        for (statement, why) in self.restore_blocking() {
-            let headline = super::connection::headline(&statement);
-            let recorded = self
-                .owed_in
-                .as_ref()
-                .map(|dir| super::owed::record(dir, &server, &statement, &why).map(|()| dir));
-            crate::util::console::say(&match recorded {
-                Some(Ok(dir)) => format!(
-                    "dbbench › mssql: `{headline}` failed again on a fresh connection ({why}); it \
-                     is recorded as owed in {} and dbbench runs it at its next start against \
-                     {server}",
-                    super::owed::path(dir).display()
-                ),
-                _ => format!(
-                    "dbbench › mssql: could not undo an instance change; run it by hand on \
-                     {server}: `{statement}` ({why})"
-                ),
-            });
-        }
-    }
 }
 
 /// One tempdb data file: its configured (startup) size from `sys.master_files` and its current
@@ -337,6 +158,18 @@ pub fn tempdb_plan(
     current: &[TempdbFile],
     platform: super::provision::Platform,
 ) -> Result<TempdbPlan> {
+    tempdb_plan_for(spec, current, platform, std::process::id())
+}
+
+/// [`tempdb_plan`] for the process `pid`, whose id goes into the added files' physical names:
+/// whether `REMOVE FILE` deletes the file on disk before a restart is not documented, and a
+/// later `ADD FILE` of the same path would fail with 5170 "file already exists" (finding A6).
+pub fn tempdb_plan_for(
+    spec: &StorageSpec,
+    current: &[TempdbFile],
+    platform: super::provision::Platform,
+    pid: u32,
+) -> Result<TempdbPlan> {
     let page = crate::model::units::PAGE;
     let first = current
         .first()
@@ -411,16 +244,35 @@ pub fn tempdb_plan(
         Some(pos) => first.physical[..pos].to_string(),
         None => first.physical.clone(),
     };
+    // An added file starts as large as the largest file is now (or the declared size), not at
+    // the first file's startup size: proportional fill favours the file with the most free
+    // space, so a smaller new file would skew allocations (finding C6).
+    let largest_now = current.iter().map(|f| f.current_pages).max().unwrap_or(0) * page;
+    let added_size = size.map_or(largest_now, |s| s.max(largest_now));
+    if wanted > current.len() {
+        let (lo, hi) = current.iter().fold((u64::MAX, 0), |(lo, hi), f| {
+            (lo.min(f.current_pages), hi.max(f.current_pages))
+        });
+        if lo != hi {
+            notes.push(format!(
+                "tempdb's data files are unequal now ({} to {}); the added files start at {}, \
+                 the largest",
+                kb(lo * page),
+                kb(hi * page),
+                kb(added_size)
+            ));
+        }
+    }
     for n in current.len() + 1..=wanted {
         let name = format!("dbbench_temp_{n}");
-        let path = super::provision::join(&dir, &format!("{name}.ndf"), platform);
+        let path = super::provision::join(&dir, &format!("{name}_{pid}.ndf"), platform);
         plan.push(Change {
             what: format!("tempdb file {name} added"),
             apply: format!(
                 "ALTER DATABASE tempdb ADD FILE (NAME = {}, FILENAME = {}, SIZE = {}, FILEGROWTH = {});",
                 literal(&name),
                 literal(&path),
-                kb(size.unwrap_or(first.size_pages * page)),
+                kb(added_size),
                 growth.map_or_else(|| first.growth_sql(), |g| filegrowth(&g))
             ),
             undo: vec![format!(
@@ -464,7 +316,7 @@ mod tests {
             tempdb_growth: Some(Growth::Fixed(Size::new(1024 << 20, "1024MB"))),
             ..StorageSpec::DEFAULT
         };
-        let plan = tempdb_plan(&spec, &current(), Platform::Windows).unwrap();
+        let plan = tempdb_plan_for(&spec, &current(), Platform::Windows, 4242).unwrap();
         insta::assert_snapshot!(render(&plan.changes));
     }
 
@@ -517,6 +369,31 @@ mod tests {
         assert_eq!(
             plan.changes[0].undo,
             vec!["USE tempdb; DBCC SHRINKFILE (N'tempdev', 8); USE master;"]
+        );
+    }
+
+    /// Findings C6 and A6: a file added to a tempdb whose files have autogrown starts at the
+    /// largest current size, and its physical name carries the process id.
+    #[test]
+    fn added_files_match_the_largest_and_are_named_per_process() {
+        let spec = StorageSpec {
+            tempdb_files: Some(3),
+            ..StorageSpec::DEFAULT
+        };
+        let mut files = vec![current()[0].clone(), current()[0].clone()];
+        files[1].name = "temp2".into();
+        files[1].current_pages = 4096;
+        let plan = tempdb_plan_for(&spec, &files, Platform::Linux, 77).unwrap();
+        assert!(
+            plan.changes[0].apply.contains("SIZE = 32768KB")
+                && plan.changes[0].apply.contains("dbbench_temp_3_77.ndf"),
+            "{}",
+            plan.changes[0].apply
+        );
+        assert!(
+            plan.notes.iter().any(|n| n.contains("unequal")),
+            "{:?}",
+            plan.notes
         );
     }
 

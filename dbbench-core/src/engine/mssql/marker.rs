@@ -38,7 +38,12 @@ const HEAD: &str = "created by dbbench ";
 /// `started_unix_s` are the words for people; `owner` (this process, `Owner::this`) gives the
 /// fields liveness is decided on, on one line so that the property reads well in a grid.
 pub fn marker_text(host: &str, started_unix_s: u64, owner: &Owner) -> String {
-    let lines = owner.lines();
+    let mut lines = owner.lines();
+    // Boot id, machine id and PID namespace: what tells a container of the same host name
+    // apart (finding B6; see `whose`).
+    if *owner == crate::util::owner::Owner::this() {
+        lines.push_str(&super::whose::Whose::this().marker_fields());
+    }
     let fields: Vec<&str> = lines.split_whitespace().collect();
     format!(
         "{HEAD}{} on {host} (pid {}, started {started_unix_s}) {}",

@@ -12,7 +12,9 @@
 //! Databases that killed runs of this host left behind are dropped at the start of a run
 //! ([`stale`]). Transaction control always goes as a plain batch ([`routing`]).
 
+pub mod applock;
 mod cancel;
+pub mod changes;
 mod connect;
 mod connection;
 mod creation;
@@ -30,6 +32,7 @@ pub mod local;
 mod login;
 pub mod marker;
 pub mod owed;
+pub mod permissions;
 mod plugin;
 pub mod preflight;
 pub mod provision;
@@ -42,6 +45,8 @@ pub mod space;
 pub mod stale;
 pub mod teardown;
 pub mod tsql;
+pub mod undo_check;
+pub mod whose;
 
 #[cfg(test)]
 mod suite_specs;
@@ -88,6 +93,9 @@ pub struct MssqlBackend {
     owed_settled: bool,
     /// The server's processes, when it runs on this machine ([`local`]).
     server_on_host: Option<crate::model::interference::ServerOnHost>,
+    /// The login's permissions, as the preflight reads them: admission refuses what
+    /// [`permissions::blockers`] refuses there.
+    permissions: preflight::Permissions,
 }
 
 impl MssqlBackend {
@@ -108,6 +116,10 @@ impl MssqlBackend {
         let volumes = crate::model::volume::Volumes::from_env()?;
         let facts = ServerFacts::read(&mut conn, &volumes).await?;
         let server_on_host = local::server_on_host(&mut conn, &settings, &facts.product).await;
+        let permissions = match conn.query(preflight::PERMISSIONS_SQL, &[]).await {
+            Ok(rows) => preflight::Permissions::from_rows(&rows),
+            Err(_) => preflight::Permissions::default(),
+        };
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .ok()
             .or_else(|| std::env::var("COMPUTERNAME").ok())
@@ -128,6 +140,7 @@ impl MssqlBackend {
             swept: BTreeSet::new(),
             owed_settled: false,
             server_on_host,
+            permissions,
         })
     }
 
@@ -197,6 +210,16 @@ impl MssqlBackend {
             on_off(self.allow_instance_changes),
         );
         put("wait_filter", evidence::waits::LIST_VERSION.into());
+        // Finding C5: on a shared server these include everyone else's work.
+        put(
+            "waits_scope",
+            "instance-wide (sys.dm_os_wait_stats): the waits include every other workload on \
+             the server, as do the counters Pages Allocated/sec, Checkpoint pages/sec, Lazy \
+             writes/sec and Batch Requests/sec; the per-database counters, the file \
+             statistics and counts.session_wait_ms.* (the window connection's own waits) are \
+             this run's"
+                .into(),
+        );
         if let Some(tag) = self.facts.product.compatible_tag() {
             put(BackendInfo::COMPATIBLE_PRODUCT, tag.into());
         }
@@ -238,6 +261,41 @@ impl MssqlBackend {
                 ),
             });
         }
+        // Finding B3: turning IFI off and emptying the buffer pool change the whole instance
+        // too, so they need the same opt-in.
+        if storage.ifi == Some(false) && !self.allow_instance_changes {
+            return Err(Error::Unsupported {
+                option: "ifi",
+                backend: "mssql",
+                reason: format!(
+                    "`ifi = false` turns instant file initialization off for the whole instance \
+                     (DBCC TRACEON(1805, 1806, -1)) for each repetition, and logs every zero-fill \
+                     of the instance during CREATE DATABASE (3004, 3605); set {}=1 to allow it",
+                    instance::ALLOW_ENV
+                ),
+            });
+        }
+        if self.hooks.cold_cache && !self.allow_instance_changes {
+            return Err(Error::Unsupported {
+                option: "cache",
+                backend: "mssql",
+                reason: format!(
+                    "{}=1 empties the whole instance's buffer pool (DBCC DROPCLEANBUFFERS) before \
+                     every window, not only the benchmark database's pages; set {}=1 to allow it",
+                    hooks::COLD_CACHE_ENV,
+                    instance::ALLOW_ENV
+                ),
+            });
+        }
+        // The same permission table as the preflight's.
+        let lacking = permissions::blockers(storage, self.hooks.cold_cache, &self.permissions);
+        if let Some(first) = lacking.first() {
+            return Err(Error::Unsupported {
+                option: "permissions",
+                backend: "mssql",
+                reason: format!("the login lacks a permission the cell needs: {first}"),
+            });
+        }
         if storage.maxdop.is_some() && self.facts.maxdop_too_old() {
             return Err(Error::NotOnProduct {
                 option: "maxdop",
@@ -265,24 +323,16 @@ impl MssqlBackend {
         };
         if !self.owed_settled {
             self.owed_settled = true;
-            let (done, still) =
-                owed::settle(&mut admin, &plan.work_dir, self.settings.server()).await?;
-            for statement in done {
-                crate::util::console::say(&format!(
-                    "dbbench › mssql: finished undo owed from an earlier run: {statement}"
-                ));
-            }
-            if !still.is_empty() {
-                crate::util::console::say(&format!(
-                    "dbbench › mssql: undo still owed (restart SQL Server to finish it): {}",
-                    still.join("; ")
-                ));
+            if let Some(line) = settle_owed(&self.settings, &plan.work_dir).await? {
+                crate::util::console::say(&line);
             }
         }
         claim(&mut admin, &plan.name, &self.facts.product).await?;
+        let changes = InstanceChanges::new(self.settings.clone()).owed_in(&plan.work_dir);
+        let probe = changes.sibling();
         let mut build = Build {
-            changes: InstanceChanges::new(self.settings.clone()).owed_in(&plan.work_dir),
-            probe: InstanceChanges::new(self.settings.clone()).owed_in(&plan.work_dir),
+            changes,
+            probe,
             create_sent: false,
             created: false,
             counts: BTreeMap::new(),
@@ -299,6 +349,11 @@ impl MssqlBackend {
                 before_window: provision.before_window,
                 chain_check: provision.chain_check,
                 cold_cache: self.hooks.cold_cache,
+                allow_instance_changes: self.allow_instance_changes,
+                may_drop_buffers: permissions::TABLE
+                    .iter()
+                    .find(|n| n.statement == "DBCC DROPCLEANBUFFERS")
+                    .and_then(|n| (n.held)(&self.permissions)),
                 changes: build.changes,
                 window: Mutex::new(None),
                 counts: build.counts,
@@ -330,6 +385,40 @@ impl MssqlBackend {
             }
         }
     }
+}
+
+/// How long settling owed undo waits for another dbbench process's instance changes: not the
+/// whole of its repetition (a run without instance changes of its own need not wait); the undo
+/// is tried again at the next start.
+const SETTLE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Runs the undo that dead dbbench processes left in `work_dir`'s ledger for this server
+/// ([`owed::settle`]), holding the server-wide lock so that no live run is in the middle of its
+/// own changes; returns the one console line that says what it found.
+pub async fn settle_owed(
+    settings: &ConnectSettings,
+    work_dir: &std::path::Path,
+) -> Result<Option<String>> {
+    let owed = owed::owed(work_dir, settings.server())?;
+    if owed.is_empty() {
+        return Ok(None);
+    }
+    let lock = match applock::ServerLock::acquire(settings, SETTLE_PATIENCE).await {
+        Ok(lock) => lock,
+        Err(e) => {
+            return Ok(Some(format!(
+                "dbbench › mssql: the undo owed on {} ({} statement(s) in {}) waits: {e}; it is \
+                 tried again at the next start",
+                settings.server(),
+                owed.len(),
+                owed::path(work_dir).display()
+            )))
+        }
+    };
+    let mut admin = settings.connect(Some("master")).await?;
+    let settled = owed::settle(&mut admin, work_dir, settings.server()).await;
+    drop(lock);
+    Ok(settled?.line(settings.server()))
 }
 
 fn on_off(on: bool) -> String {

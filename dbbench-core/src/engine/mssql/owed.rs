@@ -1,28 +1,47 @@
-//! Instance undo that could not be finished yet. Removing a tempdb file dbbench added needs the
-//! file empty, and `DBCC SHRINKFILE (…, EMPTYFILE)` often fails on a busy tempdb (work-table pages
-//! it cannot move: Msg 2555; `REMOVE FILE` then fails with Msg 5042). After a restart of the
-//! service the file is empty and removable. Such an undo is written to
-//! `<work_dir>/mssql-owed-undo.json`, keyed by server, reported, and finished at the next start
-//! of dbbench against that server.
+//! The write-ahead ledger of instance changes, `<work_dir>/mssql-owed-undo.json`, keyed by
+//! server: every undo statement of an instance change (trace flags 1805/1806 and 3004/3605,
+//! tempdb files added and sizes raised) is written here, with its owner ([`Whose`]), *before*
+//! the change is applied, and removed only after the undo ran and was verified
+//! ([`super::undo_check`]).
+//!
+//! Why: the undo otherwise lives in memory only, and `kill -9`, an OOM kill, a lost client or the
+//! second Ctrl-C (`_exit`, teardown skipped) leave the flags on for every database of the
+//! instance and tempdb's files and sizes in place across restarts (finding B2 of the third
+//! review). The next start against the server ([`settle`]) and the stale sweep run what an owner
+//! that is gone left, under the server-wide lock ([`super::applock`]) so that no live dbbench
+//! run is in the middle of changes of its own, and leave what a live run, or a process this host
+//! cannot judge, still owns. An undo that fails stays owed; removing a tempdb file often has to
+//! wait for a restart of SQL Server (Msg 2555, 5042).
+//!
+//! Two dbbench processes may share a work directory: every read-modify-write of the file holds
+//! an exclusive `flock` on `mssql-owed-undo.json.lock`.
 
+use super::whose::Whose;
 use super::MssqlConnection;
 use crate::model::error::{Error, Result};
+use crate::util::owner::Liveness;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The file of owed undo statements under the work directory.
+/// The ledger file under the work directory.
 pub fn path(work_dir: &Path) -> PathBuf {
     work_dir.join("mssql-owed-undo.json")
 }
 
-/// One owed undo statement.
+/// One undo statement owed on a server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owed {
     /// The statement still to run.
     pub statement: String,
-    /// Why it could not run.
+    /// Why it is owed: the change it undoes is applied (or being applied), or the undo failed.
     pub why: String,
+    /// Who made the change; `None` in ledgers of older versions (anyone may finish those).
+    #[serde(default)]
+    pub owner: Option<Whose>,
+    /// Names the entry within the ledger, so its owner can remove exactly it.
+    #[serde(default)]
+    pub id: u64,
 }
 
 type Ledger = BTreeMap<String, Vec<Owed>>;
@@ -49,7 +68,81 @@ fn write(work_dir: &Path, ledger: &Ledger) -> Result<()> {
     }
     std::fs::create_dir_all(work_dir).map_err(|e| Error::io("cannot create", work_dir, e))?;
     let text = serde_json::to_string_pretty(ledger).map_err(|e| Error::msg(e.to_string()))?;
-    std::fs::write(&file, text).map_err(|e| Error::io("cannot write", &file, e))
+    // Written whole to a new file and renamed over the old: a kill mid-write leaves the old
+    // ledger, never half of one.
+    let fresh = file.with_extension("json.new");
+    std::fs::write(&fresh, text).map_err(|e| Error::io("cannot write", &fresh, e))?;
+    std::fs::rename(&fresh, &file).map_err(|e| Error::io("cannot write", &file, e))
+}
+
+/// Runs `change` on the ledger under an exclusive lock of the work directory's lock file.
+fn with_ledger<T>(work_dir: &Path, change: impl FnOnce(&mut Ledger) -> T) -> Result<T> {
+    use std::os::unix::io::AsRawFd;
+    std::fs::create_dir_all(work_dir).map_err(|e| Error::io("cannot create", work_dir, e))?;
+    let lock_path = work_dir.join("mssql-owed-undo.json.lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| Error::io("cannot open", &lock_path, e))?;
+    // SAFETY: flock on a descriptor this function owns; released when `lock` closes.
+    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(Error::io(
+            "cannot lock",
+            &lock_path,
+            std::io::Error::last_os_error(),
+        ));
+    }
+    let mut ledger = read(work_dir)?;
+    let out = change(&mut ledger);
+    write(work_dir, &ledger)?;
+    Ok(out)
+}
+
+/// Writes `statements` (undo of one change, in the order they must run) as owed by this process
+/// on `server`, before the change is applied; returns their ids.
+pub fn pending(work_dir: &Path, server: &str, statements: &[String]) -> Result<Vec<u64>> {
+    let owner = Whose::this();
+    with_ledger(work_dir, |ledger| {
+        let next = ledger.values().flatten().map(|o| o.id).max().unwrap_or(0) + 1;
+        let list = ledger.entry(server.to_string()).or_default();
+        statements
+            .iter()
+            .enumerate()
+            .map(|(i, statement)| {
+                let id = next + i as u64;
+                list.push(Owed {
+                    statement: statement.clone(),
+                    why: format!("applied by {}; not yet undone", owner.describe()),
+                    owner: Some(owner.clone()),
+                    id,
+                });
+                id
+            })
+            .collect()
+    })
+}
+
+/// Removes entry `id` on `server`: its undo ran and was verified, or its change never applied.
+pub fn clear(work_dir: &Path, server: &str, id: u64) -> Result<()> {
+    with_ledger(work_dir, |ledger| {
+        if let Some(list) = ledger.get_mut(server) {
+            list.retain(|o| o.id != id);
+        }
+        ledger.retain(|_, list| !list.is_empty());
+    })
+}
+
+/// Records why entry `id` is still owed (its undo failed), keeping its owner.
+pub fn failed(work_dir: &Path, server: &str, id: u64, why: &str) -> Result<()> {
+    with_ledger(work_dir, |ledger| {
+        for owed in ledger.get_mut(server).into_iter().flatten() {
+            if owed.id == id {
+                owed.why = why.to_string();
+            }
+        }
+    })
 }
 
 /// Whether a failed undo `statement` can be finished after a restart: removing a tempdb file
@@ -65,162 +158,97 @@ pub fn can_wait_for_restart(statement: &str, error: &Error) -> bool {
         )
 }
 
-/// Records `statement` as owed on `server`.
-pub fn record(work_dir: &Path, server: &str, statement: &str, why: &str) -> Result<()> {
-    let mut ledger = read(work_dir)?;
-    let owed = ledger.entry(server.to_string()).or_default();
-    if !owed.iter().any(|o| o.statement == statement) {
-        owed.push(Owed {
-            statement: statement.to_string(),
-            why: why.to_string(),
-        });
-    }
-    write(work_dir, &ledger)
-}
-
 /// The undo owed on `server`.
 pub fn owed(work_dir: &Path, server: &str) -> Result<Vec<Owed>> {
     Ok(read(work_dir)?.remove(server).unwrap_or_default())
 }
 
-/// Runs every undo owed on `server`; those that still fail stay owed. Returns what was finished
-/// and what is still owed, one phrase each.
-pub async fn settle(
-    conn: &mut MssqlConnection,
-    work_dir: &Path,
-    server: &str,
-) -> Result<(Vec<String>, Vec<String>)> {
-    let mut ledger = read(work_dir)?;
-    let Some(list) = ledger.remove(server) else {
-        return Ok((Vec::new(), Vec::new()));
+/// What [`settle`] did, one phrase per statement.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Settled {
+    /// Undone (and verified) for an owner that is gone.
+    pub done: Vec<String>,
+    /// Still owed after a failed attempt.
+    pub still: Vec<String>,
+    /// Left to an owner that still runs or that this host cannot judge.
+    pub left: Vec<String>,
+}
+
+impl Settled {
+    /// The one console line that says what was found, or `None` when nothing was.
+    pub fn line(&self, server: &str) -> Option<String> {
+        if self.done.is_empty() && self.still.is_empty() && self.left.is_empty() {
+            return None;
+        }
+        let mut parts = Vec::new();
+        if !self.done.is_empty() {
+            parts.push(format!(
+                "undid instance changes an earlier dbbench run left on {server} (its process is \
+                 gone): {}",
+                self.done.join("; ")
+            ));
+        }
+        if !self.still.is_empty() {
+            parts.push(format!(
+                "undo still owed (restart SQL Server or run it by hand): {}",
+                self.still.join("; ")
+            ));
+        }
+        if !self.left.is_empty() {
+            parts.push(format!(
+                "left to their owners, which still run or ran elsewhere: {}",
+                self.left.join("; ")
+            ));
+        }
+        Some(format!("dbbench › mssql: {}", parts.join("; ")))
+    }
+}
+
+/// Runs through `conn` every undo owed on `server` whose owner is gone (or unnamed), verifying
+/// each ([`super::undo_check`]); an undo still needed by a live owner's entry for the same
+/// statement is not run (that owner undoes it). The caller holds the server-wide lock.
+pub async fn settle(conn: &mut MssqlConnection, work_dir: &Path, server: &str) -> Result<Settled> {
+    let here = Whose::this();
+    let list = owed(work_dir, server)?;
+    let mut settled = Settled::default();
+    let live = |o: &Owed| {
+        o.owner
+            .as_ref()
+            .map(|w| w.liveness_from(&here))
+            .unwrap_or(Liveness::Gone)
     };
-    let (mut done, mut left, mut still) = (Vec::new(), Vec::new(), Vec::new());
-    for item in list {
-        match conn.batch(&item.statement).await {
-            Ok(()) => done.push(super::connection::headline(&item.statement)),
-            Err(e) => {
-                still.push(format!(
-                    "{} ({e})",
-                    super::connection::headline(&item.statement)
-                ));
-                left.push(Owed {
-                    why: e.to_string(),
-                    ..item
-                });
+    for item in &list {
+        let headline = super::connection::headline(&item.statement)
+            .trim_end_matches(';')
+            .to_string();
+        match live(item) {
+            Liveness::Alive | Liveness::Elsewhere => {
+                let who = item.owner.as_ref().map(Whose::describe).unwrap_or_default();
+                settled.left.push(format!("{headline} ({who})"));
+                continue;
+            }
+            Liveness::Gone => {}
+        }
+        let relied_on = list.iter().any(|o| {
+            o.id != item.id && o.statement == item.statement && live(o) == Liveness::Alive
+        });
+        if !relied_on {
+            let ran = conn.batch(&item.statement).await;
+            let verified = match ran {
+                Ok(()) => super::undo_check::verify(conn, &item.statement).await,
+                Err(e) => Err(e.to_string()),
+            };
+            if let Err(why) = verified {
+                settled.still.push(format!("{headline} ({why})"));
+                failed(work_dir, server, item.id, &why)?;
+                continue;
             }
         }
+        settled.done.push(headline);
+        clear(work_dir, server, item.id)?;
     }
-    if !left.is_empty() {
-        ledger.insert(server.to_string(), left);
-    }
-    write(work_dir, &ledger)?;
-    Ok((done, still))
+    Ok(settled)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::mssql::double::{Api, Reply, ScriptedServer};
-    use crate::engine::mssql::ConnectSettings;
-
-    const REMOVE: &str = "USE tempdb; DBCC SHRINKFILE (N'dbbench_temp_2', EMPTYFILE); USE master; \
-                          ALTER DATABASE tempdb REMOVE FILE [dbbench_temp_2];";
-
-    #[tokio::test]
-    async fn owed_undo_is_kept_and_finished_at_the_next_start() {
-        let dir = tempfile::tempdir().unwrap();
-        let busy = Error::Server {
-            code: 2555,
-            message: "Cannot move all contents of file \"dbbench_temp_2\" to other places".into(),
-        };
-        assert!(can_wait_for_restart(REMOVE, &busy));
-        assert!(!can_wait_for_restart("DBCC TRACEOFF(1806, -1);", &busy));
-        record(dir.path(), "h,1433", REMOVE, &busy.to_string()).unwrap();
-        record(dir.path(), "h,1433", REMOVE, "again").unwrap();
-        assert_eq!(
-            owed(dir.path(), "h,1433").unwrap().len(),
-            1,
-            "recorded once"
-        );
-        assert!(
-            owed(dir.path(), "other,1433").unwrap().is_empty(),
-            "keyed by server"
-        );
-
-        let server = ScriptedServer::new();
-        let settings =
-            ConnectSettings::scripted("server=tcp:h,1433;user id=u;password=p", &server).unwrap();
-        let mut conn = settings.connect(Some("master")).await.unwrap();
-        // Still busy at this start: stays owed.
-        server.times(
-            "REMOVE FILE",
-            1,
-            Reply::error(
-                5042,
-                "The file 'dbbench_temp_2' cannot be removed because it is not empty.",
-            ),
-        );
-        let (done, still) = settle(&mut conn, dir.path(), "h,1433").await.unwrap();
-        assert!(done.is_empty() && still[0].contains("5042"), "{still:?}");
-        assert!(path(dir.path()).exists());
-        // After a restart the file is empty: finished and forgotten.
-        let (done, still) = settle(&mut conn, dir.path(), "h,1433").await.unwrap();
-        assert_eq!((done.len(), still.len()), (1, 0));
-        assert!(!path(dir.path()).exists());
-        assert_eq!(
-            server
-                .calls_with("REMOVE FILE")
-                .iter()
-                .filter(|c| c.api == Api::Batch)
-                .count(),
-            2
-        );
-    }
-
-    /// Finding 5 of issue 29: an undo that fails is kept, not forgotten. The drop of the changes
-    /// runs it again on a fresh connection; what still fails there is recorded as owed and
-    /// finished at the next start.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_failed_undo_stays_owed_until_it_succeeds() {
-        use crate::engine::mssql::instance::{Change, InstanceChanges};
-        const OFF: &str = "DBCC TRACEOFF(1806, -1) WITH NO_INFOMSGS;";
-        let change = Change {
-            what: "trace flag 1806 on (ifi = false)".into(),
-            apply: "DBCC TRACEON(1806, -1) WITH NO_INFOMSGS;".into(),
-            undo: vec![OFF.into()],
-        };
-        let dir = tempfile::tempdir().unwrap();
-        let server = ScriptedServer::new();
-        let settings =
-            ConnectSettings::scripted("server=tcp:h,1433;user id=u;password=p", &server).unwrap();
-        let failing = || Reply::error(2812, "Could not find stored procedure (scripted failure)");
-
-        // Fails once, then succeeds at the drop's retry on a fresh connection.
-        let mut conn = settings.connect(Some("master")).await.unwrap();
-        let mut changes = InstanceChanges::new(settings.clone()).owed_in(dir.path());
-        changes.apply(&mut conn, &change).await.unwrap();
-        server.times("TRACEOFF", 1, failing());
-        assert!(changes.restore(&mut conn).await.is_err());
-        drop(changes);
-        assert_eq!(
-            server.calls_with("TRACEOFF").len(),
-            2,
-            "tried again at the drop"
-        );
-        assert!(owed(dir.path(), "h,1433").unwrap().is_empty());
-
-        // Fails at the restore and at the drop: owed, and finished at the next start.
-        let mut changes = InstanceChanges::new(settings.clone()).owed_in(dir.path());
-        changes.apply(&mut conn, &change).await.unwrap();
-        server.times("TRACEOFF", 2, failing());
-        assert!(changes.restore(&mut conn).await.is_err());
-        drop(changes);
-        let left = owed(dir.path(), "h,1433").unwrap();
-        assert_eq!(left.len(), 1, "{left:?}");
-        assert_eq!(left[0].statement, OFF);
-        let (done, still) = settle(&mut conn, dir.path(), "h,1433").await.unwrap();
-        assert_eq!((done.len(), still.len()), (1, 0));
-        assert_eq!(server.calls_with("TRACEOFF").len(), 5);
-        assert!(!path(dir.path()).exists());
-    }
-}
+mod tests;

@@ -61,8 +61,22 @@ impl EngineBackend for MssqlBackend {
         false
     }
 
-    async fn sweep_stale(&mut self, _work_dir: &Path) -> Vec<String> {
-        MssqlBackend::sweep_stale(self).await
+    async fn sweep_stale(&mut self, work_dir: &Path) -> Vec<String> {
+        let mut lines = MssqlBackend::sweep_stale(self).await;
+        // Instance changes a dead dbbench process left (its write-ahead ledger), undone now.
+        let line = match super::settle_owed(self.settings(), work_dir).await {
+            Ok(Some(line)) => Some(line.replace("dbbench › ", "")),
+            Ok(None) => None,
+            Err(e) => Some(format!(
+                "mssql: could not undo the instance changes owed in {}: {e}",
+                super::owed::path(work_dir).display()
+            )),
+        };
+        // Said once per process, like the sweep's lines.
+        if let Some(line) = line.filter(|l| self.swept.insert(l.clone())) {
+            lines.push(line);
+        }
+        lines
     }
 
     async fn space_shortfalls(&mut self, plan: &DatabasePlan, _: u64) -> Vec<Shortfall> {

@@ -18,6 +18,11 @@ use crate::model::config::StorageSpec;
 use crate::model::error::Result;
 use crate::model::value::Row;
 
+mod checks;
+use checks::{
+    access_checks, limit_checks, probe_check, server_checks, shared_server_check, tempdb_checks,
+};
+
 /// The login's permissions, each `NULL` where the server cannot answer (Babelfish, Azure).
 pub const PERMISSIONS_SQL: &str = "SELECT \
      CAST(IS_SRVROLEMEMBER('sysadmin') AS int) AS sysadmin, \
@@ -27,6 +32,7 @@ pub const PERMISSIONS_SQL: &str = "SELECT \
      CAST(HAS_PERMS_BY_NAME(N'master', N'DATABASE', 'VIEW DATABASE STATE') AS int) AS view_database_state, \
      CAST(HAS_PERMS_BY_NAME(NULL, NULL, 'ALTER ANY DATABASE') AS int) AS alter_any_database, \
      CAST(HAS_PERMS_BY_NAME(NULL, NULL, 'CREATE ANY DATABASE') AS int) AS create_any_database, \
+     CAST(HAS_PERMS_BY_NAME(N'master', N'DATABASE', 'CREATE DATABASE') AS int) AS create_database_in_master, \
      CAST(HAS_PERMS_BY_NAME(NULL, NULL, 'ALTER ANY CONNECTION') AS int) AS alter_any_connection;";
 
 /// What the login may do: `None` where the server could not say.
@@ -47,6 +53,8 @@ pub struct Permissions {
     pub alter_any_database: Option<bool>,
     /// `CREATE ANY DATABASE`.
     pub create_any_database: Option<bool>,
+    /// `CREATE DATABASE` granted in master (enough for `CREATE DATABASE`: its docs).
+    pub create_database_in_master: Option<bool>,
     /// `ALTER ANY CONNECTION` (`KILL`, which stops a runaway statement).
     pub alter_any_connection: Option<bool>,
 }
@@ -71,6 +79,7 @@ impl Permissions {
             view_database_state: get("view_database_state"),
             alter_any_database: get("alter_any_database"),
             create_any_database: get("create_any_database"),
+            create_database_in_master: get("create_database_in_master"),
             alter_any_connection: get("alter_any_connection"),
         }
     }
@@ -105,6 +114,11 @@ pub struct Answers {
     pub allow_instance_changes: bool,
     /// What `DBCC TRACESTATUS` answered: `Err` with the server's words where it failed.
     pub trace_status: std::result::Result<(), String>,
+    /// Whether an IFI-off trace flag (1805, 1806) is on globally now: the run refuses
+    /// `ifi = true` cells then (finding A4).
+    pub ifi_off_flag_on: bool,
+    /// `DBBENCH_MSSQL_COLD_CACHE=1`: every cell empties the buffer pool before its window.
+    pub cold_cache: bool,
     /// Each evidence source read once (a `SELECT` that creates nothing), with its outcome.
     pub probes: Vec<Probe>,
 }
@@ -264,10 +278,7 @@ impl Preflight {
 pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Preflight {
     let p = &answers.permissions;
     let product = &answers.product;
-    let can_create = p
-        .create_any_database
-        .or(p.alter_any_database)
-        .or(p.sysadmin);
+    let can_create = super::permissions::may_create(p);
     let trace_flags = match (&answers.trace_status, product.has_trace_flags()) {
         (Ok(()), true) => p.sysadmin,
         _ => Some(false),
@@ -282,6 +293,7 @@ pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Prefl
     checks.extend(access_checks(answers, can_create));
     checks.extend(tempdb_checks(answers, tempdb));
     checks.extend(limit_checks(answers));
+    checks.push(shared_server_check(answers, cells));
     let cells = cells
         .iter()
         .map(|(bench, cell, spec)| {
@@ -296,212 +308,6 @@ pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Prefl
     }
 }
 
-/// What the server is, and the instance-wide sources of evidence: IFI, trace flags, Extended
-/// Events (`trace_flags`: whether this login may set them here).
-fn server_checks(answers: &Answers, trace_flags: Option<bool>) -> Vec<Check> {
-    let p = &answers.permissions;
-    let product = &answers.product;
-    let trace_detail = match (&answers.trace_status, product.has_trace_flags()) {
-        (_, false) => format!("{} has no global trace flags", product.name()),
-        (Err(e), true) => format!("DBCC TRACESTATUS failed here: {e}"),
-        (Ok(()), true) => format!(
-            "DBCC TRACESTATUS answered; sysadmin {}; ALTER SETTINGS {} (not enough for DBCC \
-             TRACEON)",
-            yes(p.sysadmin),
-            yes(p.alter_settings)
-        ),
-    };
-    let xe = if product.has_server_event_sessions() {
-        p.alter_any_event_session.or(p.sysadmin)
-    } else {
-        Some(false)
-    };
-    let ifi_readable = !matches!(answers.ifi, IfiState::Unknown(_));
-    vec![
-        Check {
-            what: "server".into(),
-            ok: Some(*product == Product::SqlServer),
-            detail: format!(
-                "{} on {}{}",
-                answers.version,
-                format!("{:?}", answers.platform).to_lowercase(),
-                if *product == Product::SqlServer {
-                    String::new()
-                } else {
-                    "; not Microsoft SQL Server: options it cannot honour are refused per cell"
-                        .into()
-                }
-            ),
-        },
-        Check {
-            what: "IFI state readable (sys.dm_server_services, else the error log's startup line)"
-                .into(),
-            ok: Some(ifi_readable),
-            detail: if ifi_readable {
-                format!("{} (from {})", answers.ifi.describe(), answers.ifi_from)
-            } else {
-                answers.ifi.describe()
-            },
-        },
-        Check {
-            what: "trace flags (DBCC TRACEON … -1, needs sysadmin)".into(),
-            ok: trace_flags,
-            detail: trace_detail,
-        },
-        Check {
-            what: "server-scoped Extended Events (ALTER ANY EVENT SESSION)".into(),
-            ok: xe,
-            detail: if product.has_server_event_sessions() {
-                yes(p.alter_any_event_session.or(p.sysadmin)).into()
-            } else {
-                format!(
-                    "{} has no server-scoped event sessions; growth events will be unavailable",
-                    product.name()
-                )
-            },
-        },
-    ]
-}
-
-/// Whether the evidence source `probe` answered.
-fn probe_check(probe: &Probe) -> Check {
-    Check {
-        what: format!("{} ({})", probe.metric, probe.source),
-        ok: Some(probe.outcome.is_ok()),
-        detail: match &probe.outcome {
-            Ok(()) => "answered".into(),
-            Err(e) => format!("will be recorded as unavailable: {e}"),
-        },
-    }
-}
-
-/// What the login may see and create, and where its files would go (`can_create`: whether it
-/// may create databases).
-fn access_checks(answers: &Answers, can_create: Option<bool>) -> [Check; 4] {
-    let p = &answers.permissions;
-    [
-        Check {
-            what: "VIEW SERVER STATE (HAS_PERMS_BY_NAME)".into(),
-            ok: p.view_server_state.or(p.sysadmin),
-            detail: format!(
-                "{}; the views it opens are tried above",
-                yes(p.view_server_state.or(p.sysadmin))
-            ),
-        },
-        Check {
-            what: "VIEW DATABASE STATE".into(),
-            ok: if p.view_database_state == Some(true) || can_create == Some(true) {
-                Some(true)
-            } else {
-                p.view_database_state
-            },
-            detail: "VLF counts need it; the login owns the databases it creates, which \
-                     includes it"
-                .into(),
-        },
-        Check {
-            what: "create databases (CREATE ANY DATABASE / ALTER ANY DATABASE)".into(),
-            ok: can_create,
-            detail: format!(
-                "CREATE ANY DATABASE {}, ALTER ANY DATABASE {}",
-                yes(p.create_any_database),
-                yes(p.alter_any_database)
-            ),
-        },
-        Check {
-            what: "default paths".into(),
-            ok: Some(answers.dirs.is_ok()),
-            detail: match &answers.dirs {
-                Ok(d) => format!("data {}, log {}", d.data, d.log),
-                Err(why) => format!(
-                    "{why}; cells that declare nothing about their files still run (the server \
-                     places them)"
-                ),
-            },
-        },
-    ]
-}
-
-/// Whether tempdb may be changed (`tempdb`) and what it has now.
-fn tempdb_checks(answers: &Answers, tempdb: Option<bool>) -> [Check; 2] {
-    let p = &answers.permissions;
-    let product = &answers.product;
-    [
-        Check {
-            what: "tempdb changes".into(),
-            ok: tempdb,
-            detail: match product.refusals(&TEMPDB).first() {
-                Some((_, why)) => format!("{}: {why}", product.name()),
-                None => format!(
-                    "{}=1 {}; ALTER ANY DATABASE {}",
-                    super::instance::ALLOW_ENV,
-                    if answers.allow_instance_changes {
-                        "set"
-                    } else {
-                        "not set"
-                    },
-                    yes(p.alter_any_database.or(p.sysadmin))
-                ),
-            },
-        },
-        Check {
-            what: "tempdb data files (sys.master_files, tempdb.sys.database_files)".into(),
-            ok: Some(matches!(&answers.tempdb_files, Ok(f) if !f.is_empty())),
-            detail: tempdb_files_detail(&answers.tempdb_files),
-        },
-    ]
-}
-
-/// tempdb's data files in words: how many, their sizes now and at startup, and what
-/// `tempdb_files` does with them.
-fn tempdb_files_detail(files: &std::result::Result<Vec<TempdbFile>, String>) -> String {
-    match files {
-        Ok(files) if !files.is_empty() => {
-            let range = |pages: &dyn Fn(&TempdbFile) -> u64| {
-                let mb = files.iter().map(|f| pages(f) / 128);
-                let (lo, hi) = (mb.clone().min().unwrap_or(0), mb.max().unwrap_or(0));
-                if lo == hi {
-                    format!("{lo} MB")
-                } else {
-                    format!("{lo}–{hi} MB")
-                }
-            };
-            format!(
-                "{} data files, {} each now, {} at startup; tempdb_files = N runs with at \
-                 least N: a tempdb with more files keeps them all (setup creates one per \
-                 core, up to 8)",
-                files.len(),
-                range(&|f| f.current_pages),
-                range(&|f| f.size_pages)
-            )
-        }
-        Ok(_) => "the server answered with no rows".into(),
-        Err(e) => format!("could not be listed: {e}"),
-    }
-}
-
-/// What stops a runaway statement, and the sizes a cell is raised to.
-fn limit_checks(answers: &Answers) -> [Check; 2] {
-    let p = &answers.permissions;
-    [
-        Check {
-            what: "stop a runaway statement (KILL, needs ALTER ANY CONNECTION)".into(),
-            ok: p.alter_any_connection.or(p.sysadmin),
-            detail: format!(
-                "{}; without it a body that overruns its time limit is refused at its next \
-                 statement, but the running one goes on to its end",
-                yes(p.alter_any_connection.or(p.sysadmin))
-            ),
-        },
-        Check {
-            what: "size floors".into(),
-            ok: Some(answers.floors.model_read()),
-            detail: answers.floors.describe(),
-        },
-    ]
-}
-
-/// A spec that only touches tempdb, to ask a product whether it has tempdb files to change.
 const TEMPDB: StorageSpec = StorageSpec {
     tempdb_files: Some(1),
     ..StorageSpec::DEFAULT
@@ -530,8 +336,32 @@ fn decide(
     if let Err(e) = provision::validate(spec) {
         blockers.push(e.to_string());
     }
-    if can_create == Some(false) {
-        blockers.push("the login may not create databases (grant CREATE ANY DATABASE)".into());
+    let _ = can_create;
+    // Every statement the cell makes the run send, with the permission its docs name: the same
+    // table the run's admission uses (findings A1, A3, A5, B5).
+    blockers.extend(super::permissions::blockers(
+        spec,
+        answers.cold_cache,
+        &answers.permissions,
+    ));
+    let changes = super::permissions::instance_changes(spec, answers.cold_cache);
+    if let (false, true, false) = (
+        changes.is_empty(),
+        refusals.is_empty(),
+        answers.allow_instance_changes,
+    ) {
+        let options: Vec<&str> = changes.iter().map(|c| c.option).collect();
+        blockers.push(format!(
+            "{}: the change is to the whole instance, which other sessions share; set {}=1 to \
+             allow it",
+            options.join(", "),
+            super::instance::ALLOW_ENV
+        ));
+    }
+    if refusals.is_empty() {
+        for change in changes {
+            notes.push(format!("instance-wide: {}", change.short));
+        }
     }
     if refusals.is_empty() {
         let placed = !spec.data_on.is_empty() && spec.log_on.is_some();
@@ -558,13 +388,25 @@ fn decide(
             (Some(true), IfiState::Unknown(why)) => blockers.push(format!(
                 "`ifi`: `ifi = true`, but the IFI state is unreadable ({why})"
             )),
-            (Some(false), IfiState::Enabled | IfiState::Unknown(_))
-                if trace_flags != Some(true) =>
+            (Some(true), _) if answers.ifi_off_flag_on => blockers.push(format!(
+                "`ifi`: `ifi = true`, but trace flag {} is on globally and turns IFI off for \
+                 every database; dbbench undoes a flag its own killed run left (the ledger in \
+                 the work directory names it) at its next start, anyone else's is theirs to \
+                 turn off",
+                super::ifi::TF_NO_IFI.map(|f| f.to_string()).join(" or ")
+            )),
+            // Every `ifi = false` cell sets trace flags: 1805/1806 and, to prove the zeroing,
+            // 3004/3605 (finding A1). A login known not to be sysadmin is refused by the table.
+            (Some(false), _)
+                if trace_flags != Some(true) && answers.permissions.sysadmin != Some(false) =>
             {
                 blockers.push(format!(
-                    "`ifi`: `ifi = false` with IFI on (or unknown) needs trace flags {} \
-                     (sysadmin)",
-                    super::ifi::TF_NO_IFI.map(|f| f.to_string()).join(" and ")
+                    "`ifi`: `ifi = false` needs trace flags {} and {} (DBCC TRACEON, sysadmin), \
+                     and this server could not confirm them",
+                    super::ifi::TF_NO_IFI.map(|f| f.to_string()).join(" and "),
+                    super::ifi::TF_LOG_ZEROING
+                        .map(|f| f.to_string())
+                        .join(" and ")
                 ))
             }
             _ => {}
@@ -572,12 +414,9 @@ fn decide(
         let touches_tempdb = spec.tempdb_files.is_some()
             || spec.tempdb_size.is_some()
             || spec.tempdb_growth.is_some();
-        if touches_tempdb && tempdb != Some(true) {
-            blockers.push(format!(
-                "tempdb options need {}=1 and ALTER ANY DATABASE",
-                super::instance::ALLOW_ENV
-            ));
-        }
+        // The opt-in and ALTER on tempdb are said above (instance-wide changes, the table); a
+        // product without tempdb changes is refused by its refusals.
+        let _ = tempdb;
         // What the run will meet in tempdb: more files than declared, files already larger.
         if let (true, Ok(files)) = (touches_tempdb, &answers.tempdb_files) {
             match instance::tempdb_plan(&answers.floors.apply(spec), files, answers.platform) {
@@ -651,6 +490,10 @@ pub async fn run(
         floors: facts.floors.clone(),
         allow_instance_changes,
         trace_status: facts.tf_no_ifi.as_ref().map(|_| ()).map_err(Clone::clone),
+        ifi_off_flag_on: facts.tf_no_ifi == Ok(true),
+        cold_cache: super::hooks::Hooks::from_env()
+            .map(|h| h.cold_cache)
+            .unwrap_or(false),
         probes,
     };
     Ok(evaluate(&answers, cells))

@@ -27,6 +27,12 @@ pub enum Step {
         /// The IFI-off flags set for this repetition.
         flags: Vec<u32>,
     },
+    /// Reads the error log (the statement) and fails if any data file was zero-filled: proof of
+    /// `ifi = true` by the absence of data-file `Zeroing` lines.
+    VerifyInstant {
+        /// The error-log query.
+        sql: String,
+    },
     /// Undoes the probe changes.
     EndProbe,
     /// Marks the new database as dbbench's and reads the mark back from inside it (through a
@@ -50,8 +56,13 @@ pub struct Inputs {
     /// Prove with the error log's zeroing lines that every data file is zero-filled (every
     /// `ifi = false` cell).
     pub verify_zeroing: bool,
+    /// Prove `ifi = true` by the absence of data-file zeroing lines (opted in, sysadmin).
+    pub verify_instant: bool,
     /// Zero-fill logging flags not already on (set only while creating).
     pub probe_flags: Vec<u32>,
+    /// The server's clock before the creation ([`ifi::NOW_SQL`]): only zeroing lines from then
+    /// on prove anything.
+    pub zeroing_since: String,
     /// tempdb changes.
     pub tempdb: Vec<Change>,
     /// The ownership marker.
@@ -75,11 +86,15 @@ pub fn steps(name: &str, provision: &Provision, inputs: &Inputs) -> Vec<Step> {
         );
     }
     out.extend(inputs.tempdb.iter().cloned().map(Step::Instance));
-    let verify = inputs.verify_zeroing;
+    let verify = inputs.verify_zeroing || inputs.verify_instant;
     if verify && !inputs.probe_flags.is_empty() {
         out.push(Step::Probe(ifi::trace_flags_change(
             &inputs.probe_flags,
-            "log zero-filling to verify ifi = false",
+            if inputs.verify_zeroing {
+                "log zero-filling to verify ifi = false"
+            } else {
+                "log zero-filling to verify ifi = true"
+            },
         )));
     }
     let mut create = provision.create.iter();
@@ -90,11 +105,17 @@ pub fn steps(name: &str, provision: &Provision, inputs: &Inputs) -> Vec<Step> {
     if provision.server_placed {
         out.push(Step::Locate);
     }
-    if verify {
+    if inputs.verify_zeroing {
         out.push(Step::VerifyZeroing {
-            sql: ifi::zeroing_log_sql(name),
+            sql: ifi::zeroing_log_sql(name, &inputs.zeroing_since),
             flags: inputs.disable_ifi.clone(),
         });
+    } else if inputs.verify_instant {
+        out.push(Step::VerifyInstant {
+            sql: ifi::zeroing_log_sql(name, &inputs.zeroing_since),
+        });
+    }
+    if verify {
         out.push(Step::EndProbe);
     }
     // The mark comes before any other work in the database, so a server that cannot hold it is
@@ -122,6 +143,9 @@ pub fn render(steps: &[Step], probe_undo: &[Change]) -> String {
                 ));
             }
             Step::Create(sql) | Step::Run(sql) => out.push_str(&format!("{sql}\n")),
+            Step::VerifyInstant { sql } => out.push_str(&format!(
+                "-- no data file may have a 'Zeroing' line\n{sql}\n"
+            )),
             Step::VerifyZeroing { sql, .. } => out.push_str(&format!(
                 "-- every data file must have a 'Zeroing' line\n{sql}\n"
             )),
@@ -157,7 +181,7 @@ pub fn render(steps: &[Step], probe_undo: &[Change]) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::engine::mssql::instance::{tempdb_plan, TempdbFile};
+    use crate::engine::mssql::instance::{tempdb_plan_for, TempdbFile};
     use crate::engine::mssql::provision::{plan, Platform, ServerDirs, Target};
     use crate::engine::mssql::suite_specs::test_floors;
     use crate::model::config::{Growth, Recovery, Size, StorageSpec};
@@ -195,7 +219,7 @@ pub(crate) mod tests {
             },
         )
         .unwrap();
-        let tempdb = tempdb_plan(
+        let tempdb = tempdb_plan_for(
             &spec,
             &[TempdbFile {
                 name: "tempdev".into(),
@@ -206,13 +230,16 @@ pub(crate) mod tests {
                 is_percent: false,
             }],
             Platform::Linux,
+            4242,
         )
         .unwrap()
         .changes;
         let inputs = Inputs {
             disable_ifi: ifi::TF_NO_IFI.to_vec(),
             verify_zeroing: true,
+            verify_instant: false,
             probe_flags: ifi::TF_LOG_ZEROING.to_vec(),
+            zeroing_since: "2026-12-01 10:00:00.000".into(),
             tempdb,
             owner: test_owner(name),
         };

@@ -172,7 +172,7 @@ impl ServerFacts {
             .ok_or_else(|| Error::msg("SERVERPROPERTY returned no row"))?;
         let props = Properties::from_row(row);
         let (dirs, dirs_source, platform) = placement(conn, &props, volumes).await;
-        let (ifi, ifi_source) = ifi::read_state(conn).await;
+        let (ifi, ifi_source) = ifi::read_state(conn, platform).await;
         let tf_status = trace_flag_status(conn).await;
         // Either IFI-off flag on counts as on; the first failure to read says why.
         let tf_no_ifi = tf_status

@@ -8,7 +8,9 @@
 //! (the property, else the table, read from inside it) parses, names this host, and
 //! util::owner finds no process of that PID and start time. A database without a marker, with a
 //! marker dbbench cannot read, of another host (the server is shared, and this host cannot see
-//! that host's processes) or of a live owner (a concurrent `cargo test`) is never touched. A
+//! that host's processes) or of another PID namespace or machine of the same host name
+//! ([`super::whose`]: containers sharing the host's name cannot see each other's processes),
+//! or of a live owner (a concurrent `cargo test`) is never touched. A
 //! failure (error 916 on a database another login created, a drop the login may not do) is said
 //! in that database's line and the run goes on: a leftover costs disk, not correctness.
 
@@ -97,7 +99,8 @@ async fn judge(conn: &mut MssqlConnection, name: &str, state: &str, product: &Pr
             "left database {name}: its marker `{text}` names no owner dbbench can read"
         );
     };
-    match owner.liveness() {
+    let whose = super::whose::Whose::from_marker(&owner, held.text());
+    match whose.liveness() {
         Liveness::Alive => {
             return format!(
                 "left database {name}: its owner, {}, still runs",
@@ -106,9 +109,9 @@ async fn judge(conn: &mut MssqlConnection, name: &str, state: &str, product: &Pr
         }
         Liveness::Elsewhere => {
             return format!(
-                "left database {name}: its owner, {}, ran on another host, which this one cannot \
-                 check",
-                owner.describe()
+                "left database {name}: its owner, {}, ran on another host, machine or PID \
+                 namespace, whose processes this one cannot see",
+                whose.describe()
             )
         }
         Liveness::Gone => {}

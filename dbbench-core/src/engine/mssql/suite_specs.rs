@@ -10,7 +10,7 @@
 
 use super::evidence::{counters, file_stats, growth_events, vlf, waits};
 use super::floors::Floors;
-use super::instance::{tempdb_plan, TempdbFile};
+use super::instance::{tempdb_plan_for, TempdbFile};
 use super::provision::{plan, Platform, ServerDirs, Target};
 use super::script::{self, Inputs, Step};
 use super::{ifi, marker, teardown};
@@ -244,13 +244,16 @@ fn inputs(db: &str, spec: &StorageSpec) -> Inputs {
             growth: 8192,
             is_percent: false,
         }];
-        tempdb_plan(spec, &current, Platform::Linux)
+        tempdb_plan_for(spec, &current, Platform::Linux, 4242)
             .unwrap()
             .changes
     } else {
         Vec::new()
     };
     let ifi_off = spec.ifi == Some(false);
+    // As a sysadmin login with DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1 runs them: `ifi = true` is
+    // proven too.
+    let verify = spec.ifi.is_some();
     Inputs {
         disable_ifi: if ifi_off {
             ifi::TF_NO_IFI.to_vec()
@@ -258,10 +261,17 @@ fn inputs(db: &str, spec: &StorageSpec) -> Inputs {
             Vec::new()
         },
         verify_zeroing: ifi_off,
-        probe_flags: if ifi_off {
+        verify_instant: spec.ifi == Some(true),
+        probe_flags: if verify {
             ifi::TF_LOG_ZEROING.to_vec()
         } else {
             Vec::new()
+        },
+        // As GETDATE() would answer before the creation.
+        zeroing_since: if verify {
+            "2026-12-01 10:00:00.000".into()
+        } else {
+            String::new()
         },
         tempdb,
         owner: script::tests::test_owner(db),
@@ -270,7 +280,6 @@ fn inputs(db: &str, spec: &StorageSpec) -> Inputs {
 
 /// What is read before the script: whether the name is free, the IFI state, tempdb's files.
 fn claim_sql(db: &str, spec: &StorageSpec) -> String {
-    let ifi_off = spec.ifi == Some(false);
     let mut out = format!(
         "-- claim (a leftover is dropped only with its marker)\n{}\n",
         super::provision::exists_sql(db)
@@ -281,13 +290,22 @@ fn claim_sql(db: &str, spec: &StorageSpec) -> String {
             out.push_str(&format!("{}\n", ifi::trace_status_sql(flag)));
         }
     }
-    if ifi_off {
+    if spec.tempdb_files.is_some() {
+        out.push_str(&format!("{}\n", super::instance::TEMPDB_FILES_SQL));
+    }
+    if spec.ifi.is_some() {
+        // The zeroing proof's start time, then the zero-fill logging flags already on?
+        out.push_str(&format!("{}\n", ifi::NOW_SQL));
         for flag in ifi::TF_LOG_ZEROING {
             out.push_str(&format!("{}\n", ifi::trace_status_sql(flag)));
         }
     }
-    if spec.tempdb_files.is_some() {
-        out.push_str(&format!("{}\n", super::instance::TEMPDB_FILES_SQL));
+    if spec.ifi.is_some() || spec.tempdb_files.is_some() {
+        // On a connection of its own, held until the last undo is verified.
+        out.push_str(&format!(
+            "-- the server lock (a connection of its own)\n{}\n",
+            super::applock::get_sql(1000)
+        ));
     }
     out
 }
@@ -299,7 +317,9 @@ fn window_and_teardown_sql(db: &str) -> String {
     let pattern = growth_events::file_pattern(&file, &session);
     let mut out = String::new();
     out.push_str(&format!(
-        "-- window\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n",
+        "-- window\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n",
+        super::evidence::session_waits::SNAPSHOT_SQL,
+        growth_events::NOW_UTC_SQL,
         growth_events::file_name_sql(&session),
         growth_events::drop_sql(&session),
         growth_events::create_sql(&session, 7, growth_events::Target::EventFile),

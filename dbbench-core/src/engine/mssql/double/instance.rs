@@ -3,15 +3,24 @@
 //! flags 3004 + 3605 write), tempdb's files with their startup and current sizes, and whether the
 //! login may `KILL`. Each answer is the real product's, with where it comes from:
 //!
-//! - `sys.dm_server_services.instant_file_initialization_enabled` (2016 SP1+) is documented for
-//!   Windows services; on SQL Server on Linux the view may return no row for the engine (the
-//!   issue's review; undocumented), so [`InstanceModel::service_row`] may be `None`.
+//! - `sys.dm_server_services.instant_file_initialization_enabled` (2016 SP1+,
+//!   https://learn.microsoft.com/sql/relational-databases/system-dynamic-management-views/sys-dm-server-services-transact-sql)
+//!   is documented for Windows services. On SQL Server on Linux the view does return a row for
+//!   the engine, with the fake service account "LocalSystem" (sp_Blitz issue #3702,
+//!   https://github.com/BrentOzarULTD/SQL-Server-First-Responder-Kit/issues/3702); what its IFI
+//!   column says there is undocumented, so the Linux model answers `N` whatever IFI does: only
+//!   the error log may be believed there.
 //! - The error log's startup line `Database Instant File Initialization: enabled|disabled …`
 //!   (docs: "Database instant file initialization"), read with `xp_readerrorlog`.
 //! - `DBCC TRACESTATUS(n, -1)` answers a row for any number (Status/Global/Session 0 when off):
 //!   it proves nothing about what the flag does. Which flag turns IFI off is undocumented (1806
 //!   per community sources, 1805 per Bob Dorr for Linux), so a model names the flags that work on
 //!   its build ([`InstanceModel::disabling_flags`]) and only zeroing shows it.
+//! - `xp_readerrorlog <log>, <type>, <search1>, <search2>, <start>, <end>` returns only lines
+//!   containing both search strings and, when a start time is given, logged at or after it
+//!   (community documentation of the undocumented procedure, e.g. MSSQLTips "Reading the SQL
+//!   Server log files using TSQL"). The model's clock starts at 2026-12-01 10:00:00 and moves one
+//!   second per `GETDATE()` read and per logged line, so "before" and "after" are well defined.
 //! - With 3004 and 3605 on, every zero-filled file of `CREATE DATABASE` gets a line
 //!   `Zeroing <path> from page 0 to <n> (0x0 to 0x…)` in the error log; log files are always
 //!   zeroed, data files only without IFI.
@@ -67,17 +76,22 @@ pub struct InstanceModel {
     pub flags_on: BTreeSet<u32>,
     /// Error-log lines written since start (newest last).
     pub errorlog: Vec<String>,
+    /// When each line of `errorlog` was written, in the model's seconds after 10:00:00.
+    pub errorlog_at: Vec<u64>,
+    /// The model's clock, in seconds after 2026-12-01 10:00:00.
+    pub clock: u64,
 }
 
 impl InstanceModel {
-    /// SQL Server 2022 CU15 on Linux with IFI in effect: `sys.dm_server_services` returns no
-    /// row for the engine there, the error log says `enabled`; TF 1805 turns fallocate off (Bob
-    /// Dorr), 1806 is not known to; tempdb as setup makes it on an 8-core machine (8 files of
-    /// 8 MB growing by 64 MB).
+    /// SQL Server 2022 on Linux with IFI in effect, modelled from documents (not recorded):
+    /// `sys.dm_server_services` returns a row whose IFI column is undocumented there (`N`
+    /// here), the error log says `enabled` (mssql-docker issue #776 shows the line on a 2022
+    /// Linux container); TF 1805 turns fallocate off (Bob Dorr), 1806 is not known to; tempdb
+    /// as setup makes it on an 8-core machine (8 files of 8 MB growing by 64 MB).
     pub fn sql_server_2022_linux() -> InstanceModel {
         InstanceModel {
-            recorded_as: "SQL Server 2022 CU15 on Linux",
-            service_row: None,
+            recorded_as: "SQL Server 2022 on Linux (modelled from documents)",
+            service_row: Some("N"),
             errorlog_ifi: Some(true),
             ifi_effective: true,
             disabling_flags: vec![1805],
@@ -85,14 +99,16 @@ impl InstanceModel {
             may_kill: true,
             flags_on: BTreeSet::new(),
             errorlog: Vec::new(),
+            errorlog_at: Vec::new(),
+            clock: 0,
         }
     }
 
-    /// SQL Server 2019 on Windows with IFI granted: the service view answers `Y`; which flag
-    /// turns IFI off is the model's `disabling_flags`.
+    /// SQL Server 2019 on Windows with IFI granted, modelled from documents (not recorded): the
+    /// service view answers `Y`; which flag turns IFI off is the model's `disabling_flags`.
     pub fn sql_server_2019_windows() -> InstanceModel {
         InstanceModel {
-            recorded_as: "SQL Server 2019 on Windows",
+            recorded_as: "SQL Server 2019 on Windows (modelled from documents)",
             service_row: Some("Y"),
             errorlog_ifi: Some(true),
             ifi_effective: true,
@@ -101,7 +117,26 @@ impl InstanceModel {
             may_kill: true,
             flags_on: BTreeSet::new(),
             errorlog: Vec::new(),
+            errorlog_at: Vec::new(),
+            clock: 0,
         }
+    }
+
+    /// `2026-12-01 10:MM:SS.000` for the model's second `t` (the form `CONVERT(…, 121)` gives).
+    fn stamp(t: u64) -> String {
+        format!(
+            "2026-12-01 {:02}:{:02}:{:02}.000",
+            10 + t / 3600,
+            t / 60 % 60,
+            t % 60
+        )
+    }
+
+    /// Writes `text` to the error log now (a line an earlier run left, in a test).
+    pub fn log_line(&mut self, text: &str) {
+        self.clock += 1;
+        self.errorlog.push(text.to_string());
+        self.errorlog_at.push(self.clock);
     }
 
     fn zeroes_data(&self) -> bool {
@@ -126,6 +161,13 @@ impl InstanceModel {
         }
         if sql.contains("xp_readerrorlog") {
             return Some(self.read_errorlog(sql));
+        }
+        if sql.contains("GETDATE()") && sql.contains("AS now") {
+            self.clock += 1;
+            return Some(Reply::rows(
+                &["now"],
+                vec![vec![Value::Text(Self::stamp(self.clock))]],
+            ));
         }
         if let Some(rest) = after(sql, "DBCC TRACEON(") {
             self.flags_on.extend(flags(rest));
@@ -160,7 +202,9 @@ impl InstanceModel {
         if sql.contains("ALTER DATABASE tempdb") || sql.contains("USE tempdb") {
             return Some(self.change_tempdb(sql));
         }
-        if sql.starts_with("KILL ") && !self.may_kill {
+        let kills =
+            sql.starts_with("KILL ") || (sql.starts_with("IF EXISTS (") && sql.contains(") KILL "));
+        if kills && !self.may_kill {
             return Some(Reply::error(
                 6102,
                 "User does not have permission to use the KILL statement.",
@@ -171,15 +215,20 @@ impl InstanceModel {
 
     fn read_errorlog(&self, sql: &str) -> Reply {
         let columns = ["LogDate", "ProcessInfo", "Text"];
-        let line = |text: String| {
+        let line = |(at, text): (String, String)| {
             vec![
-                Value::Text("2026-12-01 09:00:00.000".into()),
+                Value::Text(at),
                 Value::Text("Server".into()),
                 Value::Text(text),
             ]
         };
-        let log_number = after(sql, "xp_readerrorlog ")
-            .and_then(|r| r.split(',').next())
+        let args: Vec<&str> = after(sql, "xp_readerrorlog ")
+            .unwrap_or_default()
+            .trim_end_matches(';')
+            .split(", ")
+            .collect();
+        let log_number = args
+            .first()
             .and_then(|n| n.trim().parse::<u32>().ok())
             .unwrap_or(0);
         if log_number > 6 {
@@ -188,23 +237,32 @@ impl InstanceModel {
                 "xp_readerrorlog() returned error 2, 'The system cannot find the file specified.'",
             );
         }
-        let searches = literals(sql);
-        let mut lines: Vec<String> = Vec::new();
+        let literal = |i: usize| args.get(i).map(|a| literals(a).concat());
+        let searches: Vec<String> = [literal(2), literal(3)].into_iter().flatten().collect();
+        let since = literal(4);
+        let mut lines: Vec<(String, String)> = Vec::new();
         if log_number == 0 {
             if let Some(on) = self.errorlog_ifi {
-                lines.push(format!(
-                    "Database Instant File Initialization: {}. For security and performance \
-                     considerations see the topic 'Database Instant File Initialization' in SQL \
-                     Server Books Online. This is an informational message only. No user action \
-                     is required.",
-                    if on { "enabled" } else { "disabled" }
+                lines.push((
+                    "2026-12-01 09:00:00.000".into(),
+                    format!(
+                        "Database Instant File Initialization: {}. For security and performance \
+                         considerations see the topic 'Database Instant File Initialization' in \
+                         SQL Server Books Online. This is an informational message only. No user \
+                         action is required.",
+                        if on { "enabled" } else { "disabled" }
+                    ),
                 ));
             }
-            lines.extend(self.errorlog.iter().cloned());
+            for (i, text) in self.errorlog.iter().enumerate() {
+                let at = self.errorlog_at.get(i).copied().unwrap_or(0);
+                lines.push((Self::stamp(at), text.clone()));
+            }
         }
         let rows = lines
             .into_iter()
-            .filter(|l| searches.iter().all(|s| l.contains(s.as_str())))
+            .filter(|(_, l)| searches.iter().all(|s| l.contains(s.as_str())))
+            .filter(|(at, _)| since.as_ref().is_none_or(|s| at.as_str() >= s.as_str()))
             .map(line)
             .collect();
         Reply::rows(&columns, rows)
@@ -223,7 +281,7 @@ impl InstanceModel {
                 break;
             };
             if start > log_at || self.zeroes_data() {
-                self.errorlog.push(format!(
+                self.log_line(&format!(
                     "Zeroing {path} from page 0 to 1024 (0x0 to 0x800000)"
                 ));
             }
@@ -390,7 +448,12 @@ mod tests {
         let server = ScriptedServer::new().with_instance(model);
         let settings =
             ConnectSettings::scripted("Server=tcp:h,1433;User Id=u;Password=p", &server).unwrap();
-        let err = crate::engine::mssql::cancel::kill(&settings, 57)
+        let session = crate::engine::mssql::cancel::SessionId {
+            spid: 57,
+            login_time: "2026-12-01T10:00:00.000".into(),
+            host_process_id: Some(0),
+        };
+        let err = crate::engine::mssql::cancel::kill(&settings, &session)
             .await
             .unwrap_err()
             .to_string();
@@ -415,5 +478,18 @@ mod tests {
             Some(Reply::Sets(s)) => assert_eq!(s[0].len(), 1),
             other => panic!("{other:?}"),
         }
+        // Bounded by a start time: only lines logged at or after it.
+        let count = |model: &mut InstanceModel, sql: &str| match model.answer(sql) {
+            Some(Reply::Sets(s)) => s[0].len(),
+            other => panic!("{other:?}"),
+        };
+        let now = match model.answer(crate::engine::mssql::ifi::NOW_SQL) {
+            Some(Reply::Sets(s)) => s[0][0].get::<String>(0).unwrap(),
+            other => panic!("{other:?}"),
+        };
+        let bounded = crate::engine::mssql::ifi::zeroing_log_sql("d", &now);
+        assert_eq!(count(&mut model, &bounded), 0, "{bounded}");
+        model.answer(create);
+        assert_eq!(count(&mut model, &bounded), 2);
     }
 }

@@ -271,6 +271,8 @@ pub struct GrowthEvent {
     pub duration: Option<u64>,
     /// `is_automatic`: autogrowth rather than `ALTER DATABASE`.
     pub is_automatic: bool,
+    /// The event's `timestamp` attribute (UTC, `2024-05-01T10:00:01.123Z`), where it has one.
+    pub timestamp: Option<String>,
 }
 
 /// The ring buffer's content.
@@ -331,17 +333,32 @@ fn parse_event(event: roxmltree::Node<'_, '_>) -> Result<GrowthEvent> {
         size_change_kb: number("size_change_kb")?,
         duration: field("duration").and_then(|v| v.parse().ok()),
         is_automatic: matches!(field("is_automatic"), Some("true") | Some("1")),
+        timestamp: event.attribute("timestamp").map(str::to_string),
     })
+}
+
+/// The server's UTC clock, in the form of an event's `timestamp` up to the second.
+pub const NOW_UTC_SQL: &str = "SELECT CONVERT(nvarchar(30), SYSUTCDATETIME(), 126) AS now_utc;";
+
+/// Whether an event stamped `timestamp` happened before `since` (both UTC, ISO 8601), compared
+/// to the second: an event of the window's first second is kept.
+fn before(timestamp: &str, since: &str) -> bool {
+    let second = |t: &str| t.get(..19).unwrap_or(t).to_string();
+    second(timestamp) < second(since)
 }
 
 /// Parses the `(file_name, event_data)` rows of [`read_file_sql`], one `<event>` document each,
 /// keeping only events from `session`'s own files ([`is_own_file`]) about database
 /// `database_id` (the session's filter already says so; a file of another session that the
-/// pattern still matched must not add its events).
+/// pattern still matched must not add its events), stamped at or after `since`, the window's
+/// start: a file an earlier session of the same name left (2016/2017 have no `xp_delete_files`,
+/// a stopped session's files are never deleted) matches the name exactly, and `database_id`s are
+/// reused after a drop (finding C2).
 pub fn parse_event_file(
     records: &[(String, String)],
     session: &str,
     database_id: i64,
+    since: Option<&str>,
 ) -> Result<Vec<GrowthEvent>> {
     let mut events = Vec::with_capacity(records.len());
     for (file, text) in records {
@@ -353,6 +370,11 @@ pub fn parse_event_file(
         let event = parse_event(doc.root_element())?;
         if event.database_id.is_some_and(|id| id != database_id) {
             continue;
+        }
+        if let (Some(at), Some(since)) = (&event.timestamp, since) {
+            if before(at, since) {
+                continue;
+            }
         }
         events.push(event);
     }
@@ -435,7 +457,8 @@ mod tests {
                 file_name: "log".into(),
                 size_change_kb: 1024,
                 duration: Some(2500),
-                is_automatic: true
+                is_automatic: true,
+                timestamp: Some("2024-05-01T10:00:01.123Z".into()),
             }
         );
         let growth = per_file(&rb.events, Some(DurationUnit::Micros));
@@ -562,13 +585,20 @@ mod tests {
             "/var/opt/mssql/log/dbbench_growth_dbbench_x_r0_4242_0_133512345678900000.xel".into(),
             event(7, 5),
         ));
-        let events = parse_event_file(&records, &session, 7).unwrap();
+        let events = parse_event_file(&records, &session, 7, None).unwrap();
         let growth = per_file(&events, Some(DurationUnit::Micros));
         assert_eq!(
             (growth[&2].events, growth[&2].bytes, growth[&2].max_ms),
             (3, 3 << 20, 3.0)
         );
-        assert!(parse_event_file(&[(own, "<event".to_string())], &session, 7).is_err());
+        assert!(
+            parse_event_file(&[(own.clone(), "<event".to_string())], &session, 7, None).is_err()
+        );
+        // Finding C2: an earlier session of the same name left this file; its events, stamped
+        // before the window opened (SYSUTCDATETIME then), are not this window's.
+        let since = "2024-05-01T10:00:01.5000000";
+        let events = parse_event_file(&records, &session, 7, Some(since)).unwrap();
+        assert_eq!(events.len(), 2, "{events:?}");
     }
 
     /// `pattern` (with `*` wildcards, as `sys.xp_delete_files` takes it) matches `path`.

@@ -8,6 +8,7 @@
 pub mod counters;
 pub mod file_stats;
 pub mod growth_events;
+pub mod session_waits;
 pub mod vlf;
 pub mod waits;
 
@@ -45,12 +46,17 @@ pub struct Window {
     io: Outcome<BTreeMap<i64, FileIo>>,
     vlf: Outcome<vlf::VlfCount>,
     waits: Outcome<waits::WaitSnapshot>,
+    /// The window connection's own waits ([`session_waits`]).
+    session_waits: Outcome<waits::WaitSnapshot>,
     /// The session's target and duration unit once it runs (the unit is an `Err` when the
     /// server does not name it).
     xe: Outcome<(growth_events::Target, Outcome<DurationUnit>)>,
     sampler: Outcome<counters::Sampler>,
     /// Notes for `unavailable` made while opening (a fallback taken).
     notes: BTreeMap<String, String>,
+    /// The server's UTC clock when the window opened: growth events stamped earlier are another
+    /// session's (finding C2).
+    started_utc: Option<String>,
 }
 
 async fn rows(conn: &mut MssqlConnection, sql: &str) -> Outcome<Vec<crate::model::value::Row>> {
@@ -104,7 +110,8 @@ async fn start_growth_session(
             notes.insert(
                 "growth_events_file".into(),
                 format!(
-                    "the event_file target could not be created ({file_error}); events came from                      a ring buffer, whose losses are counted in growth_events_complete"
+                    "the event_file target could not be created ({file_error}); events came from \
+                     a ring buffer, whose losses are counted in growth_events_complete"
                 ),
             );
             Target::RingBuffer
@@ -128,6 +135,10 @@ impl Window {
     /// waits (waits last, closest to the body's start).
     pub async fn open(conn: &mut MssqlConnection, ctx: &WindowContext<'_>) -> Window {
         let mut notes = BTreeMap::new();
+        let started_utc = rows(conn, growth_events::NOW_UTC_SQL)
+            .await
+            .ok()
+            .and_then(|r| r.first()?.get_named::<Option<String>>("now_utc").ok()?);
         let xe = if ctx.product.has_server_event_sessions() {
             start_growth_session(conn, ctx, &mut notes).await
         } else {
@@ -146,9 +157,11 @@ impl Window {
             io: io(conn).await,
             vlf: vlf::read(conn).await.map_err(|e| e.to_string()),
             waits: wait_snapshot(conn).await,
+            session_waits: session_waits::snapshot(conn).await,
             xe,
             sampler,
             notes,
+            started_utc,
         }
     }
 
@@ -165,6 +178,17 @@ impl Window {
         ctx: &WindowContext<'_>,
         evidence: &mut Evidence,
     ) {
+        // First: the closing queries themselves wait too.
+        let session_after = session_waits::snapshot(conn).await;
+        match (&self.session_waits, &session_after) {
+            (Ok(before), Ok(after)) => evidence.counts.extend(session_waits::counts(before, after)),
+            // Only where the product has the view: elsewhere (Babelfish) the instance waits are
+            // unavailable already, and so is everything this would add.
+            (Err(e), _) | (_, Err(e)) if *ctx.product == super::identity::Product::SqlServer => {
+                unavailable(evidence, "session_waits", e.clone())
+            }
+            _ => {}
+        }
         let samples = match self.sampler {
             Ok(sampler) => sampler.finish().await,
             Err(e) => Err(e),
@@ -174,7 +198,10 @@ impl Window {
         let files_after = files(conn).await;
         let vlf_after = vlf::read(conn).await.map_err(|e| e.to_string());
         let growth = match self.xe {
-            Ok((target, unit)) => read_growth(conn, ctx, target, unit, evidence).await,
+            Ok((target, unit)) => {
+                let since = self.started_utc.as_deref();
+                read_growth(conn, ctx, target, unit, since, evidence).await
+            }
             Err(e) => Err(e),
         };
         evidence.unavailable.extend(self.notes);
@@ -216,6 +243,7 @@ async fn read_growth(
     ctx: &WindowContext<'_>,
     target: growth_events::Target,
     unit: Outcome<DurationUnit>,
+    since: Option<&str>,
     evidence: &mut Evidence,
 ) -> Outcome<BTreeMap<i64, growth_events::FileGrowth>> {
     let session = growth_events::session_name(ctx.db);
@@ -223,7 +251,9 @@ async fn read_growth(
     // measured time, so the last growths of the window are not lost.
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let events = match target {
-        growth_events::Target::EventFile => read_event_file(conn, ctx, &session, evidence).await,
+        growth_events::Target::EventFile => {
+            read_event_file(conn, ctx, &session, since, evidence).await
+        }
         growth_events::Target::RingBuffer => read_ring_buffer(conn, &session, evidence).await,
     };
     let cleanup = growth_events::stop_and_clean(conn, &session).await;
@@ -245,6 +275,7 @@ async fn read_event_file(
     conn: &mut MssqlConnection,
     ctx: &WindowContext<'_>,
     session: &str,
+    since: Option<&str>,
     evidence: &mut Evidence,
 ) -> Outcome<Vec<growth_events::GrowthEvent>> {
     let (file, dropped) = growth_events::running_file(conn, session)
@@ -271,7 +302,8 @@ async fn read_event_file(
             format!("the event file target dropped {dropped} buffers; per-file growth counts are a lower bound"),
         );
     }
-    growth_events::parse_event_file(&records, session, ctx.database_id).map_err(|e| e.to_string())
+    growth_events::parse_event_file(&records, session, ctx.database_id, since)
+        .map_err(|e| e.to_string())
 }
 
 async fn read_ring_buffer(

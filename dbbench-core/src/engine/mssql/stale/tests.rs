@@ -413,3 +413,44 @@ fn the_listing_escapes_the_prefix_and_skips_snapshots() {
          source_database_id IS NULL ORDER BY name;"
     );
 }
+
+/// Finding B6 of the third review: a container that shares this host's name (`--network host`)
+/// but has a PID namespace of its own left a database whose owner PID this process cannot see.
+/// Its marker names the other namespace, so the sweep leaves it instead of dropping a live
+/// run's database.
+#[tokio::test]
+async fn a_marker_of_another_pid_namespace_is_left() {
+    let me = Owner::this();
+    let here = crate::engine::mssql::whose::Whose::this();
+    let Some(ns) = here.pid_ns else {
+        return; // No /proc/self/ns/pid here: nothing to compare (the sweep leaves it alike).
+    };
+    let neighbour = Owner {
+        host: me.host.clone(),
+        pid: no_such_pid(),
+        start: Some(1),
+    };
+    let marker = format!(
+        "{} owner_pidns={}",
+        marker_text(&me.host, 1, &neighbour),
+        ns + 1
+    );
+    let server = ScriptedServer::new();
+    server
+        .on(
+            "FROM sys.databases",
+            listing(&[("dbbench_neighbour_r0_11", "ONLINE")]),
+        )
+        .on_in(
+            "dbbench_neighbour_r0_11",
+            "sys.extended_properties",
+            marker_row(&marker),
+        );
+    let lines = sweep(&mut connection(&server), &me, &Product::SqlServer).await;
+    assert!(
+        lines[0].contains("left database dbbench_neighbour_r0_11")
+            && lines[0].contains("another host"),
+        "{lines:?}"
+    );
+    assert!(server.calls_with("DROP DATABASE").is_empty());
+}

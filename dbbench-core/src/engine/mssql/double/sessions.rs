@@ -1,0 +1,215 @@
+//! The sessions of the scripted server: each login opens one, closing the connection ends it,
+//! and `KILL` ends one, so a test can give a foreign session (another program, another login)
+//! a session id that an earlier dbbench connection had, as SQL Server does.
+//!
+//! Where each modelled answer comes from:
+//! - KILL (Transact-SQL), https://learn.microsoft.com/sql/t-sql/language-elements/kill-transact-sql:
+//!   "When the connection ends, the integer value is released and can be reassigned to a new
+//!   connection"; `KILL <id>` ends whichever session has that id now. The model hands out the
+//!   lowest free id at or above 51 (user sessions start above the system ones; the exact number
+//!   does not matter, only that ids are reused at once).
+//! - sys.dm_exec_sessions, https://learn.microsoft.com/sql/relational-databases/system-dynamic-management-views/sys-dm-exec-sessions-transact-sql:
+//!   `session_id`, `login_time`, `program_name` (the client's application name; dbbench sets
+//!   "dbbench") and `host_process_id` (the client's process id as the login packet gives it;
+//!   tiberius 0.13 always sends 0: `client_pid` is never set in its `src/tds/codec/login.rs`).
+//!   Without VIEW SERVER STATE a login sees only its own row; the model's login has it.
+//! - sp_getapplock / sp_releaseapplock, https://learn.microsoft.com/sql/relational-databases/system-stored-procedures/sp-getapplock-transact-sql:
+//!   an exclusive lock at session scope is held until released or until the session ends; a
+//!   request that cannot be granted within `@LockTimeout` returns -1. The model grants at once
+//!   or answers -1 (it does not wait).
+
+use super::Reply;
+use crate::model::value::Value;
+
+/// One session the server knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRow {
+    /// `session_id`.
+    pub spid: i64,
+    /// `login_time` as `CONVERT(nvarchar(30), login_time, 126)` gives it.
+    pub login_time: String,
+    /// `program_name`.
+    pub program: String,
+    /// `login_name`.
+    pub login: String,
+    /// `host_process_id`.
+    pub host_pid: i64,
+}
+
+/// The server's sessions now.
+#[derive(Debug, Clone, Default)]
+pub struct SessionTable {
+    logins: u64,
+    sessions: Vec<SessionRow>,
+    /// Application locks at session scope: resource → holder.
+    locks: std::collections::BTreeMap<String, SessionRow>,
+}
+
+impl SessionTable {
+    /// A new session of `program` for `login`: the lowest free id, a login time later than
+    /// every earlier one.
+    pub fn open(&mut self, program: &str, login: &str) -> SessionRow {
+        let spid = (51..)
+            .find(|id| self.sessions.iter().all(|s| s.spid != *id))
+            .expect("a free id");
+        self.logins += 1;
+        let row = SessionRow {
+            spid,
+            login_time: format!(
+                "2026-12-01T10:{:02}:{:02}.{:03}",
+                self.logins / 3600 % 60,
+                self.logins / 60 % 60,
+                self.logins % 60 * 10
+            ),
+            program: program.to_string(),
+            login: login.to_string(),
+            host_pid: 0,
+        };
+        self.sessions.push(row.clone());
+        row
+    }
+
+    /// Ends the session `spid` opened at `login_time`, if it is still there.
+    pub fn close(&mut self, spid: i64, login_time: &str) {
+        self.sessions
+            .retain(|s| !(s.spid == spid && s.login_time == login_time));
+        self.locks
+            .retain(|_, s| !(s.spid == spid && s.login_time == login_time));
+    }
+
+    /// The session holding application lock `resource`, if any.
+    pub fn lock_holder(&self, resource: &str) -> Option<&SessionRow> {
+        self.locks.get(resource)
+    }
+
+    /// `sp_getapplock` (exclusive, session scope) from `own`: 0 granted, -1 held by another.
+    fn get_lock(&mut self, sql: &str, own: &SessionRow) -> Reply {
+        let resource = resource(sql);
+        let result = match self.locks.get(&resource) {
+            Some(holder) if holder != own => -1,
+            _ => {
+                self.locks.insert(resource, own.clone());
+                0
+            }
+        };
+        Reply::rows(&["result"], vec![vec![Value::Int(result)]])
+    }
+
+    /// The session that has id `spid` now.
+    pub fn by_id(&self, spid: i64) -> Option<&SessionRow> {
+        self.sessions.iter().find(|s| s.spid == spid)
+    }
+
+    /// Whether exactly this session (id and login time) still exists.
+    pub fn alive(&self, session: &SessionRow) -> bool {
+        self.sessions
+            .iter()
+            .any(|s| s.spid == session.spid && s.login_time == session.login_time)
+    }
+
+    /// The answer to `sql` sent from session `own`, or `None` when sessions have nothing to say.
+    pub(super) fn answer(&mut self, sql: &str, own: Option<&SessionRow>) -> Option<Reply> {
+        if let Some(rest) = sql.trim_start().strip_prefix("KILL ") {
+            let spid = number(rest)?;
+            return Some(self.kill(spid));
+        }
+        if sql.starts_with("IF EXISTS (SELECT 1 FROM sys.dm_exec_sessions WHERE ") {
+            let spid = number(sql.rsplit("KILL ").next()?)?;
+            if self.sessions.iter().any(|s| matches(s, sql)) {
+                return Some(self.kill(spid));
+            }
+            return Some(Reply::Sets(Vec::new()));
+        }
+        if sql.contains("AS can_see") && sql.contains("sys.dm_exec_sessions") {
+            let count = self.sessions.iter().filter(|s| matches(s, sql)).count();
+            return Some(Reply::rows(
+                &["sessions", "can_see"],
+                vec![vec![Value::Int(count as i64), Value::Int(1)]],
+            ));
+        }
+        let own = own?;
+        if sql.contains("sp_getapplock") {
+            return Some(self.get_lock(sql, own));
+        }
+        if sql.contains("sp_releaseapplock") {
+            let resource = resource(sql);
+            if self.locks.get(&resource) == Some(own) {
+                self.locks.remove(&resource);
+            }
+            return Some(Reply::Sets(Vec::new()));
+        }
+        if sql.contains("WHERE session_id = @@SPID") {
+            return Some(Reply::rows(
+                &["spid", "login_time", "program_name", "host_process_id"],
+                vec![vec![
+                    Value::Int(own.spid),
+                    Value::Text(own.login_time.clone()),
+                    Value::Text(own.program.clone()),
+                    Value::Int(own.host_pid),
+                ]],
+            ));
+        }
+        if sql.contains("@@SPID") {
+            return Some(Reply::rows(&["spid"], vec![vec![Value::Int(own.spid)]]));
+        }
+        None
+    }
+
+    fn kill(&mut self, spid: i64) -> Reply {
+        match self.sessions.iter().position(|s| s.spid == spid) {
+            Some(at) => {
+                let gone = self.sessions.remove(at);
+                self.locks.retain(|_, s| *s != gone);
+                Reply::Sets(Vec::new())
+            }
+            None => Reply::error(
+                6106,
+                &format!("Process ID {spid} is not an active process ID."),
+            ),
+        }
+    }
+}
+
+/// The `@Resource = N'…'` of an application-lock call.
+fn resource(sql: &str) -> String {
+    sql.split("@Resource = N'")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The number at the start of `text`.
+fn number(text: &str) -> Option<i64> {
+    let digits: String = text
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// Whether `session` satisfies every condition of the `WHERE` dbbench writes for a session
+/// (`session_id = n`, `CONVERT(nvarchar(30), login_time, 126) = N'…'`, `program_name = N'…'`,
+/// `host_process_id = n`); a condition the statement leaves out does not restrict.
+fn matches(session: &SessionRow, sql: &str) -> bool {
+    let value = |key: &str| sql.find(key).map(|at| &sql[at + key.len()..]);
+    let literal = |rest: &str| {
+        rest.trim_start()
+            .strip_prefix("N'")
+            .and_then(|r| r.split('\'').next())
+            .map(str::to_string)
+    };
+    value("session_id = ")
+        .and_then(number)
+        .is_none_or(|n| n == session.spid)
+        && value("CONVERT(nvarchar(30), login_time, 126) = ")
+            .and_then(literal)
+            .is_none_or(|t| t == session.login_time)
+        && value("program_name = ")
+            .and_then(literal)
+            .is_none_or(|p| p == session.program)
+        && value("host_process_id = ")
+            .and_then(number)
+            .is_none_or(|p| p == session.host_pid)
+}
