@@ -101,13 +101,22 @@ impl Design {
             }
             _ => " (the pilot's: its costs or spreads could not be measured)".to_string(),
         };
-        format!(
-            "{} fork{} ({} rounds): {} rounds per fork in the pilot, then {}{why}",
+        let forks = format!(
+            "{} fork{} ({} rounds)",
             self.forks,
             if self.forks == 1 { "" } else { "s" },
-            self.rounds,
-            self.pilot_rounds_per_fork,
-            self.rounds_per_fork
+            self.rounds
+        );
+        if self.rounds == self.forks * self.pilot_rounds_per_fork {
+            // No fork ran after the pilot: say what the allocation would have given.
+            return format!(
+                "{forks}, the pilot's, of {} rounds each; forks after it would have had {}{why}",
+                self.pilot_rounds_per_fork, self.rounds_per_fork
+            );
+        }
+        format!(
+            "{forks}: {} rounds per fork in the pilot, then {}{why}",
+            self.pilot_rounds_per_fork, self.rounds_per_fork
         )
     }
 }

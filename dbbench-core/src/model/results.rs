@@ -115,6 +115,11 @@ pub enum StopReason {
 }
 
 impl Stopping {
+    /// What a precision target counted: forks, or rounds in results written before forks.
+    fn count(&self) -> u32 {
+        self.design.as_ref().map_or(self.rounds, |d| d.forks)
+    }
+
     /// "stopped after 9 forks (18 rounds) in 48.2 s: every ratio's 95% interval reached the
     /// precision target (widest ±4.1%, test_2)" (rounds alone for results without forks).
     /// `precision` is the target the forks ran under: with it, a budget spent before the minimum
@@ -134,7 +139,8 @@ impl Stopping {
             }
             StopReason::RoundLimit => format!("the {unit} limit (`max_repeat`){whose}"),
             StopReason::Budget => match precision {
-                Some(p) if self.elapsed_s > p.budget_s => format!(
+                // Only the minimum ran and it alone overran: the budget does not fit the machine.
+                Some(p) if self.elapsed_s > p.budget_s && self.count() <= p.min_rounds => format!(
                     "the time budget{whose}: the minimum {} {unit}s took longer than its {} s \
                      (raise `budget` or lower `min_repeat` to fit this machine and backend)",
                     p.min_rounds, p.budget_s
@@ -450,6 +456,38 @@ mod stopping_tests {
     }
 
     #[test]
+    fn a_fork_that_overran_the_budget_after_the_minimum_is_not_the_minimum_s_fault() {
+        let precision = PrecisionInfo {
+            target: 0.05,
+            min_rounds: 3,
+            max_rounds: 10,
+            budget_s: 100.0,
+            backend: None,
+        };
+        let stopping = |forks| Stopping {
+            rounds: 2 * forks,
+            reason: StopReason::Budget,
+            widest: None,
+            elapsed_s: 103.1,
+            design: Some(Design {
+                forks,
+                rounds: 2 * forks,
+                pilot_rounds_per_fork: 2,
+                rounds_per_fork: 2,
+                ..Design::default()
+            }),
+        };
+        assert_eq!(
+            stopping(4).line(Some(&precision)),
+            "stopped after 4 forks (8 rounds) in 103.1 s: the time budget (another fork would \
+             have exceeded it)"
+        );
+        assert!(stopping(3)
+            .line(Some(&precision))
+            .contains("the minimum 3 forks took longer than its 100 s"));
+    }
+
+    #[test]
     fn a_backend_s_own_run_options_are_named_in_the_stop_line() {
         let precision = PrecisionInfo {
             target: 0.05,
@@ -470,9 +508,13 @@ mod stopping_tests {
             "stopped after 5 rounds in 281.4 s: the time budget under postgres's own run \
              options, 300 s (another round would have exceeded it)"
         );
+        let minimum_only = Stopping {
+            rounds: 3,
+            ..stopping(StopReason::Budget, 310.0)
+        };
         assert_eq!(
-            stopping(StopReason::Budget, 310.0).line(Some(&precision)),
-            "stopped after 5 rounds in 310.0 s: the time budget under postgres's own run \
+            minimum_only.line(Some(&precision)),
+            "stopped after 3 rounds in 310.0 s: the time budget under postgres's own run \
              options: the minimum 3 rounds took longer than its 300 s (raise `budget` or lower \
              `min_repeat` to fit this machine and backend)"
         );
