@@ -20,9 +20,9 @@ pub const ORDER: &str = crate::keyword::INTERLEAVED;
 
 /// `cache` when not given.
 pub const CACHE: &str = crate::keyword::WARM;
-/// `min_repeat` when `precision` is given without it: the rounds whose spread the two-stage
+/// `min_repeat` when `precision` is given without it: the pilot forks whose spread the two-stage
 /// interval uses. Five give t(0.975, 4) = 2.78; three would give 4.30, and so need about 2.4 times
-/// as many rounds for the same width.
+/// as many forks for the same width (the seed suites' VLF benchmark asks for seven).
 pub const MIN_REPEAT: u32 = 5;
 /// `max_repeat` when `precision` is given without it.
 pub const MAX_REPEAT: u32 = 20;

@@ -62,11 +62,11 @@ pub enum Key {
     DefaultDivisor,
     /// `precision`: repeat until every ratio's 95% interval is within this many percent.
     Precision,
-    /// `min_repeat`: the fewest rounds a benchmark with `precision` runs.
+    /// `min_repeat`: the pilot forks a benchmark with `precision` runs (the fewest).
     MinRepeat,
-    /// `max_repeat`: the most rounds a benchmark with `precision` runs.
+    /// `max_repeat`: the most forks a benchmark with `precision` runs.
     MaxRepeat,
-    /// `budget`: the longest a benchmark with `precision` keeps starting rounds.
+    /// `budget`: the longest a benchmark with `precision` keeps starting forks.
     Budget,
     /// `cache`: the page cache a measured window starts with (`warm` or `cold`).
     Cache,
