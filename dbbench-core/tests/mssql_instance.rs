@@ -143,8 +143,13 @@ async fn run(server: &ScriptedServer, only: &str) -> BenchmarkResult {
             .await
             .unwrap(),
     );
+    // A work dir of its own per run: tests that run the same cell at once must not share one (a
+    // test's scratch directory removes what an earlier run of its name left, and the SQL Server
+    // ledger of instance changes lives in the work dir).
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let ctx = context(
-        &format!("mssql-instance-{only}"),
+        &format!("mssql-instance-{only}-{n}"),
         Scale::smoke(),
         Volumes::default(),
     );
