@@ -100,6 +100,13 @@ impl<R: Recorder> Recorder for Timed<R> {
     fn calibration(&mut self) -> Result<Option<dbbench_core::results::Calibration>> {
         self.inner.calibration()
     }
+
+    fn earlier(
+        &mut self,
+        probe: &dbbench_core::results::BenchmarkResult,
+    ) -> Result<Vec<dbbench_core::results::EarlierRun>> {
+        self.inner.earlier(probe)
+    }
 }
 
 fn main() -> Result<()> {

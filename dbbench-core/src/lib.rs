@@ -129,6 +129,7 @@ pub mod results {
     pub use crate::model::calibration::{
         Calibration, Tolerance as CalibrationTolerance, VolumeCalibration,
     };
+    pub use crate::model::earlier::{EarlierRatio, EarlierRun};
     pub use crate::model::host::HostInfo;
     pub use crate::model::interference::{Busy, Interference, Thresholds};
     pub use crate::model::results::*;

@@ -54,7 +54,7 @@ support::benchmark! {
 }
 
 fn judged(bench: &'static dbbench_core::BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
-    judged_by(bench, ctx, &IntervalJudge)
+    judged_by(bench, ctx, &IntervalJudge::default())
 }
 
 fn judged_by(

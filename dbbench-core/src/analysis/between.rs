@@ -105,11 +105,16 @@ pub fn dl_tau2(runs: &[Estimate]) -> f64 {
 /// The Hartung–Knapp–Sidik–Jonkman random-effects estimate over `runs` (at least
 /// [`MIN_RUNS_POOLED`]): the ratio and its 95% interval.
 pub fn pooled(runs: &[Estimate]) -> Option<(f64, Interval)> {
+    pooled_with(runs, dl_tau2(runs))
+}
+
+/// [`pooled`] with the drift's variance `tau2` given rather than estimated.
+pub fn pooled_with(runs: &[Estimate], tau2: f64) -> Option<(f64, Interval)> {
     let k = runs.len();
     if k < MIN_RUNS_POOLED {
         return None;
     }
-    let Weighted { sw, mean, q, .. } = Weighted::of(runs, dl_tau2(runs));
+    let Weighted { sw, mean, q, .. } = Weighted::of(runs, tau2);
     let q = q / (k - 1) as f64;
     // The Hartung–Knapp factor `q` is not let below 1 (Röver, Knapp & Friede 2015): where the
     // runs agree better than their own errors say, plain HKSJ is narrower than the fixed-effect
@@ -265,7 +270,13 @@ pub fn lines(result: &crate::model::results::BenchmarkResult) -> Vec<String> {
     if result.earlier.is_empty() {
         return Vec::new();
     }
-    let table = crate::analysis::table::BenchmarkTable::of(result);
+    // This run's own interval (its forks'), as the earlier runs' are: the drift is what the
+    // lines estimate, so it must not be in the intervals they start from.
+    let own = crate::model::results::BenchmarkResult {
+        earlier: Vec::new(),
+        ..result.clone()
+    };
+    let table = crate::analysis::table::BenchmarkTable::of(&own);
     of_table(&table, &result.earlier)
         .iter()
         .flat_map(BetweenRuns::lines)

@@ -11,6 +11,7 @@ pub mod compare;
 pub mod components;
 pub mod confounder;
 pub mod control;
+pub mod drift;
 pub mod label;
 pub mod metrics;
 pub mod notation;

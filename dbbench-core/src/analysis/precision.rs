@@ -10,12 +10,17 @@
 
 use crate::analysis::ratio::{components, forks_of, Margin, Ratio};
 use crate::analysis::stats::Summary;
+use crate::model::earlier::EarlierRun;
 use crate::model::results::{CellResult, CellStatus};
 use crate::run::target::Judge;
 
-/// The [`Judge`] the front ends hand to the runner.
-#[derive(Debug, Default)]
-pub struct IntervalJudge;
+/// The [`Judge`] the front ends hand to the runner: the forks' intervals, pooled with the
+/// earlier runs of the experiment it knows where there are enough ([`crate::analysis::drift`]),
+/// as the tables pool them.
+#[derive(Debug, Default, Clone)]
+pub struct IntervalJudge {
+    earlier: Vec<EarlierRun>,
+}
 
 impl IntervalJudge {
     /// The baseline cell, when it runs.
@@ -47,7 +52,8 @@ impl Judge for IntervalJudge {
         match IntervalJudge::base(cells, baseline) {
             Some(base) => IntervalJudge::compared(cells, base)
                 .map(|c| {
-                    let r = Ratio::between(c, base, paired_order, Some(pilot), Margin::DEFAULT);
+                    let r = Ratio::between(c, base, paired_order, Some(pilot), Margin::DEFAULT)
+                        .map(|r| crate::analysis::drift::pooled(&c.name, r, &self.earlier));
                     (c.name.clone(), r.and_then(|r| r.relative_half_width()))
                 })
                 .collect(),
@@ -57,6 +63,14 @@ impl Judge for IntervalJudge {
                 .map(|c| (c.name.clone(), own_width(c, pilot)))
                 .collect(),
         }
+    }
+
+    fn knowing(&self, earlier: &[EarlierRun]) -> Option<Box<dyn Judge>> {
+        (!earlier.is_empty()).then(|| {
+            Box::new(IntervalJudge {
+                earlier: earlier.to_vec(),
+            }) as Box<dyn Judge>
+        })
     }
 
     fn components(
@@ -97,7 +111,7 @@ mod tests {
     #[test]
     fn widths_are_the_table_s_intervals() {
         let result = crate::model::sample::vlf();
-        let widths = IntervalJudge.widths(&result.cells, "test_1", true, 3);
+        let widths = IntervalJudge::default().widths(&result.cells, "test_1", true, 3);
         let names: Vec<&str> = widths.iter().map(|(n, _)| n.as_str()).collect();
         assert!(
             !names.contains(&"test_1"),
@@ -110,7 +124,7 @@ mod tests {
             assert_eq!(*width, r.relative_half_width(), "{name}");
         }
         // Without the baseline, each cell's own interval.
-        let alone = IntervalJudge.widths(&result.cells[1..2], "test_1", true, 3);
+        let alone = IntervalJudge::default().widths(&result.cells[1..2], "test_1", true, 3);
         assert_eq!(alone.len(), 1);
         assert!(alone[0].1.is_some_and(|w| w > 0.0), "{alone:?}");
     }

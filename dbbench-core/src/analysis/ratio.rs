@@ -87,6 +87,17 @@ impl Margin {
     }
 }
 
+/// The runs a [`Method::Pooled`] ratio stands on.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PooledRuns {
+    /// Runs pooled, this one included.
+    pub runs: usize,
+    /// The drift between runs beyond their own intervals (DerSimonian–Laird's τ).
+    pub tau: f64,
+    /// This run's own ratio, from its forks alone.
+    pub own: f64,
+}
+
 /// Which interval a ratio carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -103,6 +114,10 @@ pub enum Method {
     /// As [`Method::Forks`], with the spread of the first forks (a precision target: Stein's two
     /// stages at the fork level).
     TwoStageForks,
+    /// This run's forks' interval pooled with the earlier runs of the same experiment on this
+    /// host (random effects, Hartung–Knapp–Sidik–Jonkman): it covers the drift between runs
+    /// that one run's forks cannot re-draw (`analysis::drift`).
+    Pooled,
 }
 
 impl Method {
@@ -118,6 +133,11 @@ impl Method {
             Method::TwoStageForks => {
                 "forks, each on a fresh work area: 95% two-stage log-ratio t over the forks' \
                  means (Stein)"
+            }
+            Method::Pooled => {
+                "this run's forks pooled with the earlier runs of this experiment on this host: \
+                 95% random-effects interval over the runs (Hartung–Knapp), covering the drift \
+                 between runs"
             }
         }
     }
@@ -191,6 +211,10 @@ pub struct Ratio {
     /// to turn the interval back into a variance. Not written to results: it is recomputed.
     #[serde(skip)]
     pub df: Option<f64>,
+    /// For a [`Method::Pooled`] ratio: the runs pooled (this one included) and the drift
+    /// between them beyond their own intervals, τ on the log scale (`analysis::drift`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooled: Option<PooledRuns>,
 }
 
 impl Ratio {
@@ -327,6 +351,16 @@ impl Ratio {
         Some(r)
     }
 
+    /// A ratio with interval `ci` made by `method`, its verdict judged on `ci` and `margin`.
+    pub fn judged_interval(
+        ratio: f64,
+        ci: Option<Interval>,
+        method: Method,
+        margin: Margin,
+    ) -> Ratio {
+        Ratio::judge(ratio, ci, method, margin)
+    }
+
     fn judge(ratio: f64, ci: Option<Interval>, method: Method, margin: Margin) -> Ratio {
         let verdict = match ci {
             None => Verdict::TooFewRuns,
@@ -344,6 +378,7 @@ impl Ratio {
             method,
             margin,
             df: None,
+            pooled: None,
         }
     }
 
@@ -401,6 +436,7 @@ impl Ratio {
             method: Method::Paired,
             margin: Margin::DEFAULT,
             df: None,
+            pooled: None,
         }
     }
 }

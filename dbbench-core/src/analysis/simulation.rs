@@ -257,4 +257,5 @@ fn a_real_difference_is_found_and_its_interval_covers_it() {
     assert!((0.93..=0.97).contains(&covered), "{covered}");
 }
 
+mod drift;
 mod forks;

@@ -151,6 +151,9 @@ impl BenchmarkTable {
                     (Some(_), Some(_), _) if is_baseline => Some(Ratio::baseline()),
                     (Some(_), Some(_), Some(base)) => {
                         Ratio::between(cell, base, paired_order, pilot, margin).map(|r| {
+                            // The forks' interval, pooled with this host's earlier runs of the
+                            // experiment where there are enough; then overruled where it must be.
+                            let r = crate::analysis::drift::pooled(&cell.name, r, &result.earlier);
                             let (judged, note) = judge(r, cell, base);
                             notes.extend(note);
                             judged
@@ -181,7 +184,13 @@ impl BenchmarkTable {
                     }),
                 }
             })
+            .collect::<Vec<CellRow>>();
+        let shown: Vec<(&str, &Ratio)> = rows
+            .iter()
+            .filter_map(|r| Some((r.name.as_str(), r.ratio.as_ref()?)))
+            .filter(|(_, r)| r.verdict != Verdict::Baseline)
             .collect();
+        notes.extend(crate::analysis::drift::line(&result.earlier, &shown));
         BenchmarkTable {
             rows,
             baseline: baseline_cell.map(|c| c.name.clone()).unwrap_or_default(),
@@ -584,5 +593,66 @@ mod tests {
         result.cells.truncate(1);
         let text = BenchmarkTable::of(&result).to_grid().to_text("");
         assert!(!text.contains("configuration"), "{text}");
+    }
+
+    #[test]
+    fn enough_earlier_runs_pool_the_verdict_and_the_note_says_so() {
+        use crate::model::earlier::{EarlierRatio, EarlierRun};
+        let mut result = crate::model::sample::vlf();
+        let own = BenchmarkTable::of(&result);
+        let run = |id: i64| EarlierRun {
+            invocation: id,
+            started_at_unix_s: 0,
+            ratios: own
+                .rows
+                .iter()
+                .filter(|r| r.name != own.baseline)
+                .filter_map(|row| {
+                    let r = row.ratio.as_ref()?;
+                    let ci = r.ci?;
+                    Some(EarlierRatio {
+                        cell: row.name.clone(),
+                        ratio: r.ratio,
+                        low: ci.low,
+                        high: ci.high,
+                        df: r.df?,
+                    })
+                })
+                .collect(),
+        };
+        result.earlier = (1..=4).map(run).collect();
+        let four = BenchmarkTable::of(&result);
+        assert_eq!(
+            four.rows, own.rows,
+            "four earlier runs: this run's forks alone"
+        );
+        assert!(
+            four.notes.iter().any(|n| n.contains("(4 so far)")),
+            "{:?}",
+            four.notes
+        );
+        result.earlier = (1..=5).map(run).collect();
+        let five = BenchmarkTable::of(&result);
+        let test_3 = five.rows.iter().find(|r| r.name == "test_3").unwrap();
+        let pooled = test_3.ratio.as_ref().unwrap();
+        assert_eq!(pooled.method, Method::Pooled);
+        assert_eq!(pooled.pooled.unwrap().runs, 6);
+        let alone = own.rows.iter().find(|r| r.name == "test_3").unwrap();
+        let (p, a) = (
+            pooled.ci.unwrap(),
+            alone.ratio.as_ref().unwrap().ci.unwrap(),
+        );
+        assert!(
+            p.high / p.low < a.high / a.low,
+            "six agreeing runs: narrower"
+        );
+        assert!(
+            five.notes
+                .iter()
+                .any(|n| n.contains("pooled over this run and the 5 earlier runs")),
+            "{:?}",
+            five.notes
+        );
+        assert!(five.method_line().contains("random-effects"));
     }
 }

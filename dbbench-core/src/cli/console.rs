@@ -197,6 +197,13 @@ impl<R: Recorder> Recorder for Echo<R> {
         self.inner.kept(cell)
     }
 
+    fn earlier(
+        &mut self,
+        probe: &BenchmarkResult,
+    ) -> Result<Vec<crate::model::earlier::EarlierRun>> {
+        self.inner.earlier(probe)
+    }
+
     fn benchmark_finished(&mut self, stopping: &crate::model::results::Stopping) -> Result<()> {
         self.inner.benchmark_finished(stopping)
     }
@@ -278,6 +285,12 @@ mod tests {
             }
             fn calibration(&mut self) -> Result<Option<crate::model::calibration::Calibration>> {
                 Ok(None)
+            }
+            fn earlier(
+                &mut self,
+                _: &BenchmarkResult,
+            ) -> Result<Vec<crate::model::earlier::EarlierRun>> {
+                Ok(Vec::new())
             }
         }
         let result = crate::model::sample::vlf();

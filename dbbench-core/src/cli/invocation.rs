@@ -109,7 +109,7 @@ impl Invocation {
                 ctx,
                 backend,
                 &mut recorder,
-                &crate::analysis::precision::IntervalJudge,
+                &crate::analysis::precision::IntervalJudge::default(),
             )
             .await
         };

@@ -93,24 +93,74 @@ pub fn file_system_of(dir: &Path) -> Option<String> {
         .map(|(_, fs)| fs)
 }
 
-/// The git commit of the checkout that holds `dir`, if it is one.
+/// The git commit of the checkout that holds `dir`, if it is one; with uncommitted changes to
+/// tracked files, `-dirty-` and a digest of them (`0123abcd4567-dirty-89ab01cd`), so that two
+/// runs of different uncommitted code never pass for runs of the same source (the earlier runs a
+/// verdict pools with are matched on it, `output::earlier`).
 pub fn git_commit(dir: &Path) -> Option<String> {
+    let commit = git(dir, &["rev-parse", "--short=12", "HEAD"])?;
+    let commit = String::from_utf8_lossy(&commit).trim().to_string();
+    if commit.is_empty() {
+        return None;
+    }
+    match git(dir, &["diff", "HEAD", "--no-ext-diff", "--binary"]) {
+        Some(diff) if !diff.is_empty() => Some(format!("{commit}-dirty-{:08x}", fnv1a(&diff))),
+        _ => Some(commit),
+    }
+}
+
+/// `git -C dir args…`'s standard output, when it succeeds.
+fn git(dir: &Path, args: &[&str]) -> Option<Vec<u8>> {
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(["rev-parse", "--short=12", "HEAD"])
+        .args(args)
         .stderr(std::process::Stdio::null())
         .output()
         .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-        .filter(|s| !s.is_empty())
+    out.status.success().then_some(out.stdout)
+}
+
+/// FNV-1a, 32 bits: a digest that is the same in every build (std's hasher is not promised to be).
+fn fnv1a(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5, |h: u32, b| {
+        (h ^ u32::from(*b)).wrapping_mul(0x0100_0193)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uncommitted_changes_make_another_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .arg("-C")
+                .arg(dir.path())
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .output()
+                .unwrap()
+                .status
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::write(dir.path().join("a.rs"), "fn a() {}\n").unwrap();
+        git(&["add", "a.rs"]);
+        git(&["commit", "-q", "-m", "a"]);
+        let clean = git_commit(dir.path()).unwrap();
+        assert!(!clean.contains("dirty"), "{clean}");
+        std::fs::write(dir.path().join("a.rs"), "fn a() { 1; }\n").unwrap();
+        let one = git_commit(dir.path()).unwrap();
+        std::fs::write(dir.path().join("a.rs"), "fn a() { 2; }\n").unwrap();
+        let two = git_commit(dir.path()).unwrap();
+        assert!(one.starts_with(&format!("{clean}-dirty-")), "{one}");
+        assert_ne!(one, two, "two uncommitted edits are two sources");
+        assert_eq!(fnv1a(b"a"), 0xe40c_292c, "FNV-1a's published value for \"a\"");
+    }
 
     #[test]
     fn detects_this_machine() {

@@ -85,9 +85,12 @@ fn same_experiment(
         if row.id >= this || row.status != "completed" || !same {
             continue;
         }
-        let Some(result) = store.of_invocation(row.id, &me.benchmark)? else {
+        let Some(mut result) = store.of_invocation(row.id, &me.benchmark)? else {
             continue;
         };
+        // Its own forks' intervals, never widened by its own history: the drift is estimated
+        // from them (`analysis::drift`).
+        result.earlier.clear();
         let table = BenchmarkTable::of(&result);
         if key.matches(&result, &table) {
             found.push((row.id, row.started_at_unix_ms, result, table));

@@ -6,6 +6,7 @@
 //! only the missing ones run.
 
 use crate::model::calibration::Calibration;
+use crate::model::earlier::EarlierRun;
 use crate::model::error::Result;
 use crate::model::results::{
     BenchmarkResult, CellResult, CellStatus, RunResult, Stopping, WindowTimes,
@@ -54,6 +55,13 @@ pub trait Recorder {
     /// each cell in its own) calibrate once. None when there is none yet. Required for the same
     /// reason as [`Recorder::kept`].
     fn calibration(&mut self) -> Result<Option<Calibration>>;
+
+    /// The earlier runs of the same experiment as `probe` (the header, with its cells as
+    /// admitted and its calibration) that the store holds for this host, newest first: what the
+    /// precision target's rule and the tables pool the forks' interval with
+    /// (`analysis::drift`). None without a store. Required for the same reason as
+    /// [`Recorder::kept`].
+    fn earlier(&mut self, probe: &BenchmarkResult) -> Result<Vec<EarlierRun>>;
 }
 
 /// A recorder that keeps nothing, for runs whose caller only wants the returned results.
@@ -87,5 +95,9 @@ impl Recorder for NoRecorder {
 
     fn calibration(&mut self) -> Result<Option<Calibration>> {
         Ok(None)
+    }
+
+    fn earlier(&mut self, _: &BenchmarkResult) -> Result<Vec<EarlierRun>> {
+        Ok(Vec::new())
     }
 }

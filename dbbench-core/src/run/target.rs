@@ -17,6 +17,7 @@
 //! to the runner by the front ends), so the runner and the tables use one computation.
 
 use crate::model::config::Precision;
+use crate::model::earlier::EarlierRun;
 use crate::model::results::{CellResult, StopReason};
 use std::time::Duration;
 
@@ -44,6 +45,13 @@ pub trait Judge {
         _pilot: usize,
     ) -> Vec<(String, f64, f64)> {
         Vec::new()
+    }
+
+    /// This judge knowing the `earlier` runs of the same experiment on this host, with which it
+    /// pools the intervals as the tables pool them (covering the drift between runs); `None`
+    /// where it makes no difference (no earlier run, or a judge that computes nothing).
+    fn knowing(&self, _earlier: &[EarlierRun]) -> Option<Box<dyn Judge>> {
+        None
     }
 }
 

@@ -97,7 +97,7 @@ fn experiment(
     };
     let mut results = vec![cell("base"), cell("cell")];
     let mut schedule = Schedule::new(rules, "base", &results);
-    let judge = IntervalJudge;
+    let judge = IntervalJudge::default();
     let (mut elapsed, mut u, mut shared) = (0.0, 0.0, 0.0);
     loop {
         match schedule.next(&results, Duration::from_secs_f64(elapsed), &judge) {

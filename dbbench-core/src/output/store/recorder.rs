@@ -79,6 +79,14 @@ pub(super) fn status_columns(status: &CellStatus) -> (&'static str, Option<&str>
 }
 
 impl Recorder for StoreRecorder<'_> {
+    fn earlier(
+        &mut self,
+        probe: &BenchmarkResult,
+    ) -> Result<Vec<crate::model::earlier::EarlierRun>> {
+        let key = crate::output::earlier::Key::of(probe);
+        crate::output::earlier::earlier_runs(self.store, self.invocation, &key)
+    }
+
     fn calibration(&mut self) -> Result<Option<crate::model::calibration::Calibration>> {
         let mut stmt = self
             .store

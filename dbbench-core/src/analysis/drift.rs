@@ -1,0 +1,191 @@
+//! The drift between runs that a run's forks cannot see, covered by this host's own history: the
+//! verdict's ratio pooled over this run and the earlier runs of the same experiment.
+//!
+//! Forks re-draw what one invocation shares (its files' places, its fixture, its pre-grown log),
+//! so the forks' interval needs no assumed spread. What they cannot re-draw is what moves between
+//! invocations minutes or hours apart: the machine itself, its neighbours. The dimensioning
+//! experiment of `docs/statistics.md` measured that part at τ ≈ 0.01–0.02 on the log scale on our
+//! VM, significant for some ratios and not for others. It is a property of the host and the ratio,
+//! so it is never assumed: one run alone cannot know it, and its interval is its forks'. Once the
+//! store holds [`MIN_EARLIER_RUNS`] earlier runs of the same experiment on this host
+//! (`output::earlier`: same cells and configuration, code, order, precision settings and a
+//! calibration that agrees), they are replications of one question, and the verdict stands on
+//! all of them:
+//!
+//! - the random-effects model `y_i = μ + u_i + e_i` (`analysis::between`), with `v_i` each run's
+//!   variance from its own forks' interval and `u_i ~ N(0, τ²)` the drift;
+//! - τ² by DerSimonian–Laird over the runs, and the interval for `μ`, the ratio on this host, by
+//!   Hartung–Knapp–Sidik–Jonkman (`t(k − 1)`, its factor kept at 1 or more).
+//!
+//! Fewer runs than that do not cover a drift they cannot estimate: with four runs in all, a
+//! bimodal drift is missed one time in eight (`analysis::simulation::drift`), so below the
+//! minimum the table shows the run's forks alone and says how many runs pooling takes.
+
+use crate::analysis::between::{dl_tau2, pooled_with, Estimate};
+use crate::analysis::ratio::{Method, PooledRuns, Ratio};
+use crate::model::earlier::EarlierRun;
+
+/// Fewest earlier runs of the same experiment (this one not counted) over which a ratio is
+/// pooled: below it the simulation's coverage of a bimodal drift falls under 93%.
+pub const MIN_EARLIER_RUNS: usize = 5;
+
+/// The earlier runs' estimates of `cell`'s ratio.
+fn estimates(cell: &str, earlier: &[EarlierRun]) -> Vec<Estimate> {
+    earlier
+        .iter()
+        .filter_map(|run| {
+            let r = run.of(cell)?;
+            Estimate::of(r.ratio, r.low, r.high, r.df)
+        })
+        .collect()
+}
+
+/// `ratio` (this run's, from its forks) of `cell` pooled with the `earlier` runs that have it,
+/// from [`MIN_EARLIER_RUNS`]; `ratio` itself below that or without an interval.
+pub fn pooled(cell: &str, ratio: Ratio, earlier: &[EarlierRun]) -> Ratio {
+    pooled_assuming(cell, ratio, earlier, None)
+}
+
+/// [`pooled`], with the drift's τ² given instead of estimated when `tau2` is `Some` (the
+/// simulation's broken variant: an assumed spread).
+pub(crate) fn pooled_assuming(
+    cell: &str,
+    ratio: Ratio,
+    earlier: &[EarlierRun],
+    tau2: Option<f64>,
+) -> Ratio {
+    let theirs = estimates(cell, earlier);
+    let Some(own) = Estimate::of_ratio(&ratio) else {
+        return ratio;
+    };
+    if theirs.len() < MIN_EARLIER_RUNS {
+        return ratio;
+    }
+    let mut all = vec![own];
+    all.extend(theirs);
+    let tau2 = tau2.unwrap_or_else(|| dl_tau2(&all));
+    let Some((centre, ci)) = pooled_with(&all, tau2) else {
+        return ratio;
+    };
+    let mut out = Ratio::judged_interval(centre, Some(ci), Method::Pooled, ratio.margin);
+    out.df = Some((all.len() - 1) as f64);
+    out.pooled = Some(PooledRuns {
+        runs: all.len(),
+        tau: tau2.sqrt(),
+        own: ratio.ratio,
+    });
+    out
+}
+
+/// The line under a table that says what its intervals stand on beyond this run's forks: the
+/// runs pooled and each ratio's drift, or how many more runs pooling takes. `None` for a run
+/// whose store holds no earlier run of the same experiment.
+pub fn line(earlier: &[EarlierRun], ratios: &[(&str, &Ratio)]) -> Option<String> {
+    if earlier.is_empty() {
+        return None;
+    }
+    let pooled: Vec<String> = ratios
+        .iter()
+        .filter_map(|(cell, r)| {
+            let p = r.pooled?;
+            Some(format!("{cell} {:.2} (τ {:.3})", p.own, p.tau))
+        })
+        .collect();
+    let n = earlier.len();
+    if pooled.is_empty() {
+        return Some(format!(
+            "intervals: this run's forks only; with {MIN_EARLIER_RUNS} earlier runs of this \
+             experiment on this host ({n} so far) the ratios are pooled over the runs, covering \
+             the drift between them"
+        ));
+    }
+    Some(format!(
+        "ratios pooled over this run and the {n} earlier runs of this experiment on this host \
+         (random effects), covering the drift between runs; this run alone, with the drift τ: {}",
+        pooled.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::ratio::{Margin, Verdict};
+    use crate::analysis::stats::{t_quantile, Interval};
+    use crate::model::earlier::EarlierRatio;
+
+    fn run(id: i64, ratio: f64, half: f64) -> EarlierRun {
+        EarlierRun {
+            invocation: id,
+            started_at_unix_s: 0,
+            ratios: vec![EarlierRatio {
+                cell: "c".into(),
+                ratio,
+                low: ratio * (-half).exp(),
+                high: ratio * half.exp(),
+                df: 6.0,
+            }],
+        }
+    }
+
+    fn this(ratio: f64, half: f64) -> Ratio {
+        let ci = Interval {
+            low: ratio * (-half).exp(),
+            high: ratio * half.exp(),
+        };
+        let mut r = Ratio::judged_interval(ratio, Some(ci), Method::Forks, Margin::DEFAULT);
+        r.df = Some(6.0);
+        r
+    }
+
+    #[test]
+    fn too_few_earlier_runs_leave_the_forks_interval() {
+        let earlier: Vec<EarlierRun> = (0..4).map(|i| run(i, 0.75, 0.03)).collect();
+        let r = this(0.75, 0.03);
+        assert_eq!(pooled("c", r.clone(), &earlier), r);
+        assert!(line(&earlier, &[("c", &r)])
+            .unwrap()
+            .contains("with 5 earlier runs of this experiment on this host (4 so far)"));
+        assert_eq!(line(&[], &[]), None);
+        let more: Vec<EarlierRun> = (0..5).map(|i| run(i, 0.75, 0.03)).collect();
+        assert_eq!(pooled("other", r.clone(), &more), r, "a cell they lack");
+    }
+
+    #[test]
+    fn runs_that_agree_pool_to_a_narrower_interval() {
+        let earlier: Vec<EarlierRun> = (0..5).map(|i| run(i, 0.75, 0.03)).collect();
+        let p = pooled("c", this(0.75, 0.03), &earlier);
+        assert_eq!(p.method, Method::Pooled);
+        let info = p.pooled.unwrap();
+        assert_eq!((info.runs, info.tau, info.own), (6, 0.0, 0.75));
+        // Six runs of equal variance v: half-width t(5) · √(v / 6).
+        let v = (0.03 / t_quantile(0.975, 6.0)).powi(2);
+        let half = t_quantile(0.975, 5.0) * (v / 6.0).sqrt();
+        let ci = p.ci.unwrap();
+        assert!(((ci.high / 0.75).ln() - half).abs() < 1e-9, "{ci:?}");
+        assert_eq!(p.df, Some(5.0));
+    }
+
+    #[test]
+    fn runs_that_disagree_cover_their_spread_and_change_the_verdict() {
+        // Runs at 0.90 … 1.10, each ±3%: they differ far more than their intervals allow.
+        let earlier: Vec<EarlierRun> = [1.10, 0.92, 1.05, 0.90, 1.08]
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| run(i as i64, r, 0.03))
+            .collect();
+        let own = this(0.95, 0.03);
+        assert_eq!(own.verdict, Verdict::Faster, "this run alone says faster");
+        let p = pooled("c", own, &earlier);
+        let ci = p.ci.unwrap();
+        assert!(ci.low < 1.0 && ci.high > 1.0, "{ci:?}");
+        assert_ne!(p.verdict, Verdict::Faster);
+        let tau = p.pooled.unwrap().tau;
+        assert!(tau > 0.05, "τ {tau}");
+        let text = line(&earlier, &[("c", &p)]).unwrap();
+        assert!(text.contains("c 0.95 (τ 0.0"), "{text}");
+        // An assumed τ of 0.5 instead: absurdly wide.
+        let assumed = pooled_assuming("c", this(0.95, 0.03), &earlier, Some(0.25));
+        let wide = assumed.ci.unwrap();
+        assert!(wide.high / wide.low > 2.0, "{wide:?}");
+    }
+}
