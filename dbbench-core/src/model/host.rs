@@ -159,7 +159,11 @@ mod tests {
         let two = git_commit(dir.path()).unwrap();
         assert!(one.starts_with(&format!("{clean}-dirty-")), "{one}");
         assert_ne!(one, two, "two uncommitted edits are two sources");
-        assert_eq!(fnv1a(b"a"), 0xe40c_292c, "FNV-1a's published value for \"a\"");
+        assert_eq!(
+            fnv1a(b"a"),
+            0xe40c_292c,
+            "FNV-1a's published value for \"a\""
+        );
     }
 
     #[test]

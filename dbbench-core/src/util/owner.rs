@@ -1,11 +1,17 @@
-//! Who created a database or directory: host, PID and the process's start time, written into
-//! every ownership marker so that a later dbbench process can tell its own leftovers (owner gone)
-//! from what a live run is using.
+//! Who created a database or directory: host, PID, the process's start time, the boot and the
+//! PID namespace it ran in, written into every ownership marker so that a later dbbench process
+//! can tell its own leftovers (owner gone) from what a live run is using.
 //!
 //! Why the start time: PIDs are reused, so "is PID 5353 running?" alone can mistake a new process
 //! for the owner and leave a leftover forever (or, the other way round, nothing tells a reused PID
 //! apart). The start time is field 22 of `/proc/<pid>/stat` (clock ticks since boot), which stays
 //! the same for the life of the process and differs for a new process with the same PID.
+//!
+//! Why the PID namespace: two containers can share a host name (`--uts=host`, or the same
+//! `--hostname`) and a work dir, but not see each other's processes. From another PID namespace
+//! "no process 5353 runs" proves nothing, so such an owner is [`Liveness::Elsewhere`] and its
+//! leftovers are never removed from here. Why the boot: a marker from an earlier boot of this
+//! machine names a process that cannot still run, whatever PID now has its number.
 
 use crate::model::host::hostname;
 
@@ -19,6 +25,10 @@ pub struct Owner {
     /// Its start time in clock ticks since boot, when known (markers of older dbbench versions
     /// have none).
     pub start: Option<u64>,
+    /// The boot it ran in (`/proc/sys/kernel/random/boot_id`), when known.
+    pub boot: Option<String>,
+    /// Its PID namespace (the inode of `/proc/self/ns/pid`), when known.
+    pub pid_ns: Option<u64>,
 }
 
 /// Whether an owner still runs.
@@ -28,7 +38,8 @@ pub enum Liveness {
     Alive,
     /// No process of that PID and start time runs on this host.
     Gone,
-    /// It ran on another host; this host cannot tell, so it is never touched.
+    /// It ran on another host, or in another PID namespace of this one; this process cannot tell,
+    /// so it is never touched.
     Elsewhere,
 }
 
@@ -40,6 +51,8 @@ impl Owner {
             host: hostname(),
             pid,
             start: process_start(pid),
+            boot: boot_id(),
+            pid_ns: pid_namespace(),
         }
     }
 
@@ -48,6 +61,12 @@ impl Owner {
         let mut text = format!("owner_host={}\nowner_pid={}\n", self.host, self.pid);
         if let Some(start) = self.start {
             text.push_str(&format!("owner_start={start}\n"));
+        }
+        if let Some(boot) = &self.boot {
+            text.push_str(&format!("owner_boot={boot}\n"));
+        }
+        if let Some(ns) = self.pid_ns {
+            text.push_str(&format!("owner_pidns={ns}\n"));
         }
         text
     }
@@ -70,12 +89,23 @@ impl Owner {
             host: field("owner_host=").map_or_else(hostname, str::to_string),
             pid,
             start: field("owner_start=").and_then(|s| s.parse().ok()),
+            boot: field("owner_boot=").map(str::to_string),
+            pid_ns: field("owner_pidns=").and_then(|s| s.parse().ok()),
         })
     }
 
     /// Whether the owner still runs, seen from this host.
     pub fn liveness(&self) -> Liveness {
         if self.host != hostname() {
+            return Liveness::Elsewhere;
+        }
+        // Known on both sides only: markers of older versions name neither.
+        let differs = |theirs: Option<&str>, ours: Option<&str>| matches!((theirs, ours), (Some(a), Some(b)) if a != b);
+        if differs(self.boot.as_deref(), boot_id().as_deref()) {
+            return Liveness::Gone;
+        }
+        let ns = |n: Option<u64>| n.map(|n| n.to_string());
+        if differs(ns(self.pid_ns).as_deref(), ns(pid_namespace()).as_deref()) {
             return Liveness::Elsewhere;
         }
         match (process_start(self.pid), self.start) {
@@ -92,6 +122,21 @@ impl Owner {
             None => format!("pid {} on {}", self.pid, self.host),
         }
     }
+}
+
+/// This machine's boot id, when the kernel says.
+pub fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// This process's PID namespace: the inode in `/proc/self/ns/pid`'s link (`pid:[4026531836]`).
+pub fn pid_namespace() -> Option<u64> {
+    let link = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    let text = link.to_string_lossy();
+    text.strip_prefix("pid:[")?.strip_suffix(']')?.parse().ok()
 }
 
 /// The start time of process `pid` (field 22 of `/proc/<pid>/stat`), or `None` when no such
@@ -138,6 +183,31 @@ mod tests {
             ..me
         };
         assert_eq!(elsewhere.liveness(), Liveness::Elsewhere);
+    }
+
+    #[test]
+    fn another_pid_namespace_is_never_ours_an_earlier_boot_is_gone() {
+        let me = Owner::this();
+        assert!(me.boot.is_some() && me.pid_ns.is_some(), "{me:?}");
+        assert!(me.lines().contains("owner_pidns="));
+        // A live PID, but seen from another namespace: the same number says nothing.
+        let other_ns = Owner {
+            pid_ns: me.pid_ns.map(|n| n + 1),
+            ..me.clone()
+        };
+        assert_eq!(other_ns.liveness(), Liveness::Elsewhere);
+        let gone_elsewhere = Owner {
+            pid: u32::MAX - 1,
+            ..other_ns
+        };
+        assert_eq!(gone_elsewhere.liveness(), Liveness::Elsewhere);
+        let earlier_boot = Owner {
+            boot: Some("00000000-0000-0000-0000-000000000000".into()),
+            ..me.clone()
+        };
+        assert_eq!(earlier_boot.liveness(), Liveness::Gone);
+        let parsed = Owner::parse(&me.lines()).unwrap();
+        assert_eq!(parsed, me);
     }
 
     #[test]

@@ -44,7 +44,13 @@ pub fn marker_text(host: &str, started_unix_s: u64, owner: &Owner) -> String {
     if *owner == crate::util::owner::Owner::this() {
         lines.push_str(&super::whose::Whose::this().marker_fields());
     }
-    let fields: Vec<&str> = lines.split_whitespace().collect();
+    // `Owner::lines` and `Whose::marker_fields` both name the boot and the namespace: once each.
+    let mut fields: Vec<&str> = Vec::new();
+    for field in lines.split_whitespace() {
+        if !fields.contains(&field) {
+            fields.push(field);
+        }
+    }
     format!(
         "{HEAD}{} on {host} (pid {}, started {started_unix_s}) {}",
         env!("CARGO_PKG_VERSION"),
@@ -72,6 +78,8 @@ pub fn owner_of(marker: &str) -> Option<Owner> {
             host: field("owner_host=").filter(|h| !h.is_empty())?.to_string(),
             pid: pid.parse().ok()?,
             start,
+            boot: field("owner_boot=").map(str::to_string),
+            pid_ns: field("owner_pidns=").and_then(|n| n.parse().ok()),
         });
     }
     let (_, named) = rest.split_once(" on ")?;
@@ -84,6 +92,8 @@ pub fn owner_of(marker: &str) -> Option<Owner> {
         host: host.to_string(),
         pid: digits.parse().ok()?,
         start: None,
+        boot: None,
+        pid_ns: None,
     })
 }
 
@@ -311,6 +321,8 @@ mod tests {
             host: "bench-host".into(),
             pid: 4242,
             start,
+            boot: None,
+            pid_ns: None,
         }
     }
 

@@ -265,6 +265,8 @@ pub(crate) mod tests {
                     host: "bench-host".into(),
                     pid: 4242,
                     start: Some(987_654),
+                    boot: None,
+                    pid_ns: None,
                 },
             ),
             host: "bench-host".into(),

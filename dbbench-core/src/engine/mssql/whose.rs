@@ -122,6 +122,9 @@ impl Whose {
             host: self.host.clone(),
             pid: self.pid,
             start: self.start,
+            // Both checked above, by this type's own rules.
+            boot: None,
+            pid_ns: None,
         }
         .liveness()
     }
@@ -181,6 +184,8 @@ mod tests {
                 host: me.host.clone(),
                 pid: me.pid,
                 start: me.start,
+                boot: None,
+                pid_ns: None,
             },
             &format!("dbbench x {}", me.marker_fields()),
         );

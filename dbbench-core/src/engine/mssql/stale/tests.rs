@@ -75,6 +75,8 @@ fn server_with_leftovers(me: &Owner, gone: u32) -> ScriptedServer {
         host: host.clone(),
         pid,
         start,
+        boot: None,
+        pid_ns: None,
     };
     let dead = marker_text(&host, 1, &owner(gone, Some(1)));
     // This process's PID with another start: the PID was reused, the owner is gone.
@@ -429,6 +431,8 @@ async fn a_marker_of_another_pid_namespace_is_left() {
         host: me.host.clone(),
         pid: no_such_pid(),
         start: Some(1),
+        boot: None,
+        pid_ns: None,
     };
     let marker = format!(
         "{} owner_pidns={}",
