@@ -44,7 +44,7 @@ pub struct TempdbFile {
 }
 
 impl TempdbFile {
-    fn growth_sql(&self) -> String {
+    pub(crate) fn growth_sql(&self) -> String {
         if self.is_percent {
             format!("{}%", self.growth)
         } else {
