@@ -213,4 +213,58 @@ mod tests {
             "results that name no invocation are checked against every stored run"
         );
     }
+
+    #[test]
+    fn a_new_invocation_s_recorder_hands_the_judge_what_the_table_pools_with() {
+        use crate::analysis::precision::IntervalJudge;
+        use crate::output::store::InvocationStart;
+        use crate::run::recorder::Recorder;
+        use crate::run::target::Judge;
+        let dir = tempfile::tempdir().unwrap();
+        let result = crate::model::sample::vlf();
+        let store = Store::open(dir.path()).unwrap();
+        for _ in 0..5 {
+            record(&store, &result, 1.0);
+        }
+        let id = store
+            .begin(&InvocationStart {
+                command_line: "test".into(),
+                git_commit: None,
+                host: result.host.hostname.clone(),
+                backend: result.backend.kind.clone(),
+                scale: result.scale.clone(),
+                run_key: None,
+            })
+            .unwrap();
+        // What the runner asks before its first fork: the header with its cells as admitted.
+        let earlier = store.recorder(id).earlier(&result).unwrap();
+        assert_eq!(earlier.len(), 5);
+        let plain = IntervalJudge::default();
+        let knowing = plain.knowing(&earlier).expect("five earlier runs");
+        let pilot = result
+            .run
+            .precision
+            .as_ref()
+            .map_or(3, |p| p.min_rounds as usize);
+        let alone = plain.widths(&result.cells, "test_1", true, pilot);
+        let pooled = knowing.widths(&result.cells, "test_1", true, pilot);
+        let mut shown = result.clone();
+        shown.earlier = earlier;
+        let table = BenchmarkTable::of(&shown);
+        for (cell, width) in &pooled {
+            let row = table.rows.iter().find(|r| &r.name == cell).unwrap();
+            let r = row.ratio.as_ref().unwrap();
+            assert_eq!(
+                *width,
+                r.relative_half_width(),
+                "{cell}: the rule sees the table's"
+            );
+            let own = alone.iter().find(|(c, _)| c == cell).unwrap().1.unwrap();
+            assert!(
+                width.unwrap() < own,
+                "{cell}: six agreeing runs pool narrower"
+            );
+        }
+        assert!(plain.knowing(&[]).is_none());
+    }
 }
