@@ -35,6 +35,10 @@ pub struct BenchmarkTable {
     /// Why verdicts were overruled: cells measured while the machine was busy, cells whose
     /// machine calibration differs from the baseline cell's.
     pub notes: Vec<String>,
+    /// What the intervals stand on beyond this run's forks, where the store holds earlier runs
+    /// of the same experiment: the runs pooled, or how many more pooling takes
+    /// ([`crate::analysis::drift::line`]).
+    pub pooling: Option<String>,
     /// The confounder check: engine settings that differ where no declared option says they
     /// should ([`crate::analysis::confounder`]).
     pub settings: crate::analysis::confounder::SettingsCheck,
@@ -190,7 +194,7 @@ impl BenchmarkTable {
             .filter_map(|r| Some((r.name.as_str(), r.ratio.as_ref()?)))
             .filter(|(_, r)| r.verdict != Verdict::Baseline)
             .collect();
-        notes.extend(crate::analysis::drift::line(&result.earlier, &shown));
+        let pooling = crate::analysis::drift::line(&result.earlier, &shown);
         BenchmarkTable {
             rows,
             baseline: baseline_cell.map(|c| c.name.clone()).unwrap_or_default(),
@@ -206,6 +210,7 @@ impl BenchmarkTable {
                 .unwrap_or_default(),
             evidence_columns,
             notes,
+            pooling,
             settings: crate::analysis::confounder::SettingsCheck::of(result),
         }
     }
@@ -627,9 +632,11 @@ mod tests {
             "four earlier runs: this run's forks alone"
         );
         assert!(
-            four.notes.iter().any(|n| n.contains("(4 so far)")),
+            four.pooling
+                .as_deref()
+                .is_some_and(|n| n.contains("(4 so far)")),
             "{:?}",
-            four.notes
+            four.pooling
         );
         result.earlier = (1..=5).map(run).collect();
         let five = BenchmarkTable::of(&result);
@@ -647,11 +654,11 @@ mod tests {
             "six agreeing runs: narrower"
         );
         assert!(
-            five.notes
-                .iter()
-                .any(|n| n.contains("pooled over this run and the 5 earlier runs")),
+            five.pooling
+                .as_deref()
+                .is_some_and(|n| n.contains("pooled over this run and the 5 earlier runs")),
             "{:?}",
-            five.notes
+            five.pooling
         );
         assert!(five.method_line().contains("random-effects"));
     }

@@ -351,6 +351,9 @@ fn method_notes(out: &mut String, result: &BenchmarkResult, table: &BenchmarkTab
         escape(&table.method_line()),
         stem = escape(stem)
     );
+    if let Some(pooling) = &table.pooling {
+        let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(pooling));
+    }
     if let Some(stopping) = &result.stopping {
         let _ = writeln!(
             out,

@@ -63,6 +63,9 @@ pub fn render(result: &BenchmarkResult) -> String {
         }
     }
     let _ = writeln!(out, "  {}", table.method_line());
+    if let Some(pooling) = &table.pooling {
+        let _ = writeln!(out, "  {pooling}");
+    }
     if let Some(stopping) = &result.stopping {
         let _ = writeln!(out, "  {}", stopping.line(result.run.precision.as_ref()));
         if let Some(design) = &stopping.design {
