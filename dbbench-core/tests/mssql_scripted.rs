@@ -166,6 +166,17 @@ async fn transactions_go_as_batches_and_floors_reach_the_results() {
     let cell = &result.cells[0];
     assert_eq!(cell.status, CellStatus::Ok, "{:?}", cell.status);
     assert_eq!(cell.runs[0].counts["session_wait_ms.WRITELOG"], 250);
+    // And the four load workers' sessions, each read before it closed (350 ms each): theirs
+    // alone, not the instance's, and every worker reported.
+    assert_eq!(
+        cell.runs[0].counts["load_session_wait_ms.WRITELOG"],
+        4 * 350
+    );
+    assert!(
+        !cell.runs[0].unavailable.contains_key("load_session_waits"),
+        "{:?}",
+        cell.runs[0].unavailable
+    );
 
     // Transaction control never went through sp_executesql (error 266 on a real server).
     let begins = server.calls_with("BEGIN TRANSACTION");

@@ -169,6 +169,13 @@ pub trait EngineConnection: Send + Any {
 
     /// This connection as `Any`, for `own`.
     fn as_any_mut(&mut self) -> &mut dyn Any;
+
+    /// A driver worker is done with this connection and is about to close it: what the backend
+    /// reads from the session before it ends (SQL Server: the session's own waits, which end
+    /// with it). Nothing by default.
+    fn finish(&mut self) -> Pending<'_, ()> {
+        Pending::Ready(Ok(()))
+    }
 }
 
 /// `conn` as the connection type `C` of the backend whose database was handed it; a connection

@@ -40,6 +40,9 @@ pub struct MssqlConnection {
     /// Set while this connection is open; its `KILL` registered with the stop switch checks it
     /// and sends nothing once the connection has closed (see [`super::cancel::register`]).
     pub(crate) open: Option<Arc<std::sync::atomic::AtomicBool>>,
+    /// For a load worker's connection: where it reports its session's waits before it closes
+    /// ([`super::evidence::load_waits`]).
+    pub(crate) load_waits: Option<super::evidence::load_waits::Shared>,
 }
 
 impl Drop for MssqlConnection {
@@ -71,6 +74,7 @@ impl MssqlConnection {
             database: String::new(),
             cancel: None,
             open: None,
+            load_waits: None,
         }
     }
 
@@ -89,6 +93,7 @@ impl MssqlConnection {
             database: database.to_string(),
             cancel: None,
             open: None,
+            load_waits: None,
         }
     }
 
@@ -198,6 +203,20 @@ impl MssqlConnection {
 
     /// Runs a batch of statements (DDL, DBCC, several statements): every result is drained so
     /// that a server error anywhere in the batch is reported.
+    /// A load worker is done with this connection: its session's waits go to its database
+    /// before the session ends ([`super::evidence::load_waits`]); nothing for other connections.
+    /// A failed read leaves the worker unreported, which the window then says.
+    pub(crate) async fn finish(&mut self) -> Result<()> {
+        let Some(shared) = self.load_waits.take() else {
+            return Ok(());
+        };
+        let waits = super::evidence::session_waits::snapshot(self)
+            .await
+            .map_err(crate::model::error::Error::msg)?;
+        super::evidence::load_waits::reported(&shared, &waits);
+        Ok(())
+    }
+
     pub(crate) async fn batch(&mut self, sql: &str) -> Result<()> {
         self.query_all(sql).await.map(|_| ())
     }

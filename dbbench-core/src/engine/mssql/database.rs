@@ -75,6 +75,8 @@ pub struct MssqlDatabase {
     pub(super) product: super::identity::Product,
     /// The recovery behaviour in effect when the window opened, or why it is unknown.
     pub(super) recovery: Mutex<Option<std::result::Result<String, String>>>,
+    /// What the window's load workers reported of their sessions' waits.
+    pub(super) load_waits: super::evidence::load_waits::Shared,
 }
 
 impl std::fmt::Debug for MssqlDatabase {
@@ -110,6 +112,15 @@ impl MssqlDatabase {
         super::cancel::register(conn, &self.settings, &self.cancel).await
     }
 
+    /// Opens a connection for a driver worker: as [`Self::connect`], and it reports its
+    /// session's waits to this database before it closes ([`super::evidence::load_waits`]).
+    pub async fn connect_worker(&self) -> Result<MssqlConnection> {
+        let mut conn = self.connect().await?;
+        super::evidence::load_waits::opened(&self.load_waits);
+        conn.load_waits = Some(self.load_waits.clone());
+        Ok(conn)
+    }
+
     /// Loads `fixture` through `conn`; returns the rows loaded.
     pub async fn load_fixture(
         &self,
@@ -141,6 +152,9 @@ impl MssqlDatabase {
         conn: &mut MssqlConnection,
         cache: crate::model::start::CacheState,
     ) -> Result<()> {
+        // Workers connect inside the window: what earlier windows' workers reported is not this
+        // window's.
+        super::evidence::load_waits::reset(&self.load_waits);
         for statement in &self.before_window {
             conn.batch(statement).await?;
         }
@@ -243,6 +257,13 @@ impl MssqlDatabase {
             .ok_or_else(|| Error::msg("close_window without open_window"))?;
         let mut evidence = Evidence::default();
         window.close(conn, &self.context(), &mut evidence).await;
+        let (load, missing) = super::evidence::load_waits::take(&self.load_waits);
+        evidence.counts.extend(load);
+        if let Some(why) = missing {
+            evidence
+                .unavailable
+                .insert("load_session_waits".into(), why);
+        }
         let (settings, unavailable) = super::settings::read(conn, &self.name, &self.product).await;
         evidence.settings = settings;
         evidence.unavailable.extend(unavailable);

@@ -216,8 +216,8 @@ impl MssqlBackend {
             "instance-wide (sys.dm_os_wait_stats): the waits include every other workload on \
              the server, as do the counters Pages Allocated/sec, Checkpoint pages/sec, Lazy \
              writes/sec and Batch Requests/sec; the per-database counters, the file \
-             statistics and counts.session_wait_ms.* (the window connection's own waits) are \
-             this run's"
+             statistics, counts.session_wait_ms.* (the window connection's own waits) and \
+             counts.load_session_wait_ms.* (the load workers' sessions' own waits) are this run's"
                 .into(),
         );
         if let Some(tag) = self.facts.product.compatible_tag() {
@@ -361,6 +361,7 @@ impl MssqlBackend {
                 cancel: crate::util::cancel::Cancel::new(),
                 product: self.facts.product.clone(),
                 recovery: Mutex::new(None),
+                load_waits: Default::default(),
             }),
             Err(e) => {
                 let problems = creation::clean_up(

@@ -106,6 +106,12 @@ impl EngineDatabase for MssqlDatabase {
             .map(|c| Box::new(c) as Box<dyn EngineConnection>)
     }
 
+    async fn connect_worker(&self) -> Result<Box<dyn EngineConnection>> {
+        MssqlDatabase::connect_worker(self)
+            .await
+            .map(|c| Box::new(c) as Box<dyn EngineConnection>)
+    }
+
     async fn load_fixture(
         &self,
         conn: &mut dyn EngineConnection,
@@ -151,5 +157,9 @@ impl EngineConnection for MssqlConnection {
 
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
+    }
+
+    fn finish(&mut self) -> Pending<'_, ()> {
+        Pending::Later(Box::pin(MssqlConnection::finish(self)))
     }
 }

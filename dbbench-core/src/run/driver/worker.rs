@@ -138,6 +138,9 @@ where
         report.cpu = cpu_before
             .zip(self.thread_cpu())
             .map(|(before, after)| after.saturating_sub(before));
+        // Before the connection closes, what the backend reads from its session (SQL Server: its
+        // waits). Not the worker's failure when it cannot: the window then says it is missing.
+        let _ = conn.engine().finish().outcome().await;
         Ok(report)
     }
 
