@@ -76,12 +76,21 @@ impl Findings {
         let mut parts = Vec::new();
         if !compared.is_empty() {
             parts.push(format!("compared: {}", compared.join(", ")));
+        } else if !self.notes.is_empty() {
+            parts.push("compared: deterministic fields only".to_string());
         }
         // `cells[test_1].timing: seconds not compared: why` → ("seconds not compared", why, test_1)
         let mut reasons: Vec<(String, String, Vec<String>)> = Vec::new();
         for note in &self.notes {
             let (path, rest) = note.split_once(": ").unwrap_or(("", note.as_str()));
             let (what, why) = rest.split_once(": ").unwrap_or((rest, ""));
+            // How busy each cell was differs cell by cell; the summary above the line and the
+            // main job's warning give the counts, so one phrase covers every busy cell.
+            let why = if why.starts_with("inconclusive: ") {
+                "inconclusive: the machine was busy (this run's or the recording's)"
+            } else {
+                why
+            };
             let cell = path
                 .split_once('[')
                 .and_then(|(_, rest)| rest.split_once(']'))
@@ -445,16 +454,18 @@ impl Tolerance {
         new: &yaml_rust2::yaml::Hash,
     ) -> std::result::Result<(), String> {
         use crate::model::calibration::{Calibration, Tolerance};
-        if let Some(why) = busy_sides(old, new) {
-            return Err(why);
-        }
+        // Another machine first: a quiet rerun there would not be compared either.
         let calibration = |h| text(h, "calibration").and_then(|l| Calibration::parse_line(&l));
         match (calibration(new), calibration(old)) {
             (Some(now), Some(then)) => now
                 .factors(&then, &Tolerance::licensing(self.relative))
-                .map_err(|why| format!("another machine ({why})")),
-            (Some(_), None) => Err("the recording has no calibration of its machine".into()),
-            (None, _) => Err("this run has no calibration of its machine".into()),
+                .map_err(|why| format!("another machine ({why})"))?,
+            (Some(_), None) => return Err("the recording has no calibration of its machine".into()),
+            (None, _) => return Err("this run has no calibration of its machine".into()),
+        }
+        match busy_sides(old, new) {
+            Some(why) => Err(why),
+            None => Ok(()),
         }
     }
 }
