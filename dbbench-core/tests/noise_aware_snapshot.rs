@@ -361,6 +361,13 @@ fn another_machine_compares_ratios_not_seconds_and_checks_the_rest() {
         !output.contains("timing.elapsed"),
         "seconds of another machine are not judged: {output}"
     );
+    assert!(
+        output.contains(
+            "review it with `cargo insta review` (compared: ratios of 1 cells; seconds not \
+             compared for growth_1mb, growth_1gb: another machine (fsync ×1.5))"
+        ),
+        "a differing check says what it compared too: {output}"
+    );
     std::fs::remove_file(ws.pending()).unwrap();
     let out = ws.check(&elsewhere(1.0, 6), "new", &[]);
     assert!(

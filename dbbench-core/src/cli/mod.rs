@@ -273,16 +273,7 @@ fn snapshot_command(
     let dir = std::path::absolute(snapshot_dir)
         .map_err(|e| Error::io("cannot resolve the snapshot directory", snapshot_dir, e))?;
     // insta reports a mismatch by panicking after it wrote the pending snapshot and its diff.
-    let outcome = quietly(|| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            snapshot::assert_snapshot_with(&result, &dir, &name, work_dir, tolerance)
-        }))
-    });
-    let check = snapshot::SnapshotCheck {
-        path: dir.join(format!("{name}.snap")),
-        matches: outcome.is_ok(),
-        findings: outcome.unwrap_or_default(),
-    };
+    let check = quietly(|| snapshot::check_with(&result, &dir, &name, work_dir, tolerance));
     println!("{}", check.line());
     Ok(check.matches)
 }

@@ -422,21 +422,31 @@ pub fn check(
     manifest_dir: &str,
     work_dir: &Path,
 ) -> SnapshotCheck {
-    let path = snapshot_file(result, stem, manifest_dir);
+    let tolerance = Tolerance::from_env().unwrap_or_else(|e| panic!("dbbench: {e}"));
+    check_with(
+        result,
+        &Path::new(manifest_dir).join("snapshots"),
+        &snapshot_name(stem, &result.scale, &result.backend.snapshot_tag()),
+        work_dir,
+        tolerance,
+    )
+}
+
+/// [`check`] of the snapshot named `name` in `snapshot_dir` with `tolerance`: what was compared
+/// is kept whether it matched or not, so a differing check's line says it too.
+pub fn check_with(
+    result: &BenchmarkResult,
+    snapshot_dir: &Path,
+    name: &str,
+    work_dir: &Path,
+    tolerance: Tolerance,
+) -> SnapshotCheck {
     let findings: Shared = Default::default();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let tolerance = Tolerance::from_env().unwrap_or_else(|e| panic!("dbbench: {e}"));
-        assert_into(
-            result,
-            &Path::new(manifest_dir).join("snapshots"),
-            &snapshot_name(stem, &result.scale, &result.backend.snapshot_tag()),
-            work_dir,
-            tolerance,
-            &findings,
-        )
+        assert_into(result, snapshot_dir, name, work_dir, tolerance, &findings)
     }));
     SnapshotCheck {
-        path,
+        path: snapshot_dir.join(format!("{name}.snap")),
         matches: outcome.is_ok(),
         findings: take(&findings),
     }
