@@ -148,6 +148,10 @@ mod tests {
             test_3.contains(" 24 ") && test_3.contains("7.71 s ["),
             "{test_3}"
         );
+        // The ratio column, so a diff reads `test_3 … 0.719 → …`.
+        assert!(view.table[0].contains("ratio to test_1 [95% CI]"));
+        assert!(view.table[1].contains(" baseline "), "{}", view.table[1]);
+        assert!(test_3.contains(" 0.719 [0.668, 0.774] "), "{test_3}");
         let json = serde_json::to_string(&view).unwrap();
         assert!(
             json.starts_with("{\"table\":"),
@@ -161,5 +165,9 @@ mod tests {
         result.scale = "smoke".into();
         let view = SnapshotView::of(&result, std::path::Path::new("/w"));
         assert!(!view.table[0].contains("elapsed"), "{}", view.table[0]);
+        // Nor ratios: millisecond runs measure the scheduler, and a smoke check never fails on
+        // a timing.
+        assert!(!view.table[0].contains("ratio to"), "{}", view.table[0]);
+        assert!(view.cells.iter().all(|c| c.ratio.is_none()));
     }
 }
