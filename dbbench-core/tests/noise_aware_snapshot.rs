@@ -309,36 +309,67 @@ fn malformed_tolerance_is_reported() {
 }
 
 #[test]
-fn a_doctored_fsync_figure_makes_timings_not_comparable_and_checks_the_rest() {
+fn another_machine_compares_ratios_not_seconds_and_checks_the_rest() {
     let ws = Workspace::new();
     let recorded = ws.record(&result([&SLOW, &FAST], 5));
     assert!(
         recorded.contains("calibration: \"debug · CPU loop 40 ms · default: fsync 0.1 ms"),
         "{recorded}"
     );
-    let elsewhere = |growth_events| {
-        let mut r = result([&scaled(&SLOW, 2.0), &FAST], growth_events);
+    assert!(
+        recorded.contains("    ratio:\n      baseline: growth_1mb\n      value: 0.585\n"),
+        "{recorded}"
+    );
+    // A machine whose fsync is ×1.5 slower: every cell takes 1.6 times as long (test_3's ratio
+    // stays), or growth_1gb slows alone (its ratio moves).
+    let elsewhere = |fast: f64, growth_events| {
+        let mut r = result(
+            [&scaled(&SLOW, 1.6), &scaled(&FAST, 1.6 * fast)],
+            growth_events,
+        );
         for cell in &mut r.cells {
-            cell.calibration = Some(calibration(0.3));
+            cell.calibration = Some(calibration(0.15));
         }
         r
     };
-    let out = ws.check(&elsewhere(5), "new", &[]);
+    let out = ws.check(&elsewhere(1.0, 5), "new", &[]);
     let output = text(&out);
     assert!(
         out.status.success(),
-        "doubled, but not comparable: {output}"
+        "60% slower everywhere, the ratio unchanged: {output}"
     );
     assert!(
         output.contains(
-            "not comparable: this machine's calibration differs from the recording's \
-             (fsync 0.3 ms vs 0.1 ms)"
+            "(compared: ratios of 1 cells; seconds not compared for growth_1mb, growth_1gb: \
+             another machine (fsync ×1.5))"
         ),
         "{output}"
     );
-    assert_eq!(read(&ws.snap()), recorded, "the recorded timings stay");
-    assert!(!ws.pending().exists());
-    let out = ws.check(&elsewhere(6), "new", &[]);
+    assert_eq!(read(&ws.snap()), recorded, "the recorded figures stay");
+    assert!(
+        !ws.pending().exists(),
+        "a machine difference is no .snap.new"
+    );
+    let out = ws.check(&elsewhere(1.3, 5), "new", &[]);
+    let output = text(&out);
+    assert!(!out.status.success(), "the ratio moved: {output}");
+    assert!(
+        output.contains("cells[growth_1gb].ratio: ratio 0.585 [") && output.contains("became 0.76"),
+        "{output}"
+    );
+    assert!(
+        !output.contains("timing.elapsed"),
+        "seconds of another machine are not judged: {output}"
+    );
+    assert!(
+        output.contains(
+            "review it with `cargo insta review` (compared: ratios of 1 cells; seconds not \
+             compared for growth_1mb, growth_1gb: another machine (fsync ×1.5))"
+        ),
+        "a differing check says what it compared too: {output}"
+    );
+    std::fs::remove_file(ws.pending()).unwrap();
+    let out = ws.check(&elsewhere(1.0, 6), "new", &[]);
     assert!(
         !out.status.success(),
         "deterministic fields are still checked"
@@ -364,7 +395,10 @@ fn runs_measured_on_a_busy_machine_make_timings_inconclusive() {
     let output = text(&out);
     assert!(out.status.success(), "doubled, but busy: {output}");
     assert!(
-        output.contains("growth_1mb: inconclusive: the machine was busy in 2 of 3 runs"),
+        output.contains(
+            "seconds not compared for growth_1mb: inconclusive: the machine was busy (this \
+             run's or the recording's)"
+        ),
         "{output}"
     );
     assert_eq!(read(&ws.snap()), recorded);

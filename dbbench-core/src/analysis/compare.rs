@@ -1,12 +1,10 @@
-//! Comparing a run with a saved baseline run: for each cell present in both, the ratio of the
-//! current mean to the baseline's with its 95% interval and a verdict, the same method as the
-//! per-benchmark table ([`crate::analysis::ratio`]).
-//!
-//! The unit each side is measured in is the fork (`run::schedule`), not the repetition: the
-//! repetitions of one fork share its work area and so what one invocation shares, and two
-//! invocations share none of it. So each side's sample is its forks' mean times, and the Welch
-//! interval carries the variance between forks — what separates two invocations — rather than
-//! only the rounds' within one (results written before forks: their repetitions, as before).
+//! Comparing a run with a saved baseline run, cell by cell, by the ratios that travel between
+//! machines: within each run, each cell's ratio to that run's baseline cell with its forks
+//! interval (the results table's, [`Ratio::between`]); then the two runs' ratios over each other
+//! ([`Ratio::of_ratios`]), with the variance of both intervals, which over forks carries what
+//! separates two invocations. The cells of one run share their machine, so a run on a slower CI
+//! runner moves the seconds but not the ratios: the verdicts judge the ratios, and the seconds are
+//! shown beside them for the reader, never judged.
 //!
 //! Save a baseline by copying `target/dbbench/results/` (or one JSON file) elsewhere; compare
 //! with `dbbench compare <baseline> [<current>]` (the suite binary takes the same command).
@@ -36,6 +34,11 @@ pub struct Comparison {
     /// The current run against its own earlier runs ([`crate::analysis::between::lines`]):
     /// agreement and the pooled random-effects estimate; empty without earlier runs.
     pub between_runs: Vec<String>,
+    /// The cell the ratios are to (the current run's baseline cell).
+    pub baseline_cell: String,
+    /// Why the seconds are not comparable either ("another machine (commit ×1.68, fsync
+    /// ×1.57)"), where they are not; the ratios are compared regardless.
+    pub seconds_note: Option<String>,
 }
 
 /// A cell in both runs.
@@ -43,11 +46,16 @@ pub struct Comparison {
 pub struct ComparisonRow {
     /// The cell's name.
     pub cell: String,
-    /// Elapsed statistics in the baseline run, if the cell ran there.
+    /// Elapsed statistics in the baseline run, if the cell ran there (shown, not judged).
     pub baseline: Option<Summary>,
-    /// Elapsed statistics in the current run, if the cell ran there.
+    /// Elapsed statistics in the current run, if the cell ran there (shown, not judged).
     pub current: Option<Summary>,
-    /// `current / baseline` where both have measured runs.
+    /// The cell's ratio to its run's baseline cell in the baseline run.
+    pub baseline_ratio: Option<Ratio>,
+    /// The cell's ratio to its run's baseline cell in the current run.
+    pub current_ratio: Option<Ratio>,
+    /// `current_ratio / baseline_ratio` with its interval and verdict; for the baseline cell
+    /// itself, [`Ratio::baseline`].
     pub ratio: Option<Ratio>,
     /// The cell's readable configuration ([`crate::analysis::label`]), empty when it sets none of
     /// the options that differ between cells.
@@ -69,8 +77,11 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
         cell_of(result, name).and_then(|c| Summary::of(&fork_times(c)))
     };
     let mut notes: Vec<String> = Vec::new();
-    // Two invocations share no rounds: their runs do not pair, so the interval is Welch's.
     let margin = Margin::from_env();
+    let base_cell = current
+        .cells
+        .get(current.baseline_index())
+        .map(|c| c.name.clone());
     let labels = crate::analysis::label::labels(current);
     let rows = names
         .into_iter()
@@ -90,27 +101,41 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
                 .collect();
             saturated.dedup();
             let (base, cur) = (summary(baseline, name), summary(current, name));
-            let ratio = match (&cur, &base, cell_of(current, name), cell_of(baseline, name)) {
-                (Some(c), Some(b), Some(now), Some(then)) => Ratio::welch(c, b, margin).map(|r| {
-                    let comparable = crate::model::calibration::comparable(
-                        now.calibration.as_ref(),
-                        then.calibration.as_ref(),
-                        &crate::model::calibration::Tolerance::DEFAULT,
-                    );
-                    let busy = Busy::of(now.measured()).plus(Busy::of(then.measured()));
-                    match (&comparable, busy.any()) {
-                        (Err(why), _) => notes.push(format!("{name}: not comparable: {why}")),
-                        (Ok(()), true) => notes.push(format!("{name}: {}", busy.inconclusive())),
-                        _ => {}
-                    }
-                    r.judged(busy, &comparable)
-                }),
+            let (then, now) = (
+                within(baseline, name, base_cell.as_deref(), margin),
+                within(current, name, base_cell.as_deref(), margin),
+            );
+            let is_base = base_cell.as_deref() == Some(name);
+            let ratio = match (&now, &then, cell_of(current, name), cell_of(baseline, name)) {
+                _ if is_base && cur.is_some() && base.is_some() => Some(Ratio::baseline()),
+                (Some(n), Some(t), Some(c_now), Some(c_then)) => {
+                    Ratio::of_ratios(n, t, margin).map(|r| {
+                        // The ratios of both runs rest on the baseline cell's runs too.
+                        let base_runs = |result: &BenchmarkResult| {
+                            base_cell
+                                .as_deref()
+                                .and_then(|b| cell_of(result, b))
+                                .map(|c| Busy::of(c.measured()))
+                                .unwrap_or_default()
+                        };
+                        let busy = Busy::of(c_now.measured())
+                            .plus(Busy::of(c_then.measured()))
+                            .plus(base_runs(current))
+                            .plus(base_runs(baseline));
+                        if busy.any() {
+                            notes.push(format!("{name}: {}", busy.inconclusive()));
+                        }
+                        r.judged(busy, &Ok(()))
+                    })
+                }
                 _ => None,
             };
             ComparisonRow {
                 cell: name.to_string(),
                 baseline: base,
                 current: cur,
+                baseline_ratio: then,
+                current_ratio: now,
                 ratio,
                 configuration,
                 saturated,
@@ -123,7 +148,50 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
         environment_changes: environment_changes(current, baseline),
         notes: merged(notes),
         between_runs: crate::analysis::between::lines(current),
+        baseline_cell: base_cell.unwrap_or_default(),
+        seconds_note: seconds_note(current, baseline),
     }
+}
+
+/// The ratio of the cell `name` of `result` to the cell `base` (the current run's baseline, so
+/// both runs' ratios are to the same cell), as `result`'s own table computes it; `None` for the
+/// baseline itself or without measured runs on both sides.
+fn within(
+    result: &BenchmarkResult,
+    name: &str,
+    base: Option<&str>,
+    margin: Margin,
+) -> Option<Ratio> {
+    let base = base
+        .filter(|b| *b != name)
+        .and_then(|b| cell_of(result, b))?;
+    let cell = cell_of(result, name)?;
+    let paired_order = result.run.order == crate::model::config::Order::Interleaved.keyword();
+    let pilot = result.run.precision.as_ref().map(|p| p.min_rounds as usize);
+    Ratio::between(cell, base, paired_order, pilot, margin)
+}
+
+/// Why the two runs' seconds cannot be compared, where they cannot: the calibrations are not of
+/// one machine within the tolerance that licenses a seconds check
+/// ([`crate::model::calibration::Tolerance::licensing`]).
+fn seconds_note(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Option<String> {
+    use crate::model::calibration::Tolerance;
+    let calibration = |r: &BenchmarkResult| {
+        r.calibration
+            .clone()
+            .or_else(|| r.cells.iter().find_map(|c| c.calibration.clone()))
+    };
+    let why = match (calibration(current), calibration(baseline)) {
+        (Some(now), Some(then)) => now
+            .factors(&then, &Tolerance::licensing(Margin::from_env().0))
+            .err()
+            .map(|why| format!("another machine ({why})")),
+        _ => Some("a run without a calibration of its machine".to_string()),
+    }?;
+    Some(format!(
+        "seconds not compared: {why}; the verdicts judge the ratios between cells, which the \
+         machine does not move"
+    ))
 }
 
 /// The notes with those that repeat for every cell said once: "not comparable: this machine's
@@ -224,10 +292,13 @@ impl Comparison {
     /// The comparison as text cells.
     pub fn to_grid(&self) -> Grid {
         let mut grid = Grid::default();
+        let to = &self.baseline_cell;
         grid.column("cell", Align::Left);
-        grid.column("baseline (mean ± 95% CI)", Align::Right);
-        grid.column("current (mean ± 95% CI)", Align::Right);
-        grid.column("ratio current/baseline [95% CI]", Align::Right);
+        grid.column("baseline s (mean ± 95% CI)", Align::Right);
+        grid.column("current s (mean ± 95% CI)", Align::Right);
+        grid.column(format!("baseline: ratio to {to}"), Align::Right);
+        grid.column(format!("current: ratio to {to}"), Align::Right);
+        grid.column("current/baseline ratio [95% CI]", Align::Right);
         grid.column("verdict", Align::Left);
         let show = |s: &Option<Summary>| {
             s.as_ref()
@@ -235,23 +306,36 @@ impl Comparison {
                 .unwrap_or_else(|| "–".into())
         };
         for row in &self.rows {
+            let within = |r: &Option<Ratio>| match r {
+                Some(r) => notation::ratio(r),
+                None if row.cell == *to => "baseline".into(),
+                None => "–".into(),
+            };
             grid.row(vec![
                 row.cell.clone(),
                 show(&row.baseline),
                 show(&row.current),
+                within(&row.baseline_ratio),
+                within(&row.current_ratio),
                 row.ratio
                     .as_ref()
+                    .filter(|r| r.verdict != crate::analysis::ratio::Verdict::Baseline)
                     .map(notation::ratio)
                     .unwrap_or_else(|| "–".into()),
-                match (&row.ratio, &row.baseline, &row.current) {
-                    (Some(r), _, _) => r.verdict_text(),
-                    (None, None, Some(_)) => "new cell".into(),
-                    (None, Some(_), None) => "not in the current run".into(),
-                    _ => "–".into(),
-                },
+                self.verdict(row),
             ]);
         }
         grid
+    }
+
+    /// A row's verdict in words.
+    pub fn verdict(&self, row: &ComparisonRow) -> String {
+        match (&row.ratio, &row.baseline, &row.current) {
+            (Some(r), _, _) => r.verdict_text(),
+            (None, None, Some(_)) => "new cell".into(),
+            (None, Some(_), None) => "not in the current run".into(),
+            _ => "–".into(),
+        }
     }
 
     /// The comparison as text, with the environment changes under it.
@@ -261,6 +345,23 @@ impl Comparison {
             self.benchmark
         );
         out.push_str(&self.to_grid().to_text("  "));
+        let judged = self
+            .rows
+            .iter()
+            .filter(|r| {
+                r.ratio
+                    .as_ref()
+                    .is_some_and(|r| r.verdict != crate::analysis::ratio::Verdict::Baseline)
+            })
+            .count();
+        let _ = writeln!(
+            out,
+            "  compared: the ratios to {} of {judged} cells",
+            self.baseline_cell
+        );
+        if let Some(note) = &self.seconds_note {
+            let _ = writeln!(out, "  {note}");
+        }
         for note in &self.notes {
             let _ = writeln!(out, "  {note}");
         }
@@ -286,10 +387,13 @@ impl Comparison {
 pub fn method_note() -> String {
     let m = Margin::from_env().describe();
     format!(
-        "ratio = current / baseline, below 1 is faster; interval: 95% log-ratio Welch t over \
-         each side's forks' mean times (runs of two invocations do not pair, and a fork's rounds \
-         share its work area); faster/slower: the interval excludes 1; equivalent: it lies \
-         within {m} (DBBENCH_TOLERANCE); inconclusive: it contains 1 and is wider than {m}"
+        "ratio = the cell's time over the baseline cell's in each run (paired within forks, 95% t \
+         over the forks' means); current/baseline = the current run's ratio over the baseline \
+         run's, 95% t with both intervals' variances (the forks carry what separates two \
+         invocations; the machine cancels within each run); below 1: the cell gained on the \
+         baseline cell; faster/slower: the interval excludes 1; equivalent: it lies within {m} \
+         (DBBENCH_TOLERANCE); inconclusive: it contains 1 and is wider than {m}; seconds are \
+         shown, not judged"
     )
 }
 
@@ -348,10 +452,10 @@ mod tests {
     fn a_doubled_cell_is_slower_and_an_unchanged_one_is_not() {
         let baseline = crate::model::sample::vlf();
         let mut current = baseline.clone();
-        for run in &mut current.cells[0].runs {
+        for run in &mut current.cells[1].runs {
             run.elapsed_s *= 2.0;
         }
-        for (run, wobble) in current.cells[1]
+        for (run, wobble) in current.cells[2]
             .runs
             .iter_mut()
             .zip([1.01, 0.98, 1.0, 1.02])
@@ -361,12 +465,94 @@ mod tests {
         current.host.cpu_model = "Other CPU".into();
         let c = compare(&current, &baseline);
         let verdict = |i: usize| c.rows[i].ratio.as_ref().unwrap().verdict;
-        assert_eq!(verdict(0), Verdict::Slower);
-        assert!((c.rows[0].ratio.as_ref().unwrap().ratio - 2.0).abs() < 1e-9);
-        // ±2% of wobble is no difference worth the name: equivalent within the ±10% margin.
-        assert_eq!(verdict(1), Verdict::Equivalent);
+        assert_eq!(verdict(0), Verdict::Baseline);
+        assert_eq!(verdict(1), Verdict::Slower);
+        assert!((c.rows[1].ratio.as_ref().unwrap().ratio - 2.0).abs() < 1e-9);
+        assert_ne!(verdict(2), Verdict::Slower);
+        assert_ne!(verdict(2), Verdict::Faster);
         assert_eq!(c.environment_changes, ["CPU: `Test CPU` → `Other CPU`"]);
         insta::assert_snapshot!(c.render());
+    }
+
+    #[test]
+    fn a_slower_machine_moves_the_seconds_not_the_verdicts() {
+        let baseline = crate::model::sample::vlf();
+        let mut current = baseline.clone();
+        for run in current.cells.iter_mut().flat_map(|c| c.runs.iter_mut()) {
+            run.elapsed_s *= 1.6;
+        }
+        let calibrated = |mut r: crate::model::results::BenchmarkResult, slower: f64| {
+            let c = crate::model::calibration::Calibration {
+                build_profile: "release".into(),
+                cpu_loop_ms: 70.4,
+                volumes: vec![crate::model::calibration::VolumeCalibration {
+                    name: "default".into(),
+                    fsync_ms: 0.124 * slower,
+                    write_mb_s: 1753.0,
+                    commit_ms: 0.23 * slower,
+                }],
+            };
+            r.calibration = Some(c.clone());
+            for cell in &mut r.cells {
+                cell.calibration = Some(c.clone());
+            }
+            r
+        };
+        let (baseline, current) = (calibrated(baseline, 1.0), calibrated(current, 1.6));
+        let same = compare(&baseline, &baseline);
+        let moved = compare(&current, &baseline);
+        for (a, b) in same.rows.iter().zip(&moved.rows) {
+            let (a, b) = (a.ratio.as_ref().unwrap(), b.ratio.as_ref().unwrap());
+            assert_eq!(a.verdict, b.verdict);
+            assert!(
+                (a.ratio - b.ratio).abs() < 1e-9,
+                "{} vs {}",
+                a.ratio,
+                b.ratio
+            );
+        }
+        assert_eq!(same.seconds_note, None);
+        assert_eq!(
+            moved.seconds_note.as_deref(),
+            Some(
+                "seconds not compared: another machine (commit ×1.6, fsync ×1.6); the verdicts \
+                 judge the ratios between cells, which the machine does not move"
+            )
+        );
+        // Judged by the seconds, every cell would be "slower" by 1.6.
+        assert!(moved
+            .rows
+            .iter()
+            .all(|r| r.ratio.as_ref().unwrap().verdict != Verdict::Slower));
+    }
+
+    #[test]
+    fn the_ratio_of_ratios_adds_both_runs_variances() {
+        let margin = Margin::DEFAULT;
+        let side = |ratio: f64, half: f64, df: f64| {
+            let q = crate::analysis::stats::t_quantile(0.975, df);
+            let mut r = Ratio::welch(
+                &Summary::of(&[1.0, 1.0]).unwrap(),
+                &Summary::of(&[1.0, 1.0]).unwrap(),
+                margin,
+            )
+            .unwrap();
+            r.ratio = ratio;
+            r.ci = Some(crate::analysis::stats::Interval {
+                low: ratio * (-half * q).exp(),
+                high: ratio * (half * q).exp(),
+            });
+            r.df = Some(df);
+            r
+        };
+        // Two ratios of standard error 0.03 and 0.04 on the log scale: 0.05 together.
+        let r = Ratio::of_ratios(&side(0.8, 0.03, 6.0), &side(0.74, 0.04, 6.0), margin).unwrap();
+        assert!((r.ratio - 0.8 / 0.74).abs() < 1e-12);
+        let df = 0.05f64.powi(4) / ((0.03f64.powi(4) + 0.04f64.powi(4)) / 6.0);
+        let half = crate::analysis::stats::t_quantile(0.975, df) * 0.05;
+        let ci = r.ci.unwrap();
+        assert!(((ci.high / r.ratio).ln() - half).abs() < 1e-9, "{ci:?}");
+        assert!((r.df.unwrap() - df).abs() < 1e-9);
     }
 
     #[test]
@@ -389,7 +575,7 @@ mod tests {
         assert_eq!(all.len(), 1);
         assert!(all[0].rows.iter().all(|r| matches!(
             r.ratio.as_ref().unwrap().verdict,
-            Verdict::Equivalent | Verdict::Imprecise
+            Verdict::Baseline | Verdict::Equivalent | Verdict::Imprecise
         )));
         let mut third = vlf.clone();
         third.benchmark = "third::bench".into();

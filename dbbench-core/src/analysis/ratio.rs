@@ -118,6 +118,9 @@ pub enum Method {
     /// host (random effects, Hartung–Knapp–Sidik–Jonkman): it covers the drift between runs
     /// that one run's forks cannot re-draw (`analysis::drift`).
     Pooled,
+    /// A ratio to the baseline in one run over the same ratio in another (`compare`): the two
+    /// ratios' log-scale variances added, Welch–Satterthwaite degrees of freedom.
+    RatioOfRatios,
 }
 
 impl Method {
@@ -138,6 +141,10 @@ impl Method {
                 "this run's forks pooled with the earlier runs of this experiment on this host: \
                  95% random-effects interval over the runs (Hartung–Knapp), covering the drift \
                  between runs"
+            }
+            Method::RatioOfRatios => {
+                "ratio to the baseline cell in each run, the two runs' ratios over each other: \
+                 95% t with both runs' interval variances (Welch–Satterthwaite)"
             }
         }
     }
@@ -327,6 +334,51 @@ impl Ratio {
         });
         let mut r = Ratio::judge(centre.exp(), ci, method, margin);
         r.df = ci.map(|_| (spread_of.len() - 1) as f64);
+        Some(r)
+    }
+
+    /// `current / earlier`, two ratios of one cell to its baseline measured in two invocations:
+    /// on the log scale the difference of the two, its variance the sum of each interval's
+    /// (`se = ln(high / low) / (2 t(0.975, df))`: the forks' spread, which carries what separates
+    /// invocations), with Welch–Satterthwaite degrees of freedom. The machines cancel: each ratio
+    /// is of two cells measured on one. No interval when either side has none.
+    pub fn of_ratios(current: &Ratio, earlier: &Ratio, margin: Margin) -> Option<Ratio> {
+        if !(current.ratio > 0.0 && earlier.ratio > 0.0) {
+            return None;
+        }
+        let se = |r: &Ratio| {
+            let (ci, df) = (r.ci?, r.df?);
+            let q = t_quantile(0.5 + CONFIDENCE / 2.0, df);
+            Some(((ci.high / ci.low).ln() / (2.0 * q), df))
+        };
+        let ratio = current.ratio / earlier.ratio;
+        let (ci, df) = match (se(current), se(earlier)) {
+            (Some((a, da)), Some((b, db))) => {
+                let (va, vb) = (a * a, b * b);
+                let var = va + vb;
+                let df = if var == 0.0 {
+                    da + db
+                } else {
+                    var * var / (va * va / da + vb * vb / db)
+                };
+                let half = if var == 0.0 {
+                    0.0
+                } else {
+                    t_quantile(0.5 + CONFIDENCE / 2.0, df) * var.sqrt()
+                };
+                let centre = ratio.ln();
+                (
+                    Some(Interval {
+                        low: (centre - half).exp(),
+                        high: (centre + half).exp(),
+                    }),
+                    Some(df),
+                )
+            }
+            _ => (None, None),
+        };
+        let mut r = Ratio::judge(ratio, ci, Method::RatioOfRatios, margin);
+        r.df = df;
         Some(r)
     }
 

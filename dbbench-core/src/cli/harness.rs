@@ -171,7 +171,7 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
         published.report.display()
     ));
     if selected.len() == bench.cells.len() {
-        let notes = crate::output::snapshot::with_source(bench.source_file, || {
+        let findings = crate::output::snapshot::with_source(bench.source_file, || {
             crate::output::snapshot::assert_snapshot(
                 &result,
                 &stem,
@@ -179,7 +179,7 @@ fn run_selected(bench: &'static BenchmarkSpec, cell: &str) -> Result<Arc<Benchma
                 &ctx.work_dir,
             )
         });
-        if let Some(note) = crate::output::snapshot::timing_note(&notes) {
+        if let Some(note) = findings.describe() {
             say(&format!("dbbench › {}: {note}", bench.test_path()));
         }
     } else {
@@ -240,10 +240,11 @@ fn check_cells(
             &ctx.work_dir,
             &tolerance,
         ) {
-            CellCheck::Matches(notes) => say(&format!(
+            CellCheck::Matches(findings) => say(&format!(
                 "dbbench › {}::{cell}: matches its part of the snapshot{}",
                 bench.test_path(),
-                crate::output::snapshot::timing_note(&notes)
+                findings
+                    .describe()
                     .map(|n| format!(" ({n})"))
                     .unwrap_or_default()
             )),

@@ -273,16 +273,7 @@ fn snapshot_command(
     let dir = std::path::absolute(snapshot_dir)
         .map_err(|e| Error::io("cannot resolve the snapshot directory", snapshot_dir, e))?;
     // insta reports a mismatch by panicking after it wrote the pending snapshot and its diff.
-    let outcome = quietly(|| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            snapshot::assert_snapshot_with(&result, &dir, &name, work_dir, tolerance)
-        }))
-    });
-    let check = snapshot::SnapshotCheck {
-        path: dir.join(format!("{name}.snap")),
-        matches: outcome.is_ok(),
-        notes: outcome.unwrap_or_default(),
-    };
+    let check = quietly(|| snapshot::check_with(&result, &dir, &name, work_dir, tolerance));
     println!("{}", check.line());
     Ok(check.matches)
 }
@@ -392,6 +383,7 @@ fn run(
             Invocation::start(&ctx, &backend, first.manifest_dir)?
         };
         let mut all_ok = true;
+        let mut differing: Vec<String> = Vec::new();
         let mut busy = crate::model::interference::Busy::default();
         let mut busiest = crate::model::interference::Busiest::default();
         println!(
@@ -408,7 +400,12 @@ fn run(
             }
             let ran = invocation.run(bench, &cells, &ctx, &mut backend).await?;
             let all_cells = cells.len() == bench.cells.len();
-            let result = report_benchmark(bench, ran, references, &ctx, all_cells)?;
+            let (result, snapshot) = report_benchmark(bench, ran, references, &ctx, all_cells)?;
+            // A differing snapshot fails the main job as it fails `cargo test`: CI that runs the
+            // main job must not pass a regression the snapshot check found.
+            if snapshot.is_some_and(|check| !check.matches) {
+                differing.push(bench.test_path());
+            }
             for run in result.cells.iter().flat_map(|c| c.measured()) {
                 busy = busy.plus(crate::model::interference::Busy::of([run]));
                 if let Some(i) = run.interference.as_ref() {
@@ -440,6 +437,12 @@ fn run(
             invocation.store.path().display(),
             invocation.id
         );
+        if !differing.is_empty() {
+            println!(
+                "dbbench: the snapshot of {} differs (see above); exit status 1",
+                differing.join(", ")
+            );
+        }
         if let Some(name) = save_baseline {
             if all_ok {
                 invocation.store.save_baseline(&name, Some(invocation.id))?;
@@ -448,19 +451,23 @@ fn run(
                 println!("not saved as baseline `{name}`: a cell failed");
             }
         }
-        Ok(all_ok)
+        Ok(all_ok && differing.is_empty())
     })
 }
 
 /// Prints what one benchmark measured, publishes its current results with its source's values,
-/// and checks its snapshot when every cell ran (`all_cells`); returns what was measured now.
+/// and checks its snapshot when every cell ran (`all_cells`); returns what was measured now and
+/// the snapshot check, where one was made.
 fn report_benchmark(
     bench: &'static BenchmarkSpec,
     mut ran: invocation::Ran,
     references: &[Reference],
     ctx: &RunContext,
     all_cells: bool,
-) -> Result<crate::model::results::BenchmarkResult> {
+) -> Result<(
+    crate::model::results::BenchmarkResult,
+    Option<snapshot::SnapshotCheck>,
+)> {
     // The store keeps what was measured; the source's values join at publishing.
     let reference = references
         .iter()
@@ -471,6 +478,7 @@ fn report_benchmark(
     let result = ran.fresh;
     println!("{}", crate::output::summary::render(&result));
     crate::output::publish(&ran.current, &bench.file_stem(), &ctx.work_dir)?;
+    let mut checked = None;
     if all_cells {
         let check = quietly(|| {
             snapshot::with_source(bench.source_file, || {
@@ -483,8 +491,9 @@ fn report_benchmark(
             })
         });
         println!("{}", check.line());
+        checked = Some(check);
     }
-    Ok(result)
+    Ok((result, checked))
 }
 
 #[cfg(test)]

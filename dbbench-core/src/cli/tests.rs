@@ -103,3 +103,60 @@ fn run_takes_resume() {
         Some(Command::Run { resume: false, .. })
     ));
 }
+
+static ONE_CELL: [crate::run::spec::CellSpec; 1] = [crate::run::spec::CellSpec {
+    name: "only",
+    storage: crate::model::config::StorageSpec::DEFAULT,
+    backends: &[],
+}];
+
+#[test]
+fn a_differing_snapshot_fails_the_main_job() {
+    let dir = tempfile::tempdir().unwrap();
+    // The snapshots live beside the declaring crate: here, a crate of the temporary directory.
+    let manifest: &'static str =
+        Box::leak(dir.path().to_str().unwrap().to_string().into_boxed_str());
+    let bench: &'static BenchmarkSpec = Box::leak(Box::new(BenchmarkSpec {
+        manifest_dir: manifest,
+        cells: &ONE_CELL,
+        run: RunSpec {
+            repeat: 1,
+            warmup: 0,
+            fixture: crate::model::config::FixtureKind::None,
+            ..RunSpec::DEFAULT
+        },
+        ..spec("differs", "suite::differs")
+    }));
+    let snap = dir.path().join("snapshots").join(format!(
+        "{}.snap",
+        snapshot::snapshot_name(&bench.file_stem(), "smoke", "embedded")
+    ));
+    std::fs::create_dir_all(snap.parent().unwrap()).unwrap();
+    std::fs::write(
+        &snap,
+        "---\nsource: dbbench-core/src/output/snapshot.rs\n---\nbenchmark: something else\n",
+    )
+    .unwrap();
+    let main_job = || {
+        run(
+            &[bench],
+            &[],
+            &[],
+            Some("smoke"),
+            dir.path().join("work"),
+            None,
+            false,
+        )
+        .unwrap()
+    };
+    assert!(
+        !main_job(),
+        "every cell ran, but the snapshot differs: exit status 1"
+    );
+    // The pending snapshot insta wrote (not in CI, where insta writes none) accepted: it matches.
+    let pending = snap.with_extension("snap.new");
+    if pending.exists() {
+        std::fs::rename(&pending, &snap).unwrap();
+        assert!(main_job(), "the accepted snapshot matches: exit status 0");
+    }
+}

@@ -1,29 +1,35 @@
-//! The noise-aware snapshot comparison: deterministic fields must be equal, timings need only be
-//! statistically indistinguishable from the recorded ones.
+//! The noise-aware snapshot comparison: deterministic fields must be equal; ratios between cells
+//! need only be statistically and practically unchanged on any machine; seconds are compared only
+//! on the machine that recorded them.
 //!
-//! A snapshot is YAML. Any mapping with a `mean_s` key is a *measurement*: its `mean_s` and
-//! `ci95_s` (a `[low, high]` pair, or null for a single run) are compared by [`Tolerance`], its
-//! other keys exactly. Every other node is compared exactly, structure included. A measurement
-//! passes when
+//! A snapshot is YAML. Three kinds of node are measurements, every other node is compared
+//! exactly, structure included:
 //!
-//! * the recorded mean lies in the new interval, the new mean in the recorded interval, or the
-//!   two intervals overlap (the runs cannot be told apart), or
-//! * the new mean is within the tolerance band around the recorded one: `DBBENCH_TOLERANCE`
-//!   (relative, default 10%) plus `DBBENCH_TOLERANCE_ABS` (seconds, default 0.05 s, so that the
-//!   millisecond runs and laps of smoke-scale `cargo test` runs, which are dominated by
-//!   scheduler noise, do not fail; a doubling of anything longer than 50 ms still does).
+//! * **A ratio** — a mapping with `baseline` and `value` (a cell's time over the baseline cell's,
+//!   with its forks interval `ci95`; [`crate::output::snapshot`]). The cells of one run share
+//!   their machine, so a ratio travels between machines: it is judged wherever timings are
+//!   compared, and fails only when it moved beyond both intervals (Bonferroni over the snapshot's
+//!   ratios) *and* beyond the practical tolerance `DBBENCH_TOLERANCE` (default 10%) that the drift
+//!   between invocations needs ([`ratio`] has the rule and why). A ratio with `busy` on either
+//!   side is not judged.
+//! * **A timing block** — a mapping with a `machine` key: the cell's seconds (elapsed and laps),
+//!   with the `calibration` of the machine that measured them ([`crate::model::calibration`]) and,
+//!   when some runs were measured while the machine was busy, `busy: 3 of 5 runs`
+//!   ([`crate::model::interference`]). Seconds measure the machine as much as the code, so they
+//!   are compared only when neither side was busy and both calibrations agree within the
+//!   tolerance that licenses the seconds check (every probe within `1 + DBBENCH_TOLERANCE`:
+//!   [`crate::model::calibration::Tolerance::licensing`], derived in `docs/busy-machine.md`).
+//!   Otherwise the block is skipped with a note ("seconds not compared: another machine (commit
+//!   ×1.68, fsync ×1.57)"): a machine difference is never a regression. The machine's name is for
+//!   the reader: machines of one name differ.
+//! * **A measurement in seconds** — a mapping with `mean_s` inside a compared timing block: it
+//!   passes when the recorded mean lies in the new interval, the new mean in the recorded
+//!   interval, or the intervals overlap, or when the new mean is within `DBBENCH_TOLERANCE`
+//!   (relative, default 10%) plus `DBBENCH_TOLERANCE_ABS` (seconds, default 0.05 s) of the
+//!   recorded one.
 //!
-//! A mapping with a `machine` key is a block of timings (with `runs` where a precision target chose
-//! how many), with the `calibration` of the machine that measured them ([`crate::model::calibration`]) and, when some runs were measured while the
-//! machine was busy, `busy: 3 of 5 runs` ([`crate::model::interference`]). Its measurements are
-//! compared only when neither side was busy and both calibrations agree; otherwise the block is
-//! skipped with a note ("inconclusive: the machine was busy in 3 of 5 runs", "not comparable:
-//! this machine's calibration differs from the recording's (fsync 0.35 ms vs 0.54 ms)"), so a
-//! run on another or a busy machine checks the deterministic fields only and leaves the recorded
-//! timings in place. The machine's name is for the reader: machines of one name differ.
-//!
-//! `DBBENCH_TIMING=ignore` skips measurements entirely and checks deterministic fields only, for
-//! CI on hardware other than the one that recorded the snapshot.
+//! What was compared and what was not is gathered in [`Findings`], for the console's one line.
+//! `DBBENCH_TIMING=ignore` skips every measurement and checks deterministic fields only.
 //!
 //! [`NoiseComparator`] plugs this into insta as its `Comparator`, so a passing comparison leaves
 //! the `.snap` untouched and a failing one goes through insta's normal path: a pending
@@ -31,6 +37,80 @@
 
 use crate::model::error::{Error, Result};
 use yaml_rust2::{Yaml, YamlLoader};
+
+pub(crate) mod ratio;
+#[cfg(test)]
+mod simulation;
+
+/// What a comparison compared and what it did not.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Findings {
+    /// Ratios judged (both sides had one and neither was busy).
+    pub ratios: usize,
+    /// Timing blocks whose seconds were compared (this machine, neither side busy).
+    pub seconds: usize,
+    /// `cells[test_1].timing: seconds not compared: another machine (…)`: every measurement
+    /// left unjudged, and why.
+    pub notes: Vec<String>,
+}
+
+impl Findings {
+    /// Adds another comparison's findings.
+    pub fn extend(&mut self, other: Findings) {
+        self.ratios += other.ratios;
+        self.seconds += other.seconds;
+        self.notes.extend(other.notes);
+    }
+
+    /// One phrase for the console: "compared: ratios of 5 cells; seconds not compared for
+    /// test_1, …: another machine (commit ×1.68, fsync ×1.57)"; `None` when the snapshot holds
+    /// no measurements (smoke scale).
+    pub fn describe(&self) -> Option<String> {
+        let mut compared = Vec::new();
+        if self.ratios > 0 {
+            compared.push(format!("ratios of {} cells", self.ratios));
+        }
+        if self.seconds > 0 {
+            compared.push(format!("seconds of {} cells (this machine)", self.seconds));
+        }
+        let mut parts = Vec::new();
+        if !compared.is_empty() {
+            parts.push(format!("compared: {}", compared.join(", ")));
+        } else if !self.notes.is_empty() {
+            parts.push("compared: deterministic fields only".to_string());
+        }
+        // `cells[test_1].timing: seconds not compared: why` → ("seconds not compared", why, test_1)
+        let mut reasons: Vec<(String, String, Vec<String>)> = Vec::new();
+        for note in &self.notes {
+            let (path, rest) = note.split_once(": ").unwrap_or(("", note.as_str()));
+            let (what, why) = rest.split_once(": ").unwrap_or((rest, ""));
+            // How busy each cell was differs cell by cell; the summary above the line and the
+            // main job's warning give the counts, so one phrase covers every busy cell.
+            let why = if why.starts_with("inconclusive: ") {
+                "inconclusive: the machine was busy (this run's or the recording's)"
+            } else {
+                why
+            };
+            let cell = path
+                .split_once('[')
+                .and_then(|(_, rest)| rest.split_once(']'))
+                .map_or(path, |(cell, _)| cell)
+                .to_string();
+            match reasons.iter_mut().find(|(w, r, _)| w == what && r == why) {
+                Some((_, _, cells)) => cells.push(cell),
+                None => reasons.push((what.to_string(), why.to_string(), vec![cell])),
+            }
+        }
+        parts.extend(reasons.into_iter().map(|(what, why, cells)| {
+            if why.is_empty() {
+                format!("{what} for {}", cells.join(", "))
+            } else {
+                format!("{what} for {}: {why}", cells.join(", "))
+            }
+        }));
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
 
 /// Whether timing fields take part in the comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,22 +211,34 @@ impl Tolerance {
         self.compare_noting(recorded, new).0
     }
 
-    /// [`Tolerance::compare`], with the notes on timing blocks that were not compared and why.
+    /// [`Tolerance::compare`], with what was compared and what was not, and why.
     pub fn compare_noting(
         &self,
         recorded: &str,
         new: &str,
-    ) -> (std::result::Result<(), Vec<String>>, Vec<String>) {
-        let mut notes = Vec::new();
-        let outcome = self.compare_into(recorded, new, &mut notes);
-        (outcome, notes)
+    ) -> (std::result::Result<(), Vec<String>>, Findings) {
+        self.compare_among(recorded, new, None)
+    }
+
+    /// [`Tolerance::compare_noting`] of a part of a snapshot (one cell) whose whole holds `ratios`
+    /// ratios (the Bonferroni count); `None` counts the ratios of `recorded`.
+    pub fn compare_among(
+        &self,
+        recorded: &str,
+        new: &str,
+        ratios: Option<usize>,
+    ) -> (std::result::Result<(), Vec<String>>, Findings) {
+        let mut findings = Findings::default();
+        let outcome = self.compare_into(recorded, new, ratios, &mut findings);
+        (outcome, findings)
     }
 
     fn compare_into(
         &self,
         recorded: &str,
         new: &str,
-        notes: &mut Vec<String>,
+        ratios: Option<usize>,
+        findings: &mut Findings,
     ) -> std::result::Result<(), Vec<String>> {
         let parse = |text: &str| {
             YamlLoader::load_from_str(text)
@@ -164,7 +256,8 @@ impl Tolerance {
         let mut differences = Vec::new();
         let timings = self.mode == TimingMode::Compare;
         let (old, new_doc) = (without_table(&old[0]), without_table(&new_doc[0]));
-        self.walk(&old, &new_doc, "", timings, &mut differences, notes);
+        let m = ratios.unwrap_or_else(|| count_ratios(&old));
+        self.walk(&old, &new_doc, "", timings, m, &mut differences, findings);
         if differences.is_empty() {
             Ok(())
         } else {
@@ -172,24 +265,67 @@ impl Tolerance {
         }
     }
 
-    /// Compares `old` with `new` below `path`; measurements are compared only when `timings`.
+    /// Compares `old` with `new` below `path`; measurements are compared only when `timings`,
+    /// ratios with the Bonferroni count `m`.
+    #[allow(clippy::too_many_arguments)]
     fn walk(
         &self,
         old: &Yaml,
         new: &Yaml,
         path: &str,
         timings: bool,
+        m: usize,
         out: &mut Vec<String>,
-        notes: &mut Vec<String>,
+        findings: &mut Findings,
     ) {
         let machine = Yaml::String("machine".into());
         match (old, new) {
+            (Yaml::Hash(o), Yaml::Hash(n)) if is_ratio(o) && is_ratio(n) => {
+                let key = Yaml::String("baseline".into());
+                if o.get(&key) != n.get(&key) {
+                    out.push(format!(
+                        "{}.baseline: {} became {}",
+                        display(path),
+                        o.get(&key).map_or("~".into(), scalar_text),
+                        n.get(&key).map_or("~".into(), scalar_text)
+                    ));
+                }
+                if !timings {
+                    return;
+                }
+                if let Some(why) = busy_sides(o, n) {
+                    findings
+                        .notes
+                        .push(format!("{}: ratio not judged: {why}", display(path)));
+                    return;
+                }
+                findings.ratios += 1;
+                let side = |h: &yaml_rust2::yaml::Hash| {
+                    Some(ratio::RecordedRatio {
+                        value: h.get(&Yaml::String("value".into())).and_then(number)?,
+                        ci: h.get(&Yaml::String("ci95".into())).and_then(interval),
+                    })
+                };
+                match (side(o), side(n)) {
+                    (Some(a), Some(b)) => {
+                        if let Some(why) = ratio::moved(a, b, m, self.relative) {
+                            out.push(format!("{}: {why}", display(path)));
+                        }
+                    }
+                    _ => out.push(format!("{}: the ratio is not a number", display(path))),
+                }
+            }
             (Yaml::Hash(o), Yaml::Hash(n)) if o.contains_key(&machine) => {
                 let judged = timings && {
-                    match timing_block_comparable(o, n) {
-                        Ok(()) => true,
+                    match self.seconds_comparable(o, n) {
+                        Ok(()) => {
+                            findings.seconds += 1;
+                            true
+                        }
                         Err(why) => {
-                            notes.push(format!("{}: timings not compared: {why}", display(path)));
+                            findings
+                                .notes
+                                .push(format!("{}: seconds not compared: {why}", display(path)));
                             false
                         }
                     }
@@ -202,7 +338,7 @@ impl Tolerance {
                     }
                     Yaml::Hash(h)
                 };
-                self.walk(&strip(o), &strip(n), path, judged, out, notes);
+                self.walk(&strip(o), &strip(n), path, judged, m, out, findings);
             }
             (Yaml::Hash(o), Yaml::Hash(n)) if is_measurement(o) && is_measurement(n) => {
                 for (key, value) in o {
@@ -241,7 +377,7 @@ impl Tolerance {
                 }
                 for (key, value) in o {
                     let child = format!("{path}.{}", key_text(key));
-                    self.walk(value, &n[key], &child, timings, out, notes);
+                    self.walk(value, &n[key], &child, timings, m, out, findings);
                 }
             }
             (Yaml::Array(o), Yaml::Array(n)) => {
@@ -256,7 +392,7 @@ impl Tolerance {
                 }
                 for (i, (a, b)) in o.iter().zip(n).enumerate() {
                     let child = format!("{path}[{}]", entry_label(a, i));
-                    self.walk(a, b, &child, timings, out, notes);
+                    self.walk(a, b, &child, timings, m, out, findings);
                 }
             }
             (o, n) if o == n => {}
@@ -308,41 +444,77 @@ impl Tolerance {
     }
 }
 
-/// Whether the measurements of a recorded and a new timing block may be compared: neither was
-/// measured on a busy machine, and their machines' calibrations agree.
-fn timing_block_comparable(
-    old: &yaml_rust2::yaml::Hash,
-    new: &yaml_rust2::yaml::Hash,
-) -> std::result::Result<(), String> {
-    use crate::model::calibration::{comparable, Calibration, Tolerance};
-    let text = |h: &yaml_rust2::yaml::Hash, key: &str| {
-        h.get(&Yaml::String(key.into()))
-            .and_then(|v| v.as_str())
-            .map(str::to_string)
-    };
-    match (text(new, "busy"), text(old, "busy")) {
-        (Some(now), _) => {
-            return Err(format!(
-                "inconclusive: the machine was busy in {now}{}",
-                text(old, "busy").map_or(String::new(), |then| format!(
-                    " (and in {then} of the recording)"
-                ))
-            ))
+impl Tolerance {
+    /// Whether the seconds of a recorded and a new timing block may be compared: neither was
+    /// measured on a busy machine, and their calibrations say one machine, within the tolerance
+    /// that licenses this seconds check ([`crate::model::calibration::Tolerance::licensing`]).
+    fn seconds_comparable(
+        &self,
+        old: &yaml_rust2::yaml::Hash,
+        new: &yaml_rust2::yaml::Hash,
+    ) -> std::result::Result<(), String> {
+        use crate::model::calibration::{Calibration, Tolerance};
+        // Another machine first: a quiet rerun there would not be compared either.
+        let calibration = |h| text(h, "calibration").and_then(|l| Calibration::parse_line(&l));
+        match (calibration(new), calibration(old)) {
+            (Some(now), Some(then)) => now
+                .factors(&then, &Tolerance::licensing(self.relative))
+                .map_err(|why| format!("another machine ({why})"))?,
+            (Some(_), None) => return Err("the recording has no calibration of its machine".into()),
+            (None, _) => return Err("this run has no calibration of its machine".into()),
         }
-        (None, Some(then)) => {
-            return Err(format!(
-                "inconclusive: the recording's machine was busy in {then}"
-            ))
+        match busy_sides(old, new) {
+            Some(why) => Err(why),
+            None => Ok(()),
         }
-        (None, None) => {}
     }
-    let calibration = |h| text(h, "calibration").and_then(|l| Calibration::parse_line(&l));
-    comparable(
-        calibration(new).as_ref(),
-        calibration(old).as_ref(),
-        &Tolerance::DEFAULT,
-    )
-    .map_err(|why| format!("not comparable: {why}"))
+}
+
+/// The text of `key` in `h`.
+fn text(h: &yaml_rust2::yaml::Hash, key: &str) -> Option<String> {
+    h.get(&Yaml::String(key.into()))
+        .and_then(|v| v.as_str())
+        .map(str::to_string)
+}
+
+/// Why measurements of either side cannot be judged because the machine was busy.
+fn busy_sides(old: &yaml_rust2::yaml::Hash, new: &yaml_rust2::yaml::Hash) -> Option<String> {
+    match (text(new, "busy"), text(old, "busy")) {
+        (Some(now), then) => Some(format!(
+            "inconclusive: the machine was busy in {now}{}",
+            then.map_or(String::new(), |then| format!(
+                " (and in {then} of the recording)"
+            ))
+        )),
+        (None, Some(then)) => Some(format!(
+            "inconclusive: the recording's machine was busy in {then}"
+        )),
+        (None, None) => None,
+    }
+}
+
+/// A ratio node: `baseline` and `value` ([`crate::output::snapshot`]).
+fn is_ratio(map: &yaml_rust2::yaml::Hash) -> bool {
+    map.contains_key(&Yaml::String("baseline".into()))
+        && map.contains_key(&Yaml::String("value".into()))
+}
+
+/// The number of ratio nodes in `doc`: how many ratios one snapshot check judges at once.
+fn count_ratios(doc: &Yaml) -> usize {
+    match doc {
+        Yaml::Hash(h) if is_ratio(h) => 1,
+        Yaml::Hash(h) => h.values().map(count_ratios).sum(),
+        Yaml::Array(a) => a.iter().map(count_ratios).sum(),
+        _ => 0,
+    }
+}
+
+/// The ratios a recorded snapshot body holds (the Bonferroni count of a check of one cell).
+pub fn ratios_in(body: &str) -> usize {
+    YamlLoader::load_from_str(body)
+        .ok()
+        .and_then(|docs| docs.first().map(count_ratios))
+        .unwrap_or(0)
 }
 
 fn is_measurement(map: &yaml_rust2::yaml::Hash) -> bool {
@@ -409,20 +581,20 @@ fn display(path: &str) -> &str {
 pub struct NoiseComparator {
     /// The tolerance applied.
     pub tolerance: Tolerance,
-    /// The notes of every comparison made, for the caller to show once (timing blocks not
-    /// compared, and why).
-    pub notes: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// The findings of every comparison made, for the caller to show once (what was compared,
+    /// what was not, and why).
+    pub findings: std::sync::Arc<std::sync::Mutex<Findings>>,
 }
 
 impl insta::Comparator for NoiseComparator {
     fn matches(&self, reference: &insta::Snapshot, test: &insta::Snapshot) -> bool {
         match (reference.as_text(), test.as_text()) {
             (Some(old), Some(new)) => {
-                let (outcome, notes) = self
+                let (outcome, findings) = self
                     .tolerance
                     .compare_noting(&old.to_string(), &new.to_string());
-                if let Ok(mut kept) = self.notes.lock() {
-                    kept.extend(notes);
+                if let Ok(mut kept) = self.findings.lock() {
+                    kept.extend(findings);
                 }
                 match outcome {
                     Ok(()) => true,

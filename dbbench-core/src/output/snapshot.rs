@@ -2,20 +2,23 @@
 //! results and its timings, one YAML file per benchmark and scale in `snapshots/` of the declaring
 //! crate.
 //!
-//! Deterministic fields are compared exactly. Timings (the elapsed time's mean and 95% interval,
-//! and each lap's) are *measurements*, compared by the [`NoiseComparator`]: a rerun that cannot be
-//! told apart from the recorded one passes and leaves the `.snap` as it is; a real change fails
-//! and leaves a pending `.snap.new` for `cargo insta review`. See [`crate::output::comparator`].
-//! Timings are kept with the machine that measured them and compared only on that machine; at
-//! `smoke` scale they are left out altogether, since millisecond runs measure scheduler noise.
+//! Deterministic fields are compared exactly. Each cell's ratio to the baseline with its forks
+//! interval ([`ratio`]) and its timings (the elapsed time's mean and 95% interval, and each lap's)
+//! are *measurements*, compared by the [`NoiseComparator`]: a rerun that cannot be told apart from
+//! the recorded one passes and leaves the `.snap` as it is; a real change fails and leaves a
+//! pending `.snap.new` for `cargo insta review`. See [`crate::output::comparator`]. Ratios are
+//! judged on any machine; seconds are kept with the calibration of the machine that measured
+//! them and compared only on that machine. At `smoke` scale both are left out, since millisecond
+//! runs measure scheduler noise.
 
 use crate::analysis::stats::Summary;
 use crate::model::config::BackendKind;
 use crate::model::results::{BenchmarkResult, CellStatus, FileKind, RunResult};
 use crate::model::scale::ScaleKind;
-use crate::output::comparator::{NoiseComparator, Tolerance};
+use crate::output::comparator::{Findings, NoiseComparator, Tolerance};
 use serde::Serialize;
 
+mod ratio;
 mod table;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -62,6 +65,9 @@ pub(crate) struct CellView {
     runs: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     results: Option<DeterministicView>,
+    /// The cell's ratio to the baseline with its interval, judged on any machine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ratio: Option<ratio::RatioView>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timing: Option<TimingView>,
 }
@@ -268,6 +274,7 @@ impl SnapshotView {
                     },
                     runs: (!adaptive).then(|| cell.measured().count()),
                     results: cell.measured().next().map(deterministic),
+                    ratio: (!smoke).then(|| ratio::of(result, cell)).flatten(),
                     // Smoke runs last milliseconds: their timings are scheduler noise, so smoke
                     // snapshots (the ones `cargo test` and CI check) hold deterministic fields only.
                     timing: (!smoke).then(|| timing(cell, &machine, adaptive)).flatten(),
@@ -358,14 +365,14 @@ pub fn snapshot_file(result: &BenchmarkResult, stem: &str, manifest_dir: &str) -
 
 /// Asserts the snapshot of `result` in `<manifest_dir>/snapshots/` through the noise-aware
 /// comparison; on a real difference insta writes a pending `.snap.new` for `cargo insta review`
-/// and panics with the diff. Panics too when the tolerance variables are malformed. Returns the
-/// notes on timings that were not compared, and why (see [`crate::output::comparator`]).
+/// and panics with the diff. Panics too when the tolerance variables are malformed. Returns what
+/// was compared and what was not, and why (see [`crate::output::comparator`]).
 pub fn assert_snapshot(
     result: &BenchmarkResult,
     stem: &str,
     manifest_dir: &str,
     work_dir: &Path,
-) -> Vec<String> {
+) -> Findings {
     assert_snapshot_in(
         result,
         &Path::new(manifest_dir).join("snapshots"),
@@ -382,55 +389,29 @@ pub struct SnapshotCheck {
     /// It matched; otherwise it differed, or none was recorded, and insta left a pending
     /// `.snap.new` beside it.
     pub matches: bool,
-    /// Timings that were not compared, and why.
-    pub notes: Vec<String>,
+    /// What was compared and what was not, and why.
+    pub findings: Findings,
 }
 
 impl SnapshotCheck {
-    /// One line for the console.
+    /// One line for the console: whether it matched, what it compared (ratios, seconds) and what
+    /// it did not, and why ("seconds not compared for test_1, …: another machine (…)").
     pub fn line(&self) -> String {
-        let timings = timing_note(&self.notes)
+        let findings = self
+            .findings
+            .describe()
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
         if self.matches {
-            format!("snapshot: matches {}{timings}", self.path.display())
+            format!("snapshot: matches {}{findings}", self.path.display())
         } else {
             format!(
                 "snapshot: differs from {} (or none is recorded yet); review it with \
-                 `cargo insta review`{timings}",
+                 `cargo insta review`{findings}",
                 self.path.display()
             )
         }
     }
-}
-
-/// The notes of one snapshot check in one phrase: "timings not compared for test_1, test_3:
-/// inconclusive: the machine was busy in 2 of 4 runs; …", each distinct reason once.
-pub fn timing_note(notes: &[String]) -> Option<String> {
-    let mut reasons: Vec<(String, Vec<String>)> = Vec::new();
-    for note in notes {
-        let (path, reason) = note
-            .split_once(": timings not compared: ")
-            .unwrap_or(("", note.as_str()));
-        // `cells[test_1].timing` → `test_1`
-        let cell = path
-            .split_once('[')
-            .and_then(|(_, rest)| rest.split_once(']'))
-            .map_or(path, |(cell, _)| cell)
-            .to_string();
-        match reasons.iter_mut().find(|(r, _)| r == reason) {
-            Some((_, cells)) => cells.push(cell),
-            None => reasons.push((reason.to_string(), vec![cell])),
-        }
-    }
-    if reasons.is_empty() {
-        return None;
-    }
-    let parts: Vec<String> = reasons
-        .into_iter()
-        .map(|(reason, cells)| format!("{}: {reason}", cells.join(", ")))
-        .collect();
-    Some(format!("timings not compared for {}", parts.join("; ")))
 }
 
 /// Checks `result` against its snapshot as [`assert_snapshot`] does, but returns the outcome
@@ -441,34 +422,44 @@ pub fn check(
     manifest_dir: &str,
     work_dir: &Path,
 ) -> SnapshotCheck {
-    let path = snapshot_file(result, stem, manifest_dir);
-    let notes: Notes = Default::default();
+    let tolerance = Tolerance::from_env().unwrap_or_else(|e| panic!("dbbench: {e}"));
+    check_with(
+        result,
+        &Path::new(manifest_dir).join("snapshots"),
+        &snapshot_name(stem, &result.scale, &result.backend.snapshot_tag()),
+        work_dir,
+        tolerance,
+    )
+}
+
+/// [`check`] of the snapshot named `name` in `snapshot_dir` with `tolerance`: what was compared
+/// is kept whether it matched or not, so a differing check's line says it too.
+pub fn check_with(
+    result: &BenchmarkResult,
+    snapshot_dir: &Path,
+    name: &str,
+    work_dir: &Path,
+    tolerance: Tolerance,
+) -> SnapshotCheck {
+    let findings: Shared = Default::default();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let tolerance = Tolerance::from_env().unwrap_or_else(|e| panic!("dbbench: {e}"));
-        assert_into(
-            result,
-            &Path::new(manifest_dir).join("snapshots"),
-            &snapshot_name(stem, &result.scale, &result.backend.snapshot_tag()),
-            work_dir,
-            tolerance,
-            &notes,
-        )
+        assert_into(result, snapshot_dir, name, work_dir, tolerance, &findings)
     }));
     SnapshotCheck {
-        path,
+        path: snapshot_dir.join(format!("{name}.snap")),
         matches: outcome.is_ok(),
-        notes: take(&notes),
+        findings: take(&findings),
     }
 }
 
 /// Asserts the snapshot of `result` named `name` in the directory `snapshot_dir`, with the
-/// tolerance of the environment (see [`Tolerance::from_env`]); returns the timing notes.
+/// tolerance of the environment (see [`Tolerance::from_env`]); returns what was compared.
 pub fn assert_snapshot_in(
     result: &BenchmarkResult,
     snapshot_dir: &Path,
     name: &str,
     work_dir: &Path,
-) -> Vec<String> {
+) -> Findings {
     let tolerance = Tolerance::from_env().unwrap_or_else(|e| panic!("dbbench: {e}"));
     assert_snapshot_with(result, snapshot_dir, name, work_dir, tolerance)
 }
@@ -481,17 +472,17 @@ pub fn assert_snapshot_with(
     name: &str,
     work_dir: &Path,
     tolerance: Tolerance,
-) -> Vec<String> {
-    let notes: Notes = Default::default();
-    assert_into(result, snapshot_dir, name, work_dir, tolerance, &notes);
-    take(&notes)
+) -> Findings {
+    let findings: Shared = Default::default();
+    assert_into(result, snapshot_dir, name, work_dir, tolerance, &findings);
+    take(&findings)
 }
 
-/// Where the comparator leaves its notes.
-type Notes = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+/// Where the comparator leaves its findings.
+type Shared = std::sync::Arc<std::sync::Mutex<Findings>>;
 
-fn take(notes: &Notes) -> Vec<String> {
-    std::mem::take(&mut *notes.lock().unwrap_or_else(|p| p.into_inner()))
+fn take(findings: &Shared) -> Findings {
+    std::mem::take(&mut *findings.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
 fn assert_into(
@@ -500,7 +491,7 @@ fn assert_into(
     name: &str,
     work_dir: &Path,
     tolerance: Tolerance,
-    notes: &Notes,
+    findings: &Shared,
 ) {
     let view = SnapshotView::of(result, work_dir);
     let mut settings = insta::Settings::clone_current();
@@ -513,7 +504,7 @@ fn assert_into(
     ));
     settings.set_comparator(Box::new(NoiseComparator {
         tolerance,
-        notes: notes.clone(),
+        findings: findings.clone(),
     }));
     settings.bind(|| insta::assert_yaml_snapshot!(name, view));
 }
@@ -521,9 +512,9 @@ fn assert_into(
 /// What checking one cell against the recorded snapshot found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CellCheck {
-    /// The cell's part of the recorded snapshot matches; the notes say which timings were not
-    /// compared, and why.
-    Matches(Vec<String>),
+    /// The cell's part of the recorded snapshot matches; the findings say what was compared and
+    /// what was not, and why.
+    Matches(Findings),
     /// No snapshot is recorded for the benchmark, or it has no entry for the cell.
     NotRecorded(PathBuf),
     /// The cell differs: every difference found.
@@ -558,14 +549,18 @@ pub fn check_cell(
     };
     // JSON is YAML, so the new cell is compared through the same YAML walk as whole snapshots.
     let new = serde_json::to_string(new).unwrap_or_default();
+    // One cell's ratio is judged with the Bonferroni count of the whole snapshot, as a check of
+    // the whole would judge it.
+    let ratios = crate::output::comparator::ratios_in(body);
+    let (outcome, mut findings) = tolerance.compare_among(&recorded, &new, Some(ratios));
     // The recorded cell is the walk's root: name it as in a whole snapshot, for the notes.
-    let (outcome, notes) = tolerance.compare_noting(&recorded, &new);
-    let notes = notes
+    findings.notes = findings
+        .notes
         .into_iter()
         .map(|n| format!("cells[{cell}].{n}"))
         .collect();
     match outcome {
-        Ok(()) => CellCheck::Matches(notes),
+        Ok(()) => CellCheck::Matches(findings),
         Err(differences) => CellCheck::Differs(differences),
     }
 }

@@ -92,15 +92,13 @@ fn timings_are_compared_by_calibration_not_by_machine_name() {
     assert!(Tolerance::default().compare(RECORDED, &renamed).is_err());
     // The same name, a slower disk: not compared, and the note says why.
     let slow_disk = doubled.replacen("fsync 0.0882 ms", "fsync 0.35 ms", 1);
-    let (outcome, notes) = Tolerance::default().compare_noting(RECORDED, &slow_disk);
+    let (outcome, findings) = Tolerance::default().compare_noting(RECORDED, &slow_disk);
     assert_eq!(outcome, Ok(()));
     assert_eq!(
-        notes,
-        [
-            "cells[test_1].timing: timings not compared: not comparable: this machine's \
-          calibration differs from the recording's (fsync 0.35 ms vs 0.0882 ms)"
-        ]
+        findings.notes,
+        ["cells[test_1].timing: seconds not compared: another machine (fsync ×3.97)"]
     );
+    assert_eq!(findings.seconds, 0);
     // Deterministic fields are still checked.
     let changed = slow_disk.replacen("growth_events: 1200", "growth_events: 1201", 1);
     assert!(Tolerance::default().compare(RECORDED, &changed).is_err());
@@ -108,9 +106,9 @@ fn timings_are_compared_by_calibration_not_by_machine_name() {
     let uncalibrated = RECORDED.replacen("      calibration: ", "      x: ", 1);
     let old = uncalibrated.lines().filter(|l| !l.starts_with("      x: "));
     let old: String = old.map(|l| format!("{l}\n")).collect();
-    let (outcome, notes) = Tolerance::default().compare_noting(&old, &doubled);
+    let (outcome, findings) = Tolerance::default().compare_noting(&old, &doubled);
     assert_eq!(outcome, Ok(()));
-    assert!(notes[0].ends_with("the recording has no calibration of its machine"));
+    assert!(findings.notes[0].ends_with("the recording has no calibration of its machine"));
 }
 
 #[test]
@@ -123,12 +121,12 @@ fn busy_timing_blocks_are_inconclusive_on_either_side() {
         "      busy: 2 of 3 runs\n      elapsed:",
         1,
     );
-    let (outcome, notes) = Tolerance::default().compare_noting(RECORDED, &busy);
+    let (outcome, findings) = Tolerance::default().compare_noting(RECORDED, &busy);
     assert_eq!(outcome, Ok(()));
     assert_eq!(
-        notes,
+        findings.notes,
         [
-            "cells[test_1].timing: timings not compared: inconclusive: the machine was busy in 2 \
+            "cells[test_1].timing: seconds not compared: inconclusive: the machine was busy in 2 \
           of 3 runs"
         ]
     );
@@ -137,9 +135,116 @@ fn busy_timing_blocks_are_inconclusive_on_either_side() {
         "      busy: 1 of 3 runs\n      elapsed:",
         1,
     );
-    let (outcome, notes) = Tolerance::default().compare_noting(&recorded_busy, &doubled);
+    let (outcome, findings) = Tolerance::default().compare_noting(&recorded_busy, &doubled);
     assert_eq!(outcome, Ok(()));
-    assert!(notes[0].ends_with("the recording's machine was busy in 1 of 3 runs"));
+    assert!(findings.notes[0].ends_with("the recording's machine was busy in 1 of 3 runs"));
+}
+
+/// Two cells: the baseline and one with its ratio, measured on the issue's machine.
+const RATIOS: &str = "\
+cells:
+  - name: test_1
+    timing:
+      machine: vm · 2 cores · release build
+      calibration: \"release · CPU loop 70.4 ms · default: fsync 0.124 ms, write 1753 MB/s, commit 0.23 ms\"
+      elapsed:
+        mean_s: 2.592
+        ci95_s:
+          - 2.421
+          - 2.763
+  - name: test_3
+    ratio:
+      baseline: test_1
+      value: 0.74
+      ci95:
+        - 0.71
+        - 0.77
+    timing:
+      machine: vm · 2 cores · release build
+      calibration: \"release · CPU loop 70.4 ms · default: fsync 0.124 ms, write 1753 MB/s, commit 0.23 ms\"
+      elapsed:
+        mean_s: 1.918
+        ci95_s:
+          - 1.85
+          - 1.99
+";
+
+/// `RATIOS` on a machine whose storage is ×1.68 (commit) and ×1.57 (fsync) slower, every cell
+/// `slower` times as long, test_3's ratio now `ratio`.
+fn elsewhere(slower: f64, ratio: &str, ci: [&str; 2]) -> String {
+    let times = |x: f64| format!("{:.4}", x * slower);
+    RATIOS
+        .replace("fsync 0.124 ms", "fsync 0.195 ms")
+        .replace("commit 0.23 ms", "commit 0.386 ms")
+        .replacen("2.592", &times(2.592), 1)
+        .replacen("2.421", &times(2.421), 1)
+        .replacen("2.763", &times(2.763), 1)
+        .replacen("1.918", &times(1.918), 1)
+        .replacen("1.85", &times(1.85), 1)
+        .replacen("1.99", &times(1.99), 1)
+        .replacen("value: 0.74", &format!("value: {ratio}"), 1)
+        .replacen("- 0.71", &format!("- {}", ci[0]), 1)
+        .replacen("- 0.77", &format!("- {}", ci[1]), 1)
+}
+
+#[test]
+fn another_machine_compares_ratios_and_says_why_not_seconds() {
+    // The issue's rerun: every cell 34% slower, test_3's ratio 0.74 → 0.76.
+    let slower = elsewhere(1.34, "0.76", ["0.73", "0.79"]);
+    let (outcome, findings) = Tolerance::default().compare_noting(RATIOS, &slower);
+    assert_eq!(outcome, Ok(()));
+    assert_eq!((findings.ratios, findings.seconds), (1, 0));
+    assert_eq!(
+        findings.describe().unwrap(),
+        "compared: ratios of 1 cells; seconds not compared for test_1, test_3: another machine \
+         (commit ×1.68, fsync ×1.57)"
+    );
+    // On the recording's machine, the seconds are compared too, and the 34% is found.
+    let here = slower
+        .replace("fsync 0.195 ms", "fsync 0.124 ms")
+        .replace("commit 0.386 ms", "commit 0.23 ms");
+    let (outcome, findings) = Tolerance::default().compare_noting(RATIOS, &here);
+    assert_eq!(outcome.unwrap_err().len(), 2);
+    assert_eq!((findings.ratios, findings.seconds), (1, 2));
+}
+
+#[test]
+fn a_moved_ratio_fails_on_another_machine() {
+    let moved = elsewhere(1.34, "0.95", ["0.92", "0.98"]);
+    let err = Tolerance::default().compare(RATIOS, &moved).unwrap_err();
+    assert_eq!(err.len(), 1, "{err:?}");
+    assert!(
+        err[0].starts_with("cells[test_3].ratio: ratio 0.74 [0.71, 0.77] became 0.95 [0.92, 0.98]"),
+        "{}",
+        err[0]
+    );
+    // A ratio to another baseline is a changed snapshot, whatever the figures.
+    let rebased = RATIOS.replacen("baseline: test_1", "baseline: test_2", 1);
+    assert!(Tolerance::default().compare(RATIOS, &rebased).is_err());
+    // DBBENCH_TIMING=ignore: ratios are measurements too.
+    let ignore = Tolerance::parse(None, None, Some("ignore")).unwrap();
+    assert_eq!(ignore.compare(RATIOS, &moved), Ok(()));
+}
+
+#[test]
+fn a_busy_ratio_is_not_judged() {
+    let moved = elsewhere(1.34, "0.95", ["0.92", "0.98"]);
+    let busy = moved.replacen(
+        "      - 0.98\n",
+        "      - 0.98\n      busy: 3 of 28 runs\n",
+        1,
+    );
+    assert!(busy.contains("busy: 3 of 28 runs"), "{busy}");
+    let (outcome, findings) = Tolerance::default().compare_noting(RATIOS, &busy);
+    assert_eq!(outcome, Ok(()));
+    assert_eq!(findings.ratios, 0);
+    assert!(
+        findings.notes.iter().any(|n| n
+            == "cells[test_3].ratio: ratio not judged: inconclusive: the machine was busy in 3 \
+                of 28 runs"),
+        "{:?}",
+        findings.notes
+    );
 }
 
 #[test]

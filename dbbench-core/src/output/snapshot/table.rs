@@ -3,8 +3,9 @@
 //!
 //! It is made from the snapshot's own view, so it holds exactly what the view holds: the readable
 //! configuration, the outcome, the deterministic growth and segment counts (left out, as in the
-//! view, for concurrent loads whose page order varies), and the elapsed mean with its interval
-//! only where the view keeps timings. Being derived, the comparator leaves it out of the
+//! view, for concurrent loads whose page order varies), and, only where the view keeps timings,
+//! each cell's ratio to the baseline with its interval (so a diff reads `test_3 … 0.742 → 0.758`)
+//! and the elapsed mean with its interval. Being derived, the comparator leaves it out of the
 //! comparison ([`crate::output::comparator`]): the fields it summarises are compared below it.
 
 use super::{CellView, Measurement};
@@ -36,6 +37,9 @@ pub(super) fn lines(result: &BenchmarkResult, cells: &[CellView], segments: &str
         .iter()
         .any(|v| v.results.as_ref().is_some_and(|r| r.log.is_some()));
     let has_timing = cells.iter().any(|v| v.timing.is_some());
+    let baseline = cells
+        .iter()
+        .find_map(|v| v.ratio.as_ref().map(|r| r.baseline.clone()));
     let mut grid = Grid::default();
     grid.column("cell", Align::Left);
     if labels.iter().any(|l| !l.is_empty()) {
@@ -49,6 +53,9 @@ pub(super) fn lines(result: &BenchmarkResult, cells: &[CellView], segments: &str
     if has_log {
         grid.column("log growths", Align::Right);
         grid.column(segments, Align::Right);
+    }
+    if let Some(baseline) = &baseline {
+        grid.column(format!("ratio to {baseline} [95% CI]"), Align::Right);
     }
     if has_timing {
         grid.column("elapsed (mean [95% CI])", Align::Right);
@@ -88,6 +95,13 @@ pub(super) fn lines(result: &BenchmarkResult, cells: &[CellView], segments: &str
             let log = view.results.as_ref().and_then(|r| r.log.as_ref());
             row.push(log.map_or_else(dash, |l| l.growths.to_string()));
             row.push(log.map_or_else(dash, |l| l.segments_after.to_string()));
+        }
+        if let Some(baseline) = &baseline {
+            row.push(match &view.ratio {
+                Some(r) => super::ratio::text(r),
+                None if &view.name == baseline => "baseline".into(),
+                None => dash(),
+            });
         }
         if has_timing {
             row.push(
@@ -134,6 +148,10 @@ mod tests {
             test_3.contains(" 24 ") && test_3.contains("7.71 s ["),
             "{test_3}"
         );
+        // The ratio column, so a diff reads `test_3 … 0.719 → …`.
+        assert!(view.table[0].contains("ratio to test_1 [95% CI]"));
+        assert!(view.table[1].contains(" baseline "), "{}", view.table[1]);
+        assert!(test_3.contains(" 0.719 [0.668, 0.774] "), "{test_3}");
         let json = serde_json::to_string(&view).unwrap();
         assert!(
             json.starts_with("{\"table\":"),
@@ -147,5 +165,9 @@ mod tests {
         result.scale = "smoke".into();
         let view = SnapshotView::of(&result, std::path::Path::new("/w"));
         assert!(!view.table[0].contains("elapsed"), "{}", view.table[0]);
+        // Nor ratios: millisecond runs measure the scheduler, and a smoke check never fails on
+        // a timing.
+        assert!(!view.table[0].contains("ratio to"), "{}", view.table[0]);
+        assert!(view.cells.iter().all(|c| c.ratio.is_none()));
     }
 }
