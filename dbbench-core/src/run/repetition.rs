@@ -73,7 +73,8 @@ pub async fn run_repetition(
     let teardown = teardown.map_err(|e| {
         Error::msg(format!(
             "{e}; the database {} was left: its ownership marker keeps it for the next run's \
-             sweep, which removes it",
+             sweep, which removes it (on a managed server, it goes with the server when the run \
+             ends)",
             rep.plan.name
         ))
     });
@@ -93,10 +94,17 @@ pub async fn run_repetition(
         (Ok(_), Err(teardown)) => Err(Error::msg(format!("teardown failed: {teardown}"))),
         (Err(e), Ok(())) => Err(e),
         // A signal stays a signal, so the runner stops instead of failing the cell.
-        (Err(Error::Interrupted { signal, detail }), Err(teardown)) => Err(Error::Interrupted {
-            signal,
-            detail: format!("{detail}\n(teardown also failed: {teardown})"),
-        }),
+        // Said here too: the runner reports an interruption by what it kept.
+        (Err(Error::Interrupted { signal, detail }), Err(teardown)) => {
+            crate::util::console::say(&format!(
+                "dbbench › {}: teardown did not finish: {teardown}",
+                rep.cell.name
+            ));
+            Err(Error::Interrupted {
+                signal,
+                detail: format!("{detail}\n(teardown also failed: {teardown})"),
+            })
+        }
         (Err(e), Err(teardown)) => Err(Error::msg(format!(
             "{e}\n(teardown also failed: {teardown})"
         ))),
@@ -313,13 +321,13 @@ fn unanswered(cancel: &Cancel, grace: Duration, statement: Option<&str>, number:
                 spoken(grace)
             ),
         },
-        Some(Stop::Timeout(limit)) => Error::msg(format!(
+        Some(Stop::Timeout(limit)) => Error::Unanswered(format!(
             "the server stopped answering: no reply to the cancel request within {} after the \
              {} timeout{statement} in repetition {number}; its connection was closed",
             spoken(grace),
             spoken(limit)
         )),
-        None => Error::msg(format!(
+        None => Error::Unanswered(format!(
             "the server stopped answering{statement} in repetition {number}"
         )),
     }
@@ -328,6 +336,10 @@ fn unanswered(cancel: &Cancel, grace: Duration, statement: Option<&str>, number:
 /// The error of a repetition whose database's switch was fired: why it stopped (timeout or
 /// signal) and the statement that was running, instead of the backend's "interrupted".
 fn stopped(cancel: &Cancel, error: Error, number: u32) -> Error {
+    if matches!(error, Error::Unanswered(_) | Error::Interrupted { .. }) {
+        // Already says why the body stopped, and more than a timeout would.
+        return error;
+    }
     let statement = statement_of(&error);
     match cancel.fired() {
         Some(Stop::Timeout(limit)) => Error::Timeout {
@@ -384,14 +396,15 @@ mod tests {
             cancel.fired(),
             Some(Stop::Timeout(Duration::from_millis(50)))
         );
+        let err = unanswered(
+            &cancel,
+            Duration::from_secs(5),
+            Some("INSERT INTO t SELECT"),
+            1,
+        );
+        // The runner's conversion of a fired switch's error keeps it as it is.
         assert_eq!(
-            unanswered(
-                &cancel,
-                Duration::from_secs(5),
-                Some("INSERT INTO t SELECT"),
-                1
-            )
-            .to_string(),
+            stopped(&cancel, err, 1).to_string(),
             "the server stopped answering: no reply to the cancel request within 5 s after the \
              50 ms timeout (statement: INSERT INTO t SELECT) in repetition 1; its connection was \
              closed"
@@ -411,6 +424,8 @@ mod tests {
         thread.join().unwrap();
         assert!(matches!(raced, Raced::Abandoned(_)));
         let err = unanswered(&cancel, short(), None, 3);
+        // The runner's conversion of a fired switch's error keeps it as it is.
+        let err = stopped(&cancel, err, 3);
         assert!(matches!(err, Error::Interrupted { .. }), "{err}");
         assert_eq!(
             err.to_string(),

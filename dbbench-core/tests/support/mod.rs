@@ -6,6 +6,8 @@
 //! Each test file includes this module with `mod support;` and uses what it needs.
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use dbbench_core::__internals::config::{Growth, Size, StorageSpec};
 use dbbench_core::__internals::storage::Layout;
 use dbbench_core::__internals::Backend;
