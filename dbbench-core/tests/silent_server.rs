@@ -13,21 +13,16 @@
 
 mod support;
 
+use support::silent::*;
+
 use dbbench_core::__internals::postgres::cluster::{self, Binaries, Cluster, ClusterSpec};
 use dbbench_core::__internals::BodyFuture;
 use dbbench_core::__private::{FixtureKind, RunSpec, StorageSpec};
 use dbbench_core::Session;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::cell;
 
-/// Set in a child: the mode (`managed`, or the upstream socket of the proxy for `remote`).
-const CHILD: &str = "DBBENCH_SILENT_CHILD";
-/// Set in a child whose server stays answering (the run after, which sweeps).
-const NEVER_SILENT: &str = "DBBENCH_SILENT_NEVER";
-/// The line a child's body prints once its server says nothing more.
-const SILENT_LINE: &str = "TEST: the server is silent now";
 /// The body's statement that meets the silence.
 const STATEMENT: &str = "INSERT INTO t SELECT x + 1 FROM t";
 
@@ -118,16 +113,6 @@ fn child_timed() {
     }
 }
 
-/// A run context in the child's work dir.
-fn child_context(name: &str) -> dbbench_core::__internals::RunContext {
-    let dir = PathBuf::from(std::env::var_os("DBBENCH_DIR").unwrap());
-    dbbench_core::__internals::RunContext {
-        scale: dbbench_core::Scale::smoke(),
-        volumes: dbbench_core::__internals::Volumes::default(),
-        work_dir: dir.join(name),
-    }
-}
-
 #[test]
 fn child_untimed() {
     if child_setup() {
@@ -142,135 +127,6 @@ fn child_sweeps() {
     if child_setup() {
         support::try_run(&UNTIMED, &child_context("sweep")).unwrap();
     }
-}
-
-/// What a child did, each line with when it arrived (from the spawn).
-struct Outcome {
-    success: bool,
-    lines: Vec<(Duration, String)>,
-    sigint_at: Option<Duration>,
-    exited_at: Duration,
-}
-
-impl Outcome {
-    /// When the first line containing `text` arrived.
-    fn at(&self, text: &str) -> Option<Duration> {
-        self.lines
-            .iter()
-            .find(|(_, l)| l.contains(text))
-            .map(|(t, _)| *t)
-    }
-
-    fn line(&self, text: &str) -> Option<&str> {
-        self.lines
-            .iter()
-            .find(|(_, l)| l.contains(text))
-            .map(|(_, l)| l.as_str())
-    }
-
-    fn text(&self) -> String {
-        let lines: Vec<&str> = self.lines.iter().map(|(_, l)| l.as_str()).collect();
-        lines.join("\n")
-    }
-
-    fn silent_at(&self) -> Duration {
-        self.at(SILENT_LINE)
-            .unwrap_or_else(|| panic!("the server never went silent:\n{}", self.text()))
-    }
-}
-
-/// Runs the child test `name` with `env` in the work dir `dir`; with `sigint`, sends one SIGINT
-/// that long after the server went silent. A child that outlives 150 s is killed and fails.
-fn run_child(
-    name: &str,
-    mode: &str,
-    dir: &Path,
-    env: &[(&str, &str)],
-    sigint: Option<Duration>,
-) -> Outcome {
-    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
-    command
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env(CHILD, mode)
-        .env("DBBENCH_DIR", dir)
-        .env("DBBENCH_BACKEND", "postgres")
-        .env_remove("DBBENCH_POSTGRES")
-        .env_remove(NEVER_SILENT)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let started = Instant::now();
-    let mut child = command.spawn().unwrap();
-    let (send, lines) = std::sync::mpsc::channel::<(Duration, String)>();
-    for stream in [
-        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
-        Box::new(child.stderr.take().unwrap()),
-    ] {
-        let send = send.clone();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stream)
-                .lines()
-                .map_while(Result::ok)
-            {
-                let _ = send.send((started.elapsed(), line));
-            }
-        });
-    }
-    drop(send);
-    let mut seen = Vec::new();
-    let mut sigint_at = None;
-    let status = loop {
-        while let Ok(line) = lines.try_recv() {
-            seen.push(line);
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if let (Some(after), None) = (sigint, sigint_at) {
-            if let Some((silent, _)) = seen.iter().find(|(_, l)| l.contains(SILENT_LINE)) {
-                if started.elapsed() >= *silent + after {
-                    // SAFETY: kill has no memory preconditions; the child is ours.
-                    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-                    sigint_at = Some(started.elapsed());
-                }
-            }
-        }
-        if started.elapsed() > Duration::from_secs(150) {
-            let _ = child.kill();
-            let _ = child.wait();
-            let text: Vec<String> = seen.into_iter().map(|(_, l)| l).collect();
-            panic!("the child ran for 150 s:\n{}", text.join("\n"));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let exited_at = started.elapsed();
-    // The readers end with the pipes.
-    for line in lines.iter() {
-        seen.push(line);
-    }
-    seen.sort_by_key(|(t, _)| *t);
-    Outcome {
-        success: status.success(),
-        lines: seen,
-        sigint_at,
-        exited_at,
-    }
-}
-
-/// The results store opens, passes SQLite's integrity check and records `runs` invocations
-/// (the harness's runs), the last with `status`.
-fn assert_store_intact(dir: &Path, runs: usize, status: &str) {
-    let store = dbbench_core::__internals::Store::open(dir).unwrap();
-    let history = store.history().unwrap();
-    assert_eq!(history.len(), runs, "one invocation per run");
-    assert_eq!(history.last().unwrap().status, status);
-    let conn = rusqlite::Connection::open(dbbench_core::__internals::store_file(dir)).unwrap();
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
 }
 
 /// The child ran to its end with the cell failed, saying the server stopped answering.
@@ -324,6 +180,7 @@ fn managed_cluster_stopped_by_sigstop() {
     let dir = support::scratch("silent-managed");
     let timed = run_child(
         "child_timed",
+        "postgres",
         "managed",
         &dir,
         &[
@@ -351,6 +208,7 @@ fn managed_cluster_stopped_by_sigstop() {
     // One Ctrl-C, with the default deadlines, ends the run within 30 s.
     let interrupted = run_child(
         "child_untimed",
+        "postgres",
         "managed",
         &dir,
         &[],
@@ -449,6 +307,7 @@ fn next_run_sweeps(server: &Server, dir: &Path) {
     let left = server.dbbench_databases();
     let after = run_child(
         "child_sweeps",
+        "postgres",
         &server.socket(),
         dir,
         &[(NEVER_SILENT, "1")],
@@ -477,6 +336,7 @@ fn existing_server_behind_a_proxy_that_stops_forwarding() {
     // The timeout fires; teardown gets no answer either and names what it leaves.
     let timed = run_child(
         "child_timed",
+        "postgres",
         &server.socket(),
         &dir,
         &[("DBBENCH_DEADLINE_TEARDOWN", "3s")],
@@ -514,6 +374,7 @@ fn existing_server_behind_a_proxy_that_stops_forwarding() {
     // One Ctrl-C, with the default deadlines, ends the run within 30 s.
     let interrupted = run_child(
         "child_untimed",
+        "postgres",
         &server.socket(),
         &dir,
         &[],

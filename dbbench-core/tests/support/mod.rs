@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod proxy;
+pub mod silent;
 
 use dbbench_core::__internals::config::{Growth, Size, StorageSpec};
 use dbbench_core::__internals::storage::Layout;
