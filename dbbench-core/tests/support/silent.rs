@@ -120,6 +120,15 @@ pub fn run_child(
         if started.elapsed() > Duration::from_secs(150) {
             let _ = child.kill();
             let _ = child.wait();
+            // The server processes a child stopped are not left stopped behind a failed test.
+            for (_, line) in &seen {
+                if let Some((_, pids)) = line.split_once(" stopped=") {
+                    for pid in pids.split(',').filter_map(|p| p.trim().parse::<i32>().ok()) {
+                        // SAFETY: kill has no memory preconditions; the child's cluster's.
+                        unsafe { libc::kill(pid, libc::SIGKILL) };
+                    }
+                }
+            }
             let text: Vec<String> = seen.into_iter().map(|(_, l)| l).collect();
             panic!("the child ran for 150 s:\n{}", text.join("\n"));
         }
