@@ -13,7 +13,9 @@ use crate::model::plan::OWNED_PREFIX;
 use crate::model::value::Value;
 use crate::util::owner::{Liveness, Owner};
 
-/// The owner named by a database comment `dbbench:owned pid=… host=… start=…`.
+/// The owner named by a database comment `dbbench:owned pid=… host=… start=… boot=… pidns=…`
+/// (an owner in another PID namespace is `Elsewhere`, one of an earlier boot is gone:
+/// `util::owner`).
 pub(super) fn owner_of(comment: &str) -> Option<Owner> {
     let rest = comment.strip_prefix(COMMENT_PREFIX)?;
     let field = |key: &str| {
@@ -25,6 +27,9 @@ pub(super) fn owner_of(comment: &str) -> Option<Owner> {
         pid: field("pid=")?.parse().ok()?,
         host: field("host=")?,
         start: field("start=").and_then(|s| s.parse().ok()),
+        // "unknown" (and comments written before these were) leaves them unknown.
+        boot: field("boot=").filter(|b| b != "unknown"),
+        pid_ns: field("pidns=").and_then(|s| s.parse().ok()),
     })
 }
 
@@ -85,7 +90,11 @@ mod tests {
         assert_eq!(owner.host, "vm");
         assert_eq!(owner.start, Some(464643));
         let old = owner_of("dbbench:owned pid=7 host=vm start=unknown").unwrap();
-        assert_eq!(old.start, None);
+        assert_eq!((old.start, old.boot, old.pid_ns), (None, None, None));
+        let full =
+            owner_of("dbbench:owned pid=7 host=vm start=9 boot=b-1 pidns=4026531836").unwrap();
+        assert_eq!(full.boot.as_deref(), Some("b-1"));
+        assert_eq!(full.pid_ns, Some(4026531836));
         assert!(owner_of("someone else's database").is_none());
         assert!(owner_of("dbbench:owned host=vm").is_none());
     }
@@ -95,7 +104,7 @@ mod tests {
         let sql = super::super::marker::comment_sql("dbbench_x");
         let comment = sql.split('\'').nth(1).unwrap();
         let owner = owner_of(comment).unwrap();
-        assert_eq!(owner.pid, std::process::id());
+        assert_eq!(owner, Owner::this());
         assert_eq!(owner.liveness(), Liveness::Alive);
     }
 }
