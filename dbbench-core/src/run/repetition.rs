@@ -210,7 +210,10 @@ async fn measure(
             drop(conn);
             drop(loads);
             let error = unanswered(&cancel, grace, statement.as_deref(), rep.number);
-            crate::util::console::say(&format!("dbbench › {}: {error}", rep.cell.name));
+            if statement.is_some() {
+                // Said at once: teardown on a server that does not answer takes its deadline.
+                crate::util::console::say(&format!("dbbench › {}: {error}", rep.cell.name));
+            }
             return Err(error);
         }
     };
@@ -307,11 +310,25 @@ where
 
 /// The error of a body abandoned because its server did not answer the cancel within `grace`:
 /// after the timeout the cell fails with it; after a signal the run is interrupted.
+///
+/// A body that was waiting on no statement of its connection (a sleep, its own future) says
+/// nothing about the server: it fails as a plain timeout or interruption.
 fn unanswered(cancel: &Cancel, grace: Duration, statement: Option<&str>, number: u32) -> Error {
-    let statement = match statement {
-        Some(s) => format!(" (statement: {s})"),
-        None => String::new(),
+    let Some(statement) = statement else {
+        return match cancel.fired() {
+            Some(Stop::Signal(signal)) => Error::Interrupted {
+                signal,
+                detail: format!("in repetition {number}"),
+            },
+            Some(Stop::Timeout(limit)) => Error::Timeout {
+                limit,
+                repetition: number,
+                statement: None,
+            },
+            None => Error::msg(format!("the body stopped in repetition {number}")),
+        };
     };
+    let statement = format!(" (statement: {statement})");
     match cancel.fired() {
         Some(Stop::Signal(signal)) => Error::Interrupted {
             signal,
@@ -423,15 +440,22 @@ mod tests {
         let raced = race(body, &cancel, None, short).await;
         thread.join().unwrap();
         assert!(matches!(raced, Raced::Abandoned(_)));
-        let err = unanswered(&cancel, short(), None, 3);
+        let err = unanswered(&cancel, short(), Some("SELECT 1"), 3);
         // The runner's conversion of a fired switch's error keeps it as it is.
         let err = stopped(&cancel, err, 3);
         assert!(matches!(err, Error::Interrupted { .. }), "{err}");
         assert_eq!(
             err.to_string(),
-            "interrupted by SIGINT: in repetition 3; the server stopped answering: no reply to \
-             the cancel request within 100 ms"
+            "interrupted by SIGINT: in repetition 3 (statement: SELECT 1); the server stopped \
+             answering: no reply to the cancel request within 100 ms"
         );
+        // Waiting on no statement says nothing about the server.
+        let err = stopped(&cancel, unanswered(&cancel, short(), None, 3), 3);
+        assert_eq!(err.to_string(), "interrupted by SIGINT: in repetition 3");
+        let timed = Cancel::new();
+        timed.fire(Stop::Timeout(Duration::from_millis(200)));
+        let err = stopped(&timed, unanswered(&timed, short(), None, 1), 1);
+        assert_eq!(err.to_string(), "timed out after 200ms in repetition 1");
 
         // A server that answers the cancel: the body returns its cancelled statement's error.
         let cancel = Cancel::new();
