@@ -182,6 +182,8 @@ pub mod __internals {
     pub use crate::run::runner::{run_benchmark, run_recorded};
     pub use crate::run::spec::{BenchmarkSpec, BodyFn, BodyFuture, CellSpec};
     pub use crate::run::target::{Judge, NoJudge};
+    pub use crate::util::deadline;
+    pub use crate::util::leftover;
     pub use crate::util::local_server;
     pub use crate::util::monitor::Monitor;
     pub use crate::util::paths;

@@ -13,7 +13,14 @@ use std::sync::Arc;
 ///
 /// Methods are `async` so that one body runs unchanged on every backend; on the embedded engine
 /// they complete without yielding.
-pub struct Connection(Box<dyn EngineConnection>);
+pub struct Connection {
+    engine: Box<dyn EngineConnection>,
+    /// The statement this connection last started and whether it is still waiting for it: when
+    /// a server stops answering and the body is abandoned, the error names it. The buffer is
+    /// reused, so a statement costs a copy of its text and no allocation.
+    in_flight: String,
+    waiting: bool,
+}
 
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -24,27 +31,38 @@ impl std::fmt::Debug for Connection {
 impl Connection {
     /// `conn` as a connection a body or the driver uses.
     pub fn new(conn: impl EngineConnection + 'static) -> Connection {
-        Connection(Box::new(conn))
+        Connection::from_boxed(Box::new(conn))
     }
 
     pub(crate) fn from_boxed(conn: Box<dyn EngineConnection>) -> Connection {
-        Connection(conn)
+        Connection {
+            engine: conn,
+            in_flight: String::new(),
+            waiting: false,
+        }
+    }
+
+    /// The first line of the statement this connection was waiting for when its caller stopped
+    /// waiting (the body was abandoned), if it was waiting for one.
+    pub(crate) fn in_flight(&self) -> Option<String> {
+        self.waiting
+            .then(|| crate::util::cancel::headline(&self.in_flight))
     }
 
     /// The backend's connection, for its database's methods.
     pub(crate) fn engine(&mut self) -> &mut dyn EngineConnection {
-        self.0.as_mut()
+        self.engine.as_mut()
     }
 
     /// The backend's own connection type `C`, when this is one (tests and tools that reach
     /// a backend's own methods, e.g. PostgreSQL's `with_client`).
     pub fn downcast_mut<C: EngineConnection>(&mut self) -> Option<&mut C> {
-        self.0.as_any_mut().downcast_mut::<C>()
+        self.engine.as_any_mut().downcast_mut::<C>()
     }
 
     /// The dialect this connection speaks.
     pub fn dialect(&self) -> Dialect {
-        self.0.dialect()
+        self.engine.dialect()
     }
 
     /// Runs one statement and returns the number of rows it changed.
@@ -57,11 +75,14 @@ impl Connection {
     /// switch is shared by every connection of the database, and a count changed by each
     /// statement of every worker would move its cache line between cores.
     fn cancel(&self) -> Option<&Arc<Cancel>> {
-        self.0.cancel()
+        self.engine.cancel()
     }
 
     /// Refuses a statement once the database's run was cancelled (timeout or signal).
-    fn admit(&self, sql: &str) -> Result<()> {
+    fn admit(&mut self, sql: &str) -> Result<()> {
+        self.in_flight.clear();
+        self.in_flight.push_str(sql);
+        self.waiting = true;
         match self.cancel() {
             Some(c) => c.check(sql),
             None => Ok(()),
@@ -69,7 +90,8 @@ impl Connection {
     }
 
     /// A statement's result, its error replaced by `Cancelled` when the switch fired meanwhile.
-    fn explain<T>(&self, result: Result<T>, sql: &str) -> Result<T> {
+    fn explain<T>(&mut self, result: Result<T>, sql: &str) -> Result<T> {
+        self.waiting = false;
         match self.cancel() {
             Some(c) => c.explain(result, sql),
             None => result,
@@ -79,14 +101,14 @@ impl Connection {
     /// Runs one statement with parameters and returns the number of rows it changed.
     pub async fn execute_with(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
         self.admit(sql)?;
-        let result = self.0.execute(sql, params).outcome().await;
+        let result = self.engine.execute(sql, params).outcome().await;
         self.explain(result, sql)
     }
 
     /// Runs several statements separated by `;` (no parameters, no results).
     pub async fn batch(&mut self, sql: &str) -> Result<()> {
         self.admit(sql)?;
-        let result = self.0.batch(sql).outcome().await;
+        let result = self.engine.batch(sql).outcome().await;
         self.explain(result, sql)
     }
 
@@ -98,7 +120,7 @@ impl Connection {
     /// Runs a query with parameters and returns every row.
     pub async fn query_with(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
         self.admit(sql)?;
-        let result = self.0.query(sql, params).outcome().await;
+        let result = self.engine.query(sql, params).outcome().await;
         self.explain(result, sql)
     }
 

@@ -11,6 +11,11 @@
 //! Engines create, measure and drop databases and return their evidence for a window
 //! ([`Evidence`]); they never see results or outputs.
 //!
+//! Every wait on a database here runs under its deadline (`util::deadline`: connect, setup,
+//! window, teardown), enforced on this side, so a server that stops answering ends the wait
+//! with an error instead of holding the run. (The embedded engine's calls block their thread
+//! and are in-process: no silent server there, and its waits end when its statements do.)
+//!
 //! May import: `model`, `util`.
 
 pub mod connection;
@@ -33,6 +38,7 @@ use crate::model::error::Result;
 use crate::model::evidence::{BackendInfo, Evidence};
 use crate::model::plan::DatabasePlan;
 use crate::model::scale::Scale;
+use crate::util::deadline::{bounded, Deadline};
 use plugin::{EngineBackend, EngineDatabase};
 use profile::Profile;
 
@@ -151,7 +157,10 @@ impl Backend {
 
     /// Creates the database in the configuration of `plan`; the fixture is not loaded yet.
     pub async fn create(&mut self, plan: &DatabasePlan) -> Result<Database> {
-        self.0.create(plan).await.map(Database)
+        let doing = format!("creating the database {}", plan.name);
+        bounded(Deadline::Setup, &doing, self.0.create(plan))
+            .await
+            .map(Database)
     }
 }
 
@@ -189,13 +198,18 @@ impl Database {
 
     /// Opens another connection to this database.
     pub async fn connect(&self) -> Result<Connection> {
-        self.0.connect().await.map(Connection::from_boxed)
+        bounded(Deadline::Connect, "opening a connection", self.0.connect())
+            .await
+            .map(Connection::from_boxed)
     }
 
     /// Opens a connection for one of the driver's workers: on PostgreSQL through a socket
     /// directory one that speaks the protocol itself (no COPY); elsewhere as [`Database::connect`].
     pub async fn connect_worker(&self) -> Result<Connection> {
-        self.0.connect_worker().await.map(Connection::from_boxed)
+        let doing = "opening a driver worker's connection";
+        bounded(Deadline::Connect, doing, self.0.connect_worker())
+            .await
+            .map(Connection::from_boxed)
     }
 
     /// Loads the fixture through `conn`; returns the number of rows loaded.
@@ -205,7 +219,13 @@ impl Database {
         fixture: FixtureKind,
         scale: &Scale,
     ) -> Result<u64> {
-        self.0.load_fixture(conn.engine(), fixture, scale).await
+        let doing = "loading the fixture";
+        bounded(
+            Deadline::Setup,
+            doing,
+            self.0.load_fixture(conn.engine(), fixture, scale),
+        )
+        .await
     }
 
     /// Opens the measured window: checkpoints what the fixture wrote (the server-side part of a
@@ -216,16 +236,24 @@ impl Database {
         conn: &mut Connection,
         cache: crate::model::start::CacheState,
     ) -> Result<()> {
-        self.0.open_window(conn.engine(), cache).await
+        let doing = "opening the measured window";
+        bounded(
+            Deadline::Window,
+            doing,
+            self.0.open_window(conn.engine(), cache),
+        )
+        .await
     }
 
     /// Closes the measured window and returns what the engine measured in it.
     pub async fn close_window(&self, conn: &mut Connection) -> Result<Evidence> {
-        self.0.close_window(conn.engine()).await
+        let doing = "closing the measured window";
+        bounded(Deadline::Window, doing, self.0.close_window(conn.engine())).await
     }
 
     /// Drops the database and removes every file it made.
     pub async fn drop_database(self) -> Result<()> {
-        self.0.drop_database().await
+        let doing = "dropping the database (teardown)";
+        bounded(Deadline::Teardown, doing, self.0.drop_database()).await
     }
 }

@@ -98,6 +98,11 @@ pub enum Error {
     /// The benchmark body panicked.
     #[error("the benchmark body panicked: {0}")]
     Panic(String),
+    /// The server did not answer the cancel after the body's timeout, and the body was abandoned
+    /// with its connections (the message says the grace, the timeout and the statement). Kept
+    /// apart from [`Error::Timeout`], which a cancel that was answered gives.
+    #[error("{0}")]
+    Unanswered(String),
     /// Refused to touch a database that dbbench did not create.
     #[error(
         "refusing to touch `{0}`: it exists but was not created by dbbench (no ownership marker)"

@@ -15,14 +15,10 @@ use crate::model::start::Preparation;
 use crate::run::session::Session;
 use crate::run::spec::{BenchmarkSpec, CellSpec};
 use crate::util::cancel::{Cancel, Stop, Watchdog};
+use crate::util::deadline::{spoken, Deadline};
 use crate::util::unwind::CatchUnwind;
 use std::sync::Arc;
-use std::time::Instant;
-
-/// How long a body may take to return after its statements were cancelled, before it is
-/// abandoned: long enough for SQL Server's `KILL` from a new login, short for a body that waits
-/// on no statement at all.
-const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+use std::time::{Duration, Instant};
 
 /// Everything one repetition needs besides the backend.
 pub struct Repetition<'a> {
@@ -51,19 +47,43 @@ pub async fn run_repetition(
     let server: Vec<u32> = backend.server_on_host().iter().map(|s| s.pid).collect();
     let created = Instant::now();
     let database = Arc::new(backend.create(&rep.plan).await?);
+    // Named while it exists, for a run the interrupt's deadline ends (`util::leftover`).
+    let held = crate::util::leftover::hold(
+        format!(
+            "the {} database {}",
+            backend.kind().keyword(),
+            rep.plan.name
+        ),
+        "its ownership marker keeps it for the next run's sweep, which removes it",
+        None,
+    );
     let create_s = created.elapsed().as_secs_f64();
     let cancel = database.cancel().clone();
     let outcome = measure(&database, &rep, create_s, &server)
         .await
         .map_err(|e| stopped(&cancel, e, rep.number));
     let dropped = Instant::now();
-    let teardown = match Arc::try_unwrap(database) {
+    let teardown = match sole(database).await {
         Ok(database) => database.drop_database().await,
         Err(_) => Err(Error::msg(
             "the database is still in use after the body returned; it was not dropped",
         )),
     };
     let teardown_s = dropped.elapsed().as_secs_f64();
+    let teardown = teardown.map_err(|e| {
+        Error::msg(format!(
+            "{e}; the database {} was left: its ownership marker keeps it for the next run's \
+             sweep, which removes it (on a managed server, it goes with the server when the run \
+             ends)",
+            rep.plan.name
+        ))
+    });
+    if teardown.is_ok() {
+        drop(held);
+    } else {
+        // Left for the next run: nothing more this run can do about it.
+        std::mem::forget(held);
+    }
     match (outcome, teardown) {
         (Ok((mut run, window)), Ok(())) => {
             if let Some(preparation) = run.start.as_mut().and_then(|s| s.preparation.as_mut()) {
@@ -73,9 +93,40 @@ pub async fn run_repetition(
         }
         (Ok(_), Err(teardown)) => Err(Error::msg(format!("teardown failed: {teardown}"))),
         (Err(e), Ok(())) => Err(e),
+        // A signal stays a signal, so the runner stops instead of failing the cell.
+        // Said here too: the runner reports an interruption by what it kept.
+        (Err(Error::Interrupted { signal, detail }), Err(teardown)) => {
+            crate::util::console::say(&format!(
+                "dbbench › {}: teardown did not finish: {teardown}",
+                rep.cell.name
+            ));
+            Err(Error::Interrupted {
+                signal,
+                detail: format!("{detail}\n(teardown also failed: {teardown})"),
+            })
+        }
         (Err(e), Err(teardown)) => Err(Error::msg(format!(
             "{e}\n(teardown also failed: {teardown})"
         ))),
+    }
+}
+
+/// The database once the body's last user let it go: the driver's workers, on threads of their
+/// own, may hold it a moment after an abandoned body (their statements end when their
+/// connections do). Waits at most the cancel's grace.
+async fn sole(database: Arc<Database>) -> std::result::Result<Database, Arc<Database>> {
+    let grace = Deadline::Cancel
+        .limit()
+        .unwrap_or(Deadline::Cancel.default_limit());
+    let waited = Instant::now();
+    let mut database = database;
+    loop {
+        match Arc::try_unwrap(database) {
+            Ok(sole) => return Ok(sole),
+            Err(shared) if waited.elapsed() >= grace => return Err(shared),
+            Err(shared) => database = shared,
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -129,39 +180,43 @@ async fn measure(
     session.start_clock();
     let started = Instant::now();
     let window_start = WindowTimes::now_ns();
-    let body = CatchUnwind::new((rep.bench.body)(&mut session));
-    let outcome = match rep.bench.run.timeout {
-        Some(limit) => {
-            // The watchdog stops blocking statements (the embedded engine's); the async timer
-            // stops a body that waits on something else.
-            let watchdog = Watchdog::start(limit, database.cancel().clone());
-            let mut body = std::pin::pin!(body);
-            let outcome = match tokio::time::timeout(limit, &mut body).await {
-                Ok(outcome) => outcome,
-                Err(_) => {
-                    // Fired here (the timer may beat the watchdog thread); the body then gets
-                    // its cancelled statement's error, which names the statement, unless it
-                    // waits on something that is no statement.
-                    database.cancel().fire(Stop::Timeout(limit));
-                    match tokio::time::timeout(CANCEL_GRACE, &mut body).await {
-                        Ok(outcome) => outcome,
-                        Err(_) => Ok(Err(Error::Timeout {
-                            limit,
-                            repetition: rep.number,
-                            statement: None,
-                        })),
-                    }
-                }
-            };
-            watchdog.stop();
-            outcome
-        }
-        None => body.await,
+    let cancel = database.cancel().clone();
+    // The watchdog stops blocking statements (the embedded engine's); the race below stops a
+    // body that waits on a server.
+    let watchdog = rep
+        .bench
+        .run
+        .timeout
+        .map(|limit| Watchdog::start(limit, cancel.clone()));
+    // A bad value is an error before the body runs, not when it is needed.
+    Deadline::Cancel.configured()?;
+    let raced = {
+        let body = CatchUnwind::new((rep.bench.body)(&mut session));
+        race(body, &cancel, rep.bench.run.timeout, grace).await
     };
+    if let Some(watchdog) = watchdog {
+        watchdog.stop();
+    }
     let elapsed = started.elapsed();
     let interference = monitor.close();
     let loads = session.take_loads();
     let (mut conn, laps, counts, values) = session.into_parts();
+    let outcome = match raced {
+        Raced::Returned(outcome) => outcome,
+        Raced::Abandoned(grace) => {
+            // The body's futures are gone with their sockets; the connection it ran on goes
+            // now (bounded: `Deadline::Close`), and teardown opens a fresh one.
+            let statement = conn.in_flight();
+            drop(conn);
+            drop(loads);
+            let error = unanswered(&cancel, grace, statement.as_deref(), rep.number);
+            if statement.is_some() {
+                // Said at once: teardown on a server that does not answer takes its deadline.
+                crate::util::console::say(&format!("dbbench › {}: {error}", rep.cell.name));
+            }
+            return Err(error);
+        }
+    };
     match outcome {
         Err(panic) => return Err(Error::Panic(panic)),
         Ok(Err(e)) => return Err(e),
@@ -196,9 +251,112 @@ async fn measure(
     Ok((run, window))
 }
 
+/// The cancel's grace as it stands when the switch fires (a signal's budget may have cut it).
+fn grace() -> Duration {
+    Deadline::Cancel
+        .limit()
+        .unwrap_or(Deadline::Cancel.default_limit())
+}
+
+/// How the body's race against its stop switch ended.
+enum Raced {
+    /// The body returned (its result, or its panic).
+    Returned(std::result::Result<Result<()>, String>),
+    /// The switch was fired and the body did not return within the grace: its server does not
+    /// answer the cancel. The body was dropped. (The grace it had.)
+    Abandoned(Duration),
+}
+
+/// Runs `body` until it returns, or until its switch is fired (the `timeout` passed, which this
+/// fires too, or a signal) and the cancel's grace (`Deadline::Cancel`, cut by a signal's budget)
+/// has passed without it returning.
+async fn race<F>(
+    body: F,
+    cancel: &Arc<Cancel>,
+    timeout: Option<Duration>,
+    grace: fn() -> Duration,
+) -> Raced
+where
+    F: std::future::Future<Output = std::result::Result<Result<()>, String>>,
+{
+    let mut body = std::pin::pin!(body);
+    let stopped = async {
+        match timeout {
+            Some(limit) => {
+                tokio::select! {
+                    () = tokio::time::sleep(limit) => {
+                        // Fired here too: the timer may beat the watchdog thread.
+                        cancel.fire(Stop::Timeout(limit));
+                    }
+                    () = cancel.wait() => {}
+                }
+            }
+            None => cancel.wait().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        outcome = &mut body => return Raced::Returned(outcome),
+        () = stopped => {}
+    }
+    // The cancel reached the statement when the body returns with its error (which names the
+    // statement); a server that does not answer never lets it return.
+    let grace = grace();
+    match tokio::time::timeout(grace, &mut body).await {
+        Ok(outcome) => Raced::Returned(outcome),
+        Err(_) => Raced::Abandoned(grace),
+    }
+}
+
+/// The error of a body abandoned because its server did not answer the cancel within `grace`:
+/// after the timeout the cell fails with it; after a signal the run is interrupted.
+///
+/// A body that was waiting on no statement of its connection (a sleep, its own future) says
+/// nothing about the server: it fails as a plain timeout or interruption.
+fn unanswered(cancel: &Cancel, grace: Duration, statement: Option<&str>, number: u32) -> Error {
+    let Some(statement) = statement else {
+        return match cancel.fired() {
+            Some(Stop::Signal(signal)) => Error::Interrupted {
+                signal,
+                detail: format!("in repetition {number}"),
+            },
+            Some(Stop::Timeout(limit)) => Error::Timeout {
+                limit,
+                repetition: number,
+                statement: None,
+            },
+            None => Error::msg(format!("the body stopped in repetition {number}")),
+        };
+    };
+    let statement = format!(" (statement: {statement})");
+    match cancel.fired() {
+        Some(Stop::Signal(signal)) => Error::Interrupted {
+            signal,
+            detail: format!(
+                "in repetition {number}{statement}; the server stopped answering: no reply to \
+                 the cancel request within {}",
+                spoken(grace)
+            ),
+        },
+        Some(Stop::Timeout(limit)) => Error::Unanswered(format!(
+            "the server stopped answering: no reply to the cancel request within {} after the \
+             {} timeout{statement} in repetition {number}; its connection was closed",
+            spoken(grace),
+            spoken(limit)
+        )),
+        None => Error::Unanswered(format!(
+            "the server stopped answering{statement} in repetition {number}"
+        )),
+    }
+}
+
 /// The error of a repetition whose database's switch was fired: why it stopped (timeout or
 /// signal) and the statement that was running, instead of the backend's "interrupted".
 fn stopped(cancel: &Cancel, error: Error, number: u32) -> Error {
+    if matches!(error, Error::Unanswered(_) | Error::Interrupted { .. }) {
+        // Already says why the body stopped, and more than a timeout would.
+        return error;
+    }
     let statement = statement_of(&error);
     match cancel.fired() {
         Some(Stop::Timeout(limit)) => Error::Timeout {
@@ -235,7 +393,96 @@ fn statement_of(error: &Error) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+
+    fn short() -> Duration {
+        Duration::from_millis(100)
+    }
+
+    #[tokio::test]
+    async fn a_body_that_ignores_its_cancel_is_abandoned_after_the_grace() {
+        // A server that answers nothing: the body waits forever, the cancel changes nothing.
+        let cancel = Cancel::new();
+        let started = Instant::now();
+        let body = async { Ok(std::future::pending::<Result<()>>().await) };
+        let raced = race(body, &cancel, Some(Duration::from_millis(50)), short).await;
+        assert!(matches!(raced, Raced::Abandoned(g) if g == short()));
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(150), "{took:?}");
+        assert!(took < Duration::from_secs(3), "{took:?}");
+        assert_eq!(
+            cancel.fired(),
+            Some(Stop::Timeout(Duration::from_millis(50)))
+        );
+        let err = unanswered(
+            &cancel,
+            Duration::from_secs(5),
+            Some("INSERT INTO t SELECT"),
+            1,
+        );
+        // The runner's conversion of a fired switch's error keeps it as it is.
+        assert_eq!(
+            stopped(&cancel, err, 1).to_string(),
+            "the server stopped answering: no reply to the cancel request within 5 s after the \
+             50 ms timeout (statement: INSERT INTO t SELECT) in repetition 1; its connection was \
+             closed"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_signal_stops_a_body_without_a_timeout_and_one_that_answers_returns() {
+        let cancel = Cancel::new();
+        let fired = cancel.clone();
+        let thread = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            fired.fire(Stop::Signal("SIGINT"));
+        });
+        let body = async { Ok(std::future::pending::<Result<()>>().await) };
+        let raced = race(body, &cancel, None, short).await;
+        thread.join().unwrap();
+        assert!(matches!(raced, Raced::Abandoned(_)));
+        let err = unanswered(&cancel, short(), Some("SELECT 1"), 3);
+        // The runner's conversion of a fired switch's error keeps it as it is.
+        let err = stopped(&cancel, err, 3);
+        assert!(matches!(err, Error::Interrupted { .. }), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "interrupted by SIGINT: in repetition 3 (statement: SELECT 1); the server stopped \
+             answering: no reply to the cancel request within 100 ms"
+        );
+        // Waiting on no statement says nothing about the server.
+        let err = stopped(&cancel, unanswered(&cancel, short(), None, 3), 3);
+        assert_eq!(err.to_string(), "interrupted by SIGINT: in repetition 3");
+        let timed = Cancel::new();
+        timed.fire(Stop::Timeout(Duration::from_millis(200)));
+        let err = stopped(&timed, unanswered(&timed, short(), None, 1), 1);
+        assert_eq!(err.to_string(), "timed out after 200ms in repetition 1");
+
+        // A server that answers the cancel: the body returns its cancelled statement's error.
+        let cancel = Cancel::new();
+        let watched = cancel.clone();
+        let body = async move {
+            watched.wait().await;
+            Ok(Err(Error::Cancelled {
+                statement: "SELECT pg_sleep(60)".into(),
+            }))
+        };
+        let raced = race(body, &cancel, Some(Duration::from_millis(20)), short).await;
+        assert!(matches!(
+            raced,
+            Raced::Returned(Ok(Err(Error::Cancelled { .. })))
+        ));
+        // A body that finishes first is never stopped.
+        let calm = Cancel::new();
+        let raced = race(
+            async { Ok(Ok(())) },
+            &calm,
+            Some(Duration::from_secs(5)),
+            short,
+        )
+        .await;
+        assert!(matches!(raced, Raced::Returned(Ok(Ok(())))));
+        assert_eq!(calm.fired(), None);
+    }
 
     #[test]
     fn a_fired_switch_names_the_reason_and_the_statement() {

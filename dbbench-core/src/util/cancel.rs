@@ -31,6 +31,9 @@ pub struct Cancel {
     fired: AtomicBool,
     why: Mutex<Option<Stop>>,
     interrupts: Mutex<Vec<Interrupt>>,
+    /// Wakes [`Cancel::wait`]: the repetition races its body against the switch, so that a body
+    /// whose server does not answer the cancel is abandoned after the grace.
+    woken: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for Cancel {
@@ -74,9 +77,21 @@ impl Cancel {
             .unwrap_or_else(|p| p.into_inner())
             .get_or_insert(why);
         self.fired.store(true, Ordering::SeqCst);
+        self.woken.notify_waiters();
         let interrupts = self.interrupts.lock().unwrap_or_else(|p| p.into_inner());
         for interrupt in interrupts.iter() {
             interrupt();
+        }
+    }
+
+    /// Returns once the switch was fired (at once if it was already).
+    pub async fn wait(&self) {
+        loop {
+            let woken = self.woken.notified();
+            if self.is_fired() {
+                return;
+            }
+            woken.await;
         }
     }
 
@@ -232,6 +247,28 @@ mod tests {
         dog.stop();
         std::thread::sleep(Duration::from_millis(80));
         assert_eq!(calm.fired(), None);
+    }
+
+    #[tokio::test]
+    async fn waiting_ends_when_another_thread_fires() {
+        let cancel = Cancel::new();
+        let fired = cancel.clone();
+        let thread = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            fired.fire(Stop::Signal("SIGINT"));
+        });
+        tokio::time::timeout(Duration::from_secs(5), cancel.wait())
+            .await
+            .expect("the wait ends when the switch is fired");
+        thread.join().unwrap();
+        // Fired before the wait: it returns at once.
+        tokio::time::timeout(Duration::from_millis(100), cancel.wait())
+            .await
+            .unwrap();
+        let calm = Cancel::new();
+        assert!(tokio::time::timeout(Duration::from_millis(50), calm.wait())
+            .await
+            .is_err());
     }
 
     #[test]

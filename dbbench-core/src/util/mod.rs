@@ -2,7 +2,9 @@
 //! test harness's capture, and the progress line), every path dbbench writes under its work dir,
 //! files written with their directory, text grids, calendar dates, deterministic random numbers,
 //! catching a panic inside a future, stopping
-//! statements from outside them (`cancel`: timeouts and signals), the signal handlers, and who owns
+//! statements from outside them (`cancel`: timeouts and signals), the signal handlers, the limit
+//! of every wait on a server (`deadline`), what dbbench holds now for a forced exit to end or
+//! name (`leftover`), and who owns
 //! what dbbench created (`owner`: host, PID, start time), free space before work (`space`),
 //! the busy-machine guard's sampler (`monitor`) with this machine's processes (`procfs`) and a
 //! database server among them (`local_server`), the calibration probes (`probe`), and the
@@ -13,8 +15,10 @@
 pub mod calendar;
 pub mod cancel;
 pub mod console;
+pub mod deadline;
 pub mod fs;
 pub mod grid;
+pub mod leftover;
 pub mod local_server;
 pub mod machine_lock;
 pub mod monitor;

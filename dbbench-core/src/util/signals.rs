@@ -2,6 +2,13 @@
 //! [`Cancel`](crate::util::cancel::Cancel) is fired, so the body's statements stop and teardown
 //! runs) and the runner starts nothing new; a second one exits at once with 130.
 //!
+//! The first signal also starts the interrupt's budget (`util::deadline`, 25 s by default):
+//! every wait after it is cut to what is left, and when the budget is spent with the process
+//! still running (a server that answers nothing, a body that ignores its cancel), the signal
+//! thread ends what dbbench holds here (`util::leftover`: a managed server is killed and its
+//! directories removed), names what it leaves on a server and how the next run removes it, and
+//! exits with 130. So one Ctrl-C ends the run in bounded time whatever the server does.
+//!
 //! Why a self-pipe and a thread instead of a crate: a signal handler may only do
 //! async-signal-safe work, so the handler counts the signal and writes one byte to a pipe; a
 //! thread reads the pipe and does the rest (locks, closures, printing). `libc` is already a
@@ -10,7 +17,8 @@
 //! suite binary alike).
 
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
+use std::time::Instant;
 
 /// The signal that arrived first (0: none).
 static FIRST: AtomicI32 = AtomicI32::new(0);
@@ -18,6 +26,8 @@ static FIRST: AtomicI32 = AtomicI32::new(0);
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 /// The pipe's write end, for the handler.
 static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
+/// When the signal thread saw the first signal.
+static RECEIVED_AT: OnceLock<Instant> = OnceLock::new();
 
 /// The exit status of a process stopped by a signal, as shells report Ctrl-C.
 pub const EXIT_INTERRUPTED: i32 = 130;
@@ -77,16 +87,53 @@ fn watch(read: libc::c_int) {
         let n = unsafe { libc::read(read, (&mut byte as *mut u8).cast(), 1) };
         if n == 1 {
             if let Some(signal) = received() {
+                let _ = RECEIVED_AT.set(Instant::now());
+                let budget = crate::util::deadline::Deadline::Interrupt
+                    .configured()
+                    .unwrap_or(crate::util::deadline::Deadline::Interrupt.default_limit());
                 crate::util::console::say(&format!(
                     "\ndbbench › {signal}: stopping the repetition in flight and tearing it \
-                     down (a second signal exits at once)"
+                     down within {} (a second signal exits at once)",
+                    crate::util::deadline::spoken(budget)
                 ));
+                let _ = std::thread::Builder::new()
+                    .name("dbbench-interrupt-deadline".into())
+                    .spawn(move || {
+                        std::thread::sleep(budget);
+                        forced_exit(signal, budget);
+                    });
                 crate::util::cancel::fire_all(crate::util::cancel::Stop::Signal(signal));
             }
         } else if n == 0 {
             return;
         }
     }
+}
+
+/// The interrupt's budget is spent and the process still runs: end what dbbench holds here, say
+/// what is left and how the next run removes it, exit with 130.
+fn forced_exit(signal: &str, budget: std::time::Duration) -> ! {
+    let lines = crate::util::leftover::end_all();
+    let mut message = format!(
+        "dbbench › {signal}: the run did not end within {} (a server that does not answer); \
+         exiting",
+        crate::util::deadline::spoken(budget)
+    );
+    if lines.is_empty() {
+        message.push_str(" (nothing dbbench created was left)");
+    }
+    for line in lines {
+        message.push_str("\n  ");
+        message.push_str(&line);
+    }
+    crate::util::console::say(&message);
+    // `_exit`, not `exit`: the runner's thread may hold locks that exit handlers would wait on.
+    unsafe { libc::_exit(EXIT_INTERRUPTED) }
+}
+
+/// When the first signal arrived (as the signal thread saw it), if one did.
+pub fn received_at() -> Option<Instant> {
+    RECEIVED_AT.get().copied()
 }
 
 /// The first signal received, by name, if one was.

@@ -6,6 +6,9 @@
 //! Each test file includes this module with `mod support;` and uses what it needs.
 #![allow(dead_code)]
 
+pub mod proxy;
+pub mod silent;
+
 use dbbench_core::__internals::config::{Growth, Size, StorageSpec};
 use dbbench_core::__internals::storage::Layout;
 use dbbench_core::__internals::Backend;

@@ -57,7 +57,16 @@ pub(super) async fn register(
                             .enable_all()
                             .build()
                         {
-                            let _ = rt.block_on(kill(&settings, &session));
+                            // Bounded: a server that does not answer would keep this
+                            // thread and its login forever; the repetition abandons the
+                            // body after the same grace.
+                            let grace = crate::util::deadline::Deadline::Cancel
+                                .limit()
+                                .unwrap_or(crate::util::deadline::Deadline::Cancel.default_limit());
+                            // The timer is made inside the runtime (it needs its clock).
+                            let _ = rt.block_on(async {
+                                tokio::time::timeout(grace, kill(&settings, &session)).await
+                            });
                         }
                     });
             });

@@ -13,13 +13,16 @@
 //! dbbench chooses to the temp dir when it cannot). dbbench spawns `postgres`
 //! itself (no `pg_ctl`), so it knows at once when the postmaster died and reaps it.
 //!
-//! Teardown (also from `Drop`, so after an error or a panic): fast shutdown, then SIGKILL if the
-//! postmaster does not stop, then every process still working in the data directory (backends
+//! Its start and stop are bounded by `util::deadline` (`DBBENCH_DEADLINE_SERVER_START`,
+//! `DBBENCH_DEADLINE_SERVER_STOP`). Teardown (also from `Drop`, so after an error or a panic):
+//! fast shutdown, then SIGKILL if the postmaster does not stop within its deadline (a stopped
+//! server, SIGSTOP, gets the SIGKILL too), then every process still working in the data directory (backends
 //! orphaned by a killed postmaster), then the System V segment a killed postmaster leaves, then the
 //! directories.
 
 use super::settings::PgSettings;
 use crate::model::error::{Error, Result};
+use crate::util::deadline::Deadline;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -34,10 +37,6 @@ pub const MARKER: &str = "DBBENCH_CLUSTER";
 pub const SUPERUSER: &str = "dbbench";
 /// The variable that names the directory of `initdb` and `postgres`.
 pub const BINDIR_ENV: &str = "DBBENCH_PG_BINDIR";
-/// Longest time a start may take.
-const START_TIMEOUT: Duration = Duration::from_secs(60);
-/// Longest wait for a fast shutdown before the postmaster is killed.
-const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The server binaries.
 #[derive(Debug, Clone)]
@@ -179,6 +178,11 @@ pub struct Cluster {
     child: Mutex<Option<Child>>,
     exit: Mutex<Option<String>>,
     destroyed: Mutex<bool>,
+    /// Named (and ended without the server's help) should the interrupt's deadline end the
+    /// process while the runner waits on this server (`util::leftover`); the postmaster's PID
+    /// once spawned.
+    held: Option<crate::util::leftover::Held>,
+    postmaster: std::sync::Arc<std::sync::atomic::AtomicU32>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -220,7 +224,15 @@ impl Cluster {
         }
         owned.extend(data_root.iter().cloned());
         owned.extend(wal_root.iter().cloned());
+        let postmaster = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let held = crate::util::leftover::hold(
+            format!("the managed PostgreSQL cluster {}", root.display()),
+            "the next run's sweep removes it",
+            Some(ender(postmaster.clone(), pgdata.clone(), owned.clone())),
+        );
         let cluster = Cluster {
+            held: Some(held),
+            postmaster,
             log_file: root.join("postgres.log"),
             port: free_port()?,
             spec,
@@ -370,6 +382,8 @@ impl Cluster {
             .stderr(log2)
             .spawn()
             .map_err(|e| Error::io("cannot start postgres", binaries.dir.join("postgres"), e))?;
+        self.postmaster
+            .store(child.id(), std::sync::atomic::Ordering::SeqCst);
         *self.child.lock().unwrap_or_else(|p| p.into_inner()) = Some(child);
         Ok(())
     }
@@ -377,6 +391,7 @@ impl Cluster {
     /// Waits until `postmaster.pid` says `ready`, as `pg_ctl -w` does.
     fn wait_ready(&self) -> Result<()> {
         let started = Instant::now();
+        let limit = Deadline::ServerStart.limit()?;
         let pid_file = self.pgdata.join("postmaster.pid");
         loop {
             if let Some(why) = self.exited() {
@@ -389,9 +404,12 @@ impl Cluster {
             if text.lines().nth(7).is_some_and(|s| s.trim() == "ready") {
                 return Ok(());
             }
-            if started.elapsed() > START_TIMEOUT {
+            if started.elapsed() > limit {
                 return Err(Error::msg(format!(
-                    "the PostgreSQL server was not ready within {START_TIMEOUT:?}; its log says: {}",
+                    "the PostgreSQL server was not ready within {} ({} sets this limit); its \
+                     log says: {}",
+                    crate::util::deadline::spoken(limit),
+                    Deadline::ServerStart.env(),
                     self.log_tail()
                 )));
             }
@@ -496,7 +514,8 @@ impl Cluster {
         }
     }
 
-    /// Fast shutdown (SIGINT), and SIGKILL when it takes longer than [`STOP_TIMEOUT`].
+    /// Fast shutdown (SIGINT), and SIGKILL when it takes longer than [`Deadline::ServerStop`]
+    /// (SIGKILL also ends a stopped process, which a pending SIGINT never reaches).
     fn stop(&self) -> Result<()> {
         let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
         let Some(process) = child.as_mut() else {
@@ -509,7 +528,10 @@ impl Cluster {
         // SAFETY: signalling our own child, which has not been reaped (try_wait said so).
         unsafe { libc::kill(pid, libc::SIGINT) };
         let asked = Instant::now();
-        while asked.elapsed() < STOP_TIMEOUT {
+        let limit = Deadline::ServerStop
+            .limit()
+            .unwrap_or(Deadline::ServerStop.default_limit());
+        while asked.elapsed() < limit {
             if matches!(process.try_wait(), Ok(Some(_))) {
                 return Ok(());
             }
@@ -528,7 +550,38 @@ impl Drop for Cluster {
         if let Err(e) = self.destroy() {
             eprintln!("dbbench › {e}");
         }
+        drop(self.held.take());
     }
+}
+
+/// What ends a cluster from the signal thread, without its server's help and without the
+/// `Cluster` (which the runner's thread holds): SIGKILL to the postmaster and to every process
+/// working in its data directory, its shared memory segment and its directories removed.
+fn ender(
+    postmaster: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    pgdata: PathBuf,
+    owned: Vec<PathBuf>,
+) -> Box<dyn Fn() -> std::result::Result<(), String> + Send + Sync> {
+    Box::new(move || {
+        let pid = postmaster.load(std::sync::atomic::Ordering::SeqCst);
+        if pid > 0 {
+            // SAFETY: kill has no memory preconditions; the postmaster is our child, not yet
+            // reaped (the process exits right after).
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+        kill_working_in(&pgdata);
+        remove_leftover_segment(&pgdata);
+        let problems: Vec<String> = owned
+            .iter()
+            .rev()
+            .filter_map(|dir| remove_owned(dir).err().map(|e| e.to_string()))
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    })
 }
 
 /// `killed by signal 9 (SIGKILL)` or `exited with status 1`.

@@ -192,24 +192,37 @@ impl PostgresConnection {
                     {
                         // A failed request leaves the statement running; the body's later
                         // statements are still refused, and teardown ends the session.
+                        // Bounded: a server that does not answer keeps the request waiting;
+                        // the repetition abandons the body after the same grace.
+                        let grace = crate::util::deadline::Deadline::Cancel
+                            .limit()
+                            .unwrap_or(crate::util::deadline::Deadline::Cancel.default_limit());
+                        // The timer is made inside the runtime (it needs its clock).
                         let _ = rt.block_on(async {
-                            match (socket_file, tcp) {
-                                (Some(path), _) => {
-                                    match tokio::net::UnixStream::connect(path).await {
-                                        Ok(stream) => token.cancel_query_raw(stream, NoTls).await,
-                                        Err(_) => Ok(()),
+                            tokio::time::timeout(grace, async {
+                                match (socket_file, tcp) {
+                                    (Some(path), _) => {
+                                        match tokio::net::UnixStream::connect(path).await {
+                                            Ok(stream) => {
+                                                token.cancel_query_raw(stream, NoTls).await
+                                            }
+                                            Err(_) => Ok(()),
+                                        }
                                     }
-                                }
-                                (None, Some((host, port))) => {
-                                    match tokio::net::TcpStream::connect((host.as_str(), port))
-                                        .await
-                                    {
-                                        Ok(stream) => token.cancel_query_raw(stream, NoTls).await,
-                                        Err(_) => Ok(()),
+                                    (None, Some((host, port))) => {
+                                        match tokio::net::TcpStream::connect((host.as_str(), port))
+                                            .await
+                                        {
+                                            Ok(stream) => {
+                                                token.cancel_query_raw(stream, NoTls).await
+                                            }
+                                            Err(_) => Ok(()),
+                                        }
                                     }
+                                    (None, None) => token.cancel_query(NoTls).await,
                                 }
-                                (None, None) => token.cancel_query(NoTls).await,
-                            }
+                            })
+                            .await
                         });
                     }
                 });
@@ -379,8 +392,13 @@ impl Drop for PostgresConnection {
             Link::Client { io, .. } => {
                 if let (Some(io), Ok(runtime)) = (io.take(), tokio::runtime::Handle::try_current())
                 {
+                    // Bounded: a server that does not answer would keep the task and its
+                    // socket forever; past the deadline both are dropped (the socket closes).
+                    let limit = crate::util::deadline::Deadline::Close
+                        .limit()
+                        .unwrap_or(crate::util::deadline::Deadline::Close.default_limit());
                     runtime.spawn(async move {
-                        let _ = io.await;
+                        let _ = tokio::time::timeout(limit, io).await;
                     });
                 }
             }

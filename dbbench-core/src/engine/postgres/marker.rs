@@ -19,16 +19,25 @@ pub fn quote_ident(name: &str) -> String {
 /// The statements that mark the database `name`: the comment runs in any database, the table in
 /// `name` itself.
 pub fn comment_sql(name: &str) -> String {
-    // The owner (host, PID, process start time) says who made it, as every dbbench marker does.
+    // The owner (host, PID, process start time, boot, PID namespace) says who made it, as every
+    // dbbench marker does; the sweep of an existing server reads it back (`stale`).
     let owner = crate::util::owner::Owner::this();
     format!(
-        "COMMENT ON DATABASE {} IS '{COMMENT_PREFIX} pid={} host={} start={}'",
+        "COMMENT ON DATABASE {} IS '{COMMENT_PREFIX} pid={} host={} start={} boot={} pidns={}'",
         quote_ident(name),
         owner.pid,
         owner.host.replace('\'', "''"),
         owner
             .start
-            .map_or_else(|| "unknown".to_string(), |s| s.to_string())
+            .map_or_else(|| "unknown".to_string(), |s| s.to_string()),
+        owner
+            .boot
+            .as_deref()
+            .unwrap_or("unknown")
+            .replace('\'', "''"),
+        owner
+            .pid_ns
+            .map_or_else(|| "unknown".to_string(), |n| n.to_string())
     )
 }
 

@@ -29,6 +29,7 @@ pub mod provision;
 pub mod settings;
 mod socket;
 mod space;
+mod stale;
 mod target;
 mod types;
 pub mod waits;
@@ -371,6 +372,30 @@ impl PostgresBackend {
 }
 
 /// The database an existing server's connection string names, else `postgres`.
+impl PostgresBackend {
+    /// On an existing server, drops the marked databases whose owner is gone (bounded by the
+    /// teardown's deadline: a server that does not answer gets a line, not a hang).
+    pub(crate) async fn sweep_stale(&mut self) -> Vec<String> {
+        let Target::External { settings, .. } = &self.target else {
+            return Vec::new();
+        };
+        let settings = (**settings).clone();
+        let admin = admin_db(&settings);
+        let doing = "looking for databases left by earlier runs";
+        let sweep = async { Ok(stale::sweep(&settings, &admin).await) };
+        match crate::util::deadline::bounded(
+            crate::util::deadline::Deadline::Teardown,
+            doing,
+            sweep,
+        )
+        .await
+        {
+            Ok(lines) => lines,
+            Err(e) => vec![format!("postgres: {e}")],
+        }
+    }
+}
+
 fn admin_db(settings: &PgSettings) -> String {
     settings.admin_db().unwrap_or("postgres").to_string()
 }

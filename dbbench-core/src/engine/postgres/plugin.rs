@@ -59,7 +59,10 @@ impl EngineBackend for PostgresBackend {
         self.is_local()
     }
 
-    // The managed clusters are swept when a cluster starts: nothing to sweep here.
+    // The managed clusters are swept when a cluster starts; an existing server's databases here.
+    async fn sweep_stale(&mut self, _work_dir: &std::path::Path) -> Vec<String> {
+        PostgresBackend::sweep_stale(self).await
+    }
 
     fn new_fork(&mut self) -> Result<()> {
         PostgresBackend::new_fork(self)

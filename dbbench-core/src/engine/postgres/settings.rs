@@ -4,6 +4,7 @@
 use super::connection::PostgresConnection;
 pub use super::target::LibpqTarget;
 use crate::model::error::{Error, Result};
+use crate::util::deadline::{bounded, Deadline};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
@@ -80,7 +81,15 @@ impl PgSettings {
     pub async fn connect(&self, dbname: &str) -> Result<PostgresConnection> {
         let mut config = self.config.clone();
         config.dbname(dbname).application_name("dbbench");
-        PostgresConnection::open(config, self.target(dbname), &self.shown).await
+        // Bounded here, not only by the dispatcher: administrative connections (create, the
+        // teardown's) open through this too.
+        let doing = format!("connecting to {}, database {dbname}", self.shown);
+        bounded(
+            Deadline::Connect,
+            &doing,
+            PostgresConnection::open(config, self.target(dbname), &self.shown),
+        )
+        .await
     }
 
     /// Opens a connection to database `dbname` for a driver worker (see
@@ -88,7 +97,13 @@ impl PgSettings {
     pub(crate) async fn connect_worker(&self, dbname: &str) -> Result<PostgresConnection> {
         let mut config = self.config.clone();
         config.dbname(dbname).application_name("dbbench");
-        PostgresConnection::open_wire(config, self.target(dbname), &self.shown).await
+        let doing = format!("connecting to {}, database {dbname}", self.shown);
+        bounded(
+            Deadline::Connect,
+            &doing,
+            PostgresConnection::open_wire(config, self.target(dbname), &self.shown),
+        )
+        .await
     }
 
     /// Where a libpq client finds `dbname` (no password: managed clusters trust local users, and

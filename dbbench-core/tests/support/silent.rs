@@ -1,0 +1,163 @@
+//! Child processes that meet a server that stops answering (`tests/silent_server.rs`,
+//! `tests/mssql_silent.rs`): each child is the test binary itself running one test, whose
+//! body makes its server silent and prints [`SILENT_LINE`]; the parent times every line the
+//! child prints, sends one SIGINT when asked, and reads the results store it left.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Set in a child: its mode (what the test file makes of it: `managed`, an upstream).
+pub const CHILD: &str = "DBBENCH_SILENT_CHILD";
+/// Set in a child whose server stays answering (the run after, which sweeps).
+pub const NEVER_SILENT: &str = "DBBENCH_SILENT_NEVER";
+/// The line a child's body prints once its server says nothing more.
+pub const SILENT_LINE: &str = "TEST: the server is silent now";
+/// A run context in the child's work dir.
+pub fn child_context(name: &str) -> dbbench_core::__internals::RunContext {
+    let dir = PathBuf::from(std::env::var_os("DBBENCH_DIR").unwrap());
+    dbbench_core::__internals::RunContext {
+        scale: dbbench_core::Scale::smoke(),
+        volumes: dbbench_core::__internals::Volumes::default(),
+        work_dir: dir.join(name),
+    }
+}
+
+/// What a child did, each line with when it arrived (from the spawn).
+pub struct Outcome {
+    pub success: bool,
+    pub lines: Vec<(Duration, String)>,
+    pub sigint_at: Option<Duration>,
+    pub exited_at: Duration,
+}
+
+impl Outcome {
+    /// When the first line containing `text` arrived.
+    pub fn at(&self, text: &str) -> Option<Duration> {
+        self.lines
+            .iter()
+            .find(|(_, l)| l.contains(text))
+            .map(|(t, _)| *t)
+    }
+
+    pub fn line(&self, text: &str) -> Option<&str> {
+        self.lines
+            .iter()
+            .find(|(_, l)| l.contains(text))
+            .map(|(_, l)| l.as_str())
+    }
+
+    pub fn text(&self) -> String {
+        let lines: Vec<&str> = self.lines.iter().map(|(_, l)| l.as_str()).collect();
+        lines.join("\n")
+    }
+
+    pub fn silent_at(&self) -> Duration {
+        self.at(SILENT_LINE)
+            .unwrap_or_else(|| panic!("the server never went silent:\n{}", self.text()))
+    }
+}
+
+/// Runs the child test `name` on `backend` with `env` in the work dir `dir`; with `sigint`, sends one SIGINT
+/// that long after the server went silent. A child that outlives 150 s is killed and fails.
+pub fn run_child(
+    name: &str,
+    backend: &str,
+    mode: &str,
+    dir: &Path,
+    env: &[(&str, &str)],
+    sigint: Option<Duration>,
+) -> Outcome {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(CHILD, mode)
+        .env("DBBENCH_DIR", dir)
+        .env("DBBENCH_BACKEND", backend)
+        .env_remove("DBBENCH_POSTGRES")
+        .env_remove(NEVER_SILENT)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let started = Instant::now();
+    let mut child = command.spawn().unwrap();
+    let (send, lines) = std::sync::mpsc::channel::<(Duration, String)>();
+    for stream in [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ] {
+        let send = send.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stream)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = send.send((started.elapsed(), line));
+            }
+        });
+    }
+    drop(send);
+    let mut seen = Vec::new();
+    let mut sigint_at = None;
+    let status = loop {
+        while let Ok(line) = lines.try_recv() {
+            seen.push(line);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if let (Some(after), None) = (sigint, sigint_at) {
+            if let Some((silent, _)) = seen.iter().find(|(_, l)| l.contains(SILENT_LINE)) {
+                if started.elapsed() >= *silent + after {
+                    // SAFETY: kill has no memory preconditions; the child is ours.
+                    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+                    sigint_at = Some(started.elapsed());
+                }
+            }
+        }
+        if started.elapsed() > Duration::from_secs(150) {
+            let _ = child.kill();
+            let _ = child.wait();
+            // The server processes a child stopped are not left stopped behind a failed test.
+            for (_, line) in &seen {
+                if let Some((_, pids)) = line.split_once(" stopped=") {
+                    for pid in pids.split(',').filter_map(|p| p.trim().parse::<i32>().ok()) {
+                        // SAFETY: kill has no memory preconditions; the child's cluster's.
+                        unsafe { libc::kill(pid, libc::SIGKILL) };
+                    }
+                }
+            }
+            let text: Vec<String> = seen.into_iter().map(|(_, l)| l).collect();
+            panic!("the child ran for 150 s:\n{}", text.join("\n"));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let exited_at = started.elapsed();
+    // The readers end with the pipes.
+    for line in lines.iter() {
+        seen.push(line);
+    }
+    seen.sort_by_key(|(t, _)| *t);
+    Outcome {
+        success: status.success(),
+        lines: seen,
+        sigint_at,
+        exited_at,
+    }
+}
+
+/// The results store opens, passes SQLite's integrity check and records `runs` invocations
+/// (the harness's runs), the last with `status`.
+pub fn assert_store_intact(dir: &Path, runs: usize, status: &str) {
+    let store = dbbench_core::__internals::Store::open(dir).unwrap();
+    let history = store.history().unwrap();
+    assert_eq!(history.len(), runs, "one invocation per run");
+    assert_eq!(history.last().unwrap().status, status);
+    let conn = rusqlite::Connection::open(dbbench_core::__internals::store_file(dir)).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+}
