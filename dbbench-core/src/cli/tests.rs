@@ -104,12 +104,15 @@ fn run_takes_resume() {
     ));
 }
 
+#[cfg(feature = "embedded")]
 static ONE_CELL: [crate::run::spec::CellSpec; 1] = [crate::run::spec::CellSpec {
     name: "only",
     storage: crate::model::config::StorageSpec::DEFAULT,
     backends: &[],
 }];
 
+// It runs a benchmark on the embedded engine: not in a build without it (CI's feature builds).
+#[cfg(feature = "embedded")]
 #[test]
 fn a_differing_snapshot_fails_the_main_job() {
     let dir = tempfile::tempdir().unwrap();
