@@ -15,7 +15,7 @@ use crate::model::results::{CellResult, CellStatus};
 use crate::run::target::Judge;
 
 /// The [`Judge`] the front ends hand to the runner: the forks' intervals, pooled with the
-/// earlier runs of the experiment it knows where there are enough ([`crate::analysis::drift`]),
+/// earlier runs of the experiment it knows where there are enough (`analysis::drift`),
 /// as the tables pool them.
 #[derive(Debug, Default, Clone)]
 pub struct IntervalJudge {
