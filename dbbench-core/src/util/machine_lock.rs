@@ -59,8 +59,7 @@ pub fn acquire(what: &str) -> Result<MachineLock> {
                 "dbbench › waiting for another measurement on this machine to finish ({}) before {what}",
                 holder.trim()
             ));
-            file.lock()
-                .map_err(|e| Error::io("cannot take the measurement lock", &path, e))?;
+            wait_for(&file, &path)?;
             say(&format!(
                 "dbbench › waited {:.1} s for the measurement lock",
                 started.elapsed().as_secs_f64()
@@ -75,6 +74,30 @@ pub fn acquire(what: &str) -> Result<MachineLock> {
         let _ = writeln!(f, "pid {}: {what}", std::process::id());
     }
     Ok(MachineLock { file })
+}
+
+/// Waits for `file`'s lock, polling, so that a Ctrl-C or SIGTERM ends the wait at once (a
+/// blocking `flock` would hold the run until the signal's forced exit): nothing was measured or
+/// created yet, so the run stops as interrupted.
+fn wait_for(file: &File, path: &std::path::Path) -> Result<()> {
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(Error::io("cannot take the measurement lock", path, e))
+            }
+        }
+        if let Some(signal) = crate::util::signals::received() {
+            return Err(Error::Interrupted {
+                signal,
+                detail: "while waiting for another measurement on this machine to finish; \
+                         nothing was measured or created"
+                    .into(),
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 #[cfg(test)]
