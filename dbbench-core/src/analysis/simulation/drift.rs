@@ -44,14 +44,10 @@ enum Shown {
     Assumed(f64),
 }
 
-struct Draw(fastrand::Rng);
+// The draws are the parent module's (`simulation::Draw`); a run of forks is drawn here.
+use super::Draw;
 
 impl Draw {
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (1.0 - self.0.f64(), self.0.f64());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-
     /// One run's forks' ratio at log-ratio `mu` with drift τ and round spread σ.
     fn run(&mut self, mu: f64, tau: f64, sigma: f64, effect: Effect) -> Ratio {
         let u = match effect {

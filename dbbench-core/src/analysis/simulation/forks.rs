@@ -57,14 +57,8 @@ enum Shown {
     Floor(f64),
 }
 
-struct Draw(fastrand::Rng);
-
-impl Draw {
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (1.0 - self.0.f64(), self.0.f64());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
+// The draws are the parent module's (`simulation::Draw`): one Box–Muller for every simulation.
+use super::Draw;
 
 fn cell(name: &str) -> CellResult {
     CellResult {
