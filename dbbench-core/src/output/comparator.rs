@@ -8,10 +8,10 @@
 //! * **A ratio** — a mapping with `baseline` and `value` (a cell's time over the baseline cell's,
 //!   with its forks interval `ci95`; [`crate::output::snapshot`]). The cells of one run share
 //!   their machine, so a ratio travels between machines: it is judged wherever timings are
-//!   compared, and fails only when it moved beyond both intervals (Bonferroni over the snapshot's
-//!   ratios) *and* beyond the practical tolerance `DBBENCH_TOLERANCE` (default 10%) that the drift
-//!   between invocations needs ([`ratio`] has the rule and why). A ratio with `busy` on either
-//!   side is not judged.
+//!   compared, and fails only when it moved beyond both intervals and the drift of a ratio between
+//!   machines (`DBBENCH_SNAPSHOT_DRIFT`, an assumption the console states; Bonferroni over the
+//!   snapshot's ratios) *and* beyond the practical tolerance `DBBENCH_TOLERANCE` (default 10%)
+//!   together ([`ratio`] has the rule and why). A ratio with `busy` on either side is not judged.
 //! * **A timing block** — a mapping with a `machine` key: the cell's seconds (elapsed and laps),
 //!   with the `calibration` of the machine that measured them ([`crate::model::calibration`]) and,
 //!   when some runs were measured while the machine was busy, `busy: 3 of 5 runs`
@@ -49,6 +49,8 @@ pub struct Findings {
     pub ratios: usize,
     /// Timing blocks whose seconds were compared (this machine, neither side busy).
     pub seconds: usize,
+    /// The drift between machines the ratios were judged with, when any was judged.
+    pub drift: Option<f64>,
     /// `cells[test_1].timing: seconds not compared: another machine (…)`: every measurement
     /// left unjudged, and why.
     pub notes: Vec<String>,
@@ -59,6 +61,7 @@ impl Findings {
     pub fn extend(&mut self, other: Findings) {
         self.ratios += other.ratios;
         self.seconds += other.seconds;
+        self.drift = self.drift.or(other.drift);
         self.notes.extend(other.notes);
     }
 
@@ -68,7 +71,13 @@ impl Findings {
     pub fn describe(&self) -> Option<String> {
         let mut compared = Vec::new();
         if self.ratios > 0 {
-            compared.push(format!("ratios of {} cells", self.ratios));
+            let drift = self.drift.map_or(String::new(), |tau| {
+                format!(
+                    ", allowing for a drift between machines of τ = {tau} (assumed: our VM's; \
+                     DBBENCH_SNAPSHOT_DRIFT)"
+                )
+            });
+            compared.push(format!("ratios of {} cells{drift}", self.ratios));
         }
         if self.seconds > 0 {
             compared.push(format!("seconds of {} cells (this machine)", self.seconds));
@@ -128,6 +137,9 @@ pub struct Tolerance {
     pub relative: f64,
     /// Allowed absolute change of the mean in seconds, added to the relative band.
     pub absolute_s: f64,
+    /// The drift of a ratio between machines, τ on the log scale on each side
+    /// (`DBBENCH_SNAPSHOT_DRIFT`, [`Tolerance::DRIFT`] by default; [`ratio`] says why).
+    pub drift: f64,
     /// Whether timings are compared at all.
     pub mode: TimingMode,
 }
@@ -137,20 +149,55 @@ impl Default for Tolerance {
         Tolerance {
             relative: 0.10,
             absolute_s: 0.05,
+            drift: Tolerance::DRIFT,
             mode: TimingMode::Compare,
         }
     }
 }
 
 impl Tolerance {
-    /// The tolerance from `DBBENCH_TOLERANCE`, `DBBENCH_TOLERANCE_ABS` and `DBBENCH_TIMING`.
+    /// The drift between machines assumed when `DBBENCH_SNAPSHOT_DRIFT` is not set: the largest
+    /// move of a ratio between two states of our VM, `|ln Δ|` 0.28, as `1.96 · √2 · τ`
+    /// (`docs/statistics.md`, "The snapshot's ratio check").
+    pub const DRIFT: f64 = 0.10;
+
+    /// The tolerance from `DBBENCH_TOLERANCE`, `DBBENCH_TOLERANCE_ABS`, `DBBENCH_TIMING` and
+    /// `DBBENCH_SNAPSHOT_DRIFT`.
     pub fn from_env() -> Result<Tolerance> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        Tolerance::parse(
+        let mut t = Tolerance::parse(
             var("DBBENCH_TOLERANCE").as_deref(),
             var("DBBENCH_TOLERANCE_ABS").as_deref(),
             var("DBBENCH_TIMING").as_deref(),
-        )
+        )?;
+        if let Some(text) = var("DBBENCH_SNAPSHOT_DRIFT") {
+            t.drift = Tolerance::parse_drift(&text)?;
+        }
+        Ok(t)
+    }
+
+    /// `DBBENCH_SNAPSHOT_DRIFT`'s value: τ on the log scale, `0.05` (a ratio drifting by about 5%
+    /// between machines), at least 0.
+    pub fn parse_drift(text: &str) -> Result<f64> {
+        let text = text.trim();
+        text.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && (0.0..=2.0).contains(v))
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "DBBENCH_SNAPSHOT_DRIFT must be the standard deviation of a ratio's logarithm \
+                     between machines, a number from 0 to 2 like `0.1`; found `{text}`"
+                ))
+            })
+    }
+
+    /// What a ratio of a snapshot of `ratios` ratios may move by.
+    pub fn allowance(&self, ratios: usize) -> ratio::Allowance {
+        ratio::Allowance {
+            ratios,
+            tolerance: self.relative,
+            drift: self.drift,
+        }
     }
 
     /// The tolerance from the variables' values: `relative` as `10%` or `0.1`, `absolute` in
@@ -300,6 +347,7 @@ impl Tolerance {
                     return;
                 }
                 findings.ratios += 1;
+                findings.drift = Some(self.drift);
                 let side = |h: &yaml_rust2::yaml::Hash| {
                     Some(ratio::RecordedRatio {
                         value: h.get(&Yaml::String("value".into())).and_then(number)?,
@@ -308,7 +356,7 @@ impl Tolerance {
                 };
                 match (side(o), side(n)) {
                     (Some(a), Some(b)) => {
-                        if let Some(why) = ratio::moved(a, b, m, self.relative) {
+                        if let Some(why) = ratio::moved(a, b, self.allowance(m)) {
                             out.push(format!("{}: {why}", display(path)));
                         }
                     }

@@ -10,12 +10,15 @@
 //! ```
 //!
 //! and the baseline's time `exp(machine + round)`, so each time carries the machine's speed
-//! (which the ratio cancels). `drift_c` is the invocation's own effect beyond its forks, drawn
-//! anew for every recording: τ = 0.02 is the top of what the dimensioning experiment measured on
-//! our VM (`docs/statistics.md`). The ratio and its interval are [`Ratio::forked`]'s, rounded to
-//! three digits as the snapshot writes them.
+//! (which the ratio cancels). `drift_c` is what a recording's machine (or machine state) does to
+//! the cell beyond its forks, drawn anew for every recording: τ = 0.02 between invocations on one
+//! machine state (the dimensioning experiment, `docs/statistics.md`), τ = 0.10 between the
+//! machine states the check allows for by default ([`Tolerance::DRIFT`]). The ratio and its
+//! interval are [`Ratio::forked`]'s, rounded to three digits as the snapshot writes them; the
+//! check is [`moved`] with the default allowance: five ratios, 10%, τ = 0.10.
 
-use super::ratio::{moved, RecordedRatio};
+use super::ratio::{moved, Allowance, RecordedRatio};
+use super::Tolerance;
 use crate::analysis::ratio::{Margin, Ratio};
 
 const CELLS: usize = 5;
@@ -97,6 +100,23 @@ fn record(draw: &mut Draw, truth: &[f64; CELLS], noise: Noise, machine: f64) -> 
 /// The share of snapshot checks that fail (any of the five ratios moved) when the recording has
 /// ratios `then` and the check `now`, the check on a machine 1.6 times slower.
 fn failure_rate(seed: u64, then: [f64; CELLS], now: [f64; CELLS], noise: Noise) -> f64 {
+    failure_rate_allowing(
+        seed,
+        then,
+        now,
+        noise,
+        Tolerance::default().allowance(CELLS),
+    )
+}
+
+/// [`failure_rate`] of a check with another allowance.
+fn failure_rate_allowing(
+    seed: u64,
+    then: [f64; CELLS],
+    now: [f64; CELLS],
+    noise: Noise,
+    allowance: Allowance,
+) -> f64 {
     let mut draw = Draw(fastrand::Rng::with_seed(seed));
     let failed = (0..PAIRS)
         .filter(|_| {
@@ -105,7 +125,7 @@ fn failure_rate(seed: u64, then: [f64; CELLS], now: [f64; CELLS], noise: Noise) 
             recorded
                 .iter()
                 .zip(&checked)
-                .any(|(a, b)| moved(*a, *b, CELLS, 0.10).is_some())
+                .any(|(a, b)| moved(*a, *b, allowance).is_some())
         })
         .count();
     failed as f64 / PAIRS as f64
@@ -115,29 +135,56 @@ const VLF: [f64; CELLS] = [0.88, 0.74, 0.60, 0.60, 0.61];
 
 #[test]
 fn unchanged_ratios_on_another_machine_rarely_fail() {
+    // Up to the drift the check allows for, in both models.
     for (noise, what) in [(TIGHT, "tight"), (TYPICAL, "typical")] {
-        let rate = failure_rate(1, VLF, VLF, noise);
-        assert!(
-            rate <= 0.05,
-            "{what} intervals with drift τ = {}: {:.1}% of unchanged snapshots failed",
-            noise.tau,
-            100.0 * rate
-        );
+        for tau in [0.02, Tolerance::DRIFT] {
+            let rate = failure_rate(1, VLF, VLF, Noise { tau, ..noise });
+            assert!(
+                rate <= 0.05,
+                "{what} intervals with drift τ = {tau}: {:.1}% of unchanged snapshots failed",
+                100.0 * rate
+            );
+        }
     }
 }
 
 #[test]
+fn without_the_drift_term_unchanged_ratios_of_another_machine_fail() {
+    // The check that ignored the drift between machines (the rule before it): most unchanged
+    // snapshots checked on another machine state fail, as the front door did after a reboot.
+    let blind = Allowance {
+        drift: 0.0,
+        ..Tolerance::default().allowance(CELLS)
+    };
+    let noise = Noise {
+        tau: Tolerance::DRIFT,
+        ..TYPICAL
+    };
+    let rate = failure_rate_allowing(1, VLF, VLF, noise, blind);
+    assert!(rate >= 0.5, "{:.1}%", 100.0 * rate);
+}
+
+#[test]
 fn a_moved_ratio_is_found() {
-    // A storage change that slows the baseline (test_1, which zero-fills) 30% more than the
-    // rest: every ratio falls by 1/1.3.
-    let slower_baseline = VLF.map(|r| r / 1.3);
-    let rate = failure_rate(2, VLF, slower_baseline, TYPICAL);
+    // A storage change that slows the baseline (test_1, which zero-fills) to twice its time
+    // and nothing else: every ratio halves; found across machine states.
+    let slower_baseline = VLF.map(|r| r / 2.0);
+    let across = Noise {
+        tau: Tolerance::DRIFT,
+        ..TYPICAL
+    };
+    let rate = failure_rate(2, VLF, slower_baseline, across);
     assert!(rate >= 0.95, "found in {:.1}%", 100.0 * rate);
-    // One cell's ratio 25% up, the others unchanged.
+    // One cell's ratio 60% up, the others unchanged, checked on the recording's machine state.
     let mut one = VLF;
-    one[1] *= 1.25;
+    one[1] *= 1.6;
     let rate = failure_rate(3, VLF, one, TYPICAL);
     assert!(rate >= 0.95, "found in {:.1}%", 100.0 * rate);
+    // Not every move is found: a ratio 25% up is within what machines do to it.
+    let mut small = VLF;
+    small[1] *= 1.25;
+    let rate = failure_rate(3, VLF, small, TYPICAL);
+    assert!(rate <= 0.5, "found in {:.1}%", 100.0 * rate);
 }
 
 /// The rates `docs/statistics.md` reports: `cargo test -p dbbench-core --lib ratio_check_rates
@@ -146,7 +193,7 @@ fn a_moved_ratio_is_found() {
 #[ignore = "prints the rates for the docs"]
 fn ratio_check_rates() {
     for (noise, what) in [(TIGHT, "tight"), (TYPICAL, "typical")] {
-        for tau in [0.0, 0.01, 0.02, 0.03] {
+        for tau in [0.0, 0.02, 0.05, 0.10, 0.15] {
             let noise = Noise { tau, ..noise };
             println!(
                 "{what}, τ = {tau}: unchanged fails {:.1}%",
@@ -154,12 +201,15 @@ fn ratio_check_rates() {
             );
         }
     }
-    for factor in [1.10, 1.15, 1.20, 1.25] {
-        let mut one = VLF;
-        one[1] *= factor;
-        println!(
-            "typical, τ = 0.02: one ratio ×{factor} found {:.1}%",
-            100.0 * failure_rate(5, VLF, one, TYPICAL)
-        );
+    for tau in [0.02, Tolerance::DRIFT] {
+        for factor in [1.25, 1.4, 1.6, 2.0] {
+            let mut one = VLF;
+            one[1] *= factor;
+            let noise = Noise { tau, ..TYPICAL };
+            println!(
+                "typical, τ = {tau}: one ratio ×{factor} found {:.1}%",
+                100.0 * failure_rate(5, VLF, one, noise)
+            );
+        }
     }
 }
