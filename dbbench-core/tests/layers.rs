@@ -233,3 +233,62 @@ fn the_checker_sees_groups_and_paths() {
     );
     assert!(named_layers(&code("// see crate::cli")).is_empty());
 }
+
+/// The product words a generic layer must not hold in its code: what one backend knows stays in
+/// its folder, and no item of it lives or dies by a backend's feature (issue 41: a new backend
+/// touches no `util` match).
+const PRODUCT_WORDS: [&str; 7] = [
+    "feature = \"",
+    "sqlservr",
+    "\"postgres\"",
+    "SQL Server",
+    "Babelfish",
+    "pg_backend_pid",
+    "SERVERPROPERTY",
+];
+
+/// `text` up to its first `#[cfg(test)]`: a module's own tests may describe any product.
+fn shipped(text: &str) -> &str {
+    text.find("#[cfg(test)]").map_or(text, |i| &text[..i])
+}
+
+/// The product words in the shipped code of `text`, comments left out.
+fn product_words(text: &str) -> Vec<&'static str> {
+    let code = code(shipped(text));
+    PRODUCT_WORDS
+        .into_iter()
+        .filter(|w| code.contains(w))
+        .collect()
+}
+
+#[test]
+fn util_names_no_product() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/util");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let words = product_words(&std::fs::read_to_string(&file).unwrap());
+        if !words.is_empty() {
+            found.push(format!("{}: {words:?}", file.display()));
+        }
+    }
+    assert!(found.is_empty(), "util names products: {found:#?}");
+}
+
+#[test]
+fn the_product_check_sees_code_not_comments_or_tests() {
+    assert_eq!(
+        product_words("let name = \"sqlservr\";\n"),
+        vec!["sqlservr"]
+    );
+    assert!(product_words("// sqlservr, as SQL Server names it\nlet x = 1;\n").is_empty());
+    assert_eq!(
+        product_words("#[cfg(feature = \"mssql\")]\npub const A: i64 = 1;\n"),
+        vec!["feature = \""]
+    );
+    assert!(product_words(
+        "fn a() {}\n#[cfg(test)]\nmod tests { const N: &str = \"postgres\"; }\n"
+    )
+    .is_empty());
+}

@@ -2,14 +2,15 @@
 //! the busy-machine guard counts their CPU as the workload's, not as a neighbour's.
 //!
 //! The server says which process it is (SQL Server's `SERVERPROPERTY('ProcessID')`) or which
-//! process serves this session (PostgreSQL's `pg_backend_pid()`, Babelfish's `@@SPID`, whose
-//! parent is the postmaster). A pid is taken as the server's only when all three hold:
+//! process serves this session (PostgreSQL's `pg_backend_pid()`). Each backend describes that
+//! process as a [`ServerProcess`] (its name, and whether it is the server or serves one session
+//! for it); this module knows no product. A pid is taken as the server's only when all three hold:
 //!
 //! * the server was reached on this machine: a Unix socket, a loopback address, or an address of
 //!   one of this machine's interfaces;
 //! * the pid exists here;
-//! * its process looks like the server: `sqlservr`, or a `postgres` backend whose parent is a
-//!   `postgres` postmaster.
+//! * its process looks like the server: it has the name the backend gave, and, for a process
+//!   that serves one session, its parent has that name too and is no child of another.
 //!
 //! Otherwise nothing is taken (a remote server, or one in a container whose pids are not this
 //! machine's), and every process but dbbench's own and the kernel's stays a neighbour.
@@ -17,14 +18,34 @@
 use crate::model::interference::ServerOnHost;
 use crate::util::procfs::ProcFs;
 
-/// The process a server reported.
+/// The process a server reported, as its backend describes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reported {
-    /// SQL Server's own process (`SERVERPROPERTY('ProcessID')`).
-    SqlServer(u32),
-    /// The PostgreSQL backend serving this session (`pg_backend_pid()`; `@@SPID` on Babelfish),
-    /// a child of the postmaster.
-    PostgresBackend(u32),
+pub struct ServerProcess {
+    /// Its pid.
+    pub pid: u32,
+    /// The name (`comm`) of the server's processes: `sqlservr`, `postgres`.
+    pub name: &'static str,
+    /// Where the server's process tree starts.
+    pub root: Root,
+}
+
+/// Where a server's process tree starts, from the process it reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Root {
+    /// The reported process is the server's own (SQL Server's); a parent of the same name is a
+    /// watchdog whose tree holds it (SQL Server on Linux runs as two `sqlservr` processes).
+    Itself {
+        /// What the process is, for the console ("SQL Server's process").
+        own: &'static str,
+        /// What its watchdog parent is ("the parent of SQL Server's process").
+        watchdog: &'static str,
+    },
+    /// The reported process serves one session (a PostgreSQL backend); its parent, of the same
+    /// name and no child of another, is the server (the postmaster).
+    Parent {
+        /// What the parent is ("the postmaster, parent of this session's backend").
+        label: &'static str,
+    },
 }
 
 /// Whether `host` (a name or an address, as a connection string gives it) is this machine:
@@ -52,34 +73,21 @@ pub fn is_local_host(host: &str) -> bool {
 /// The server's processes on this machine, from the process it `reported`; `found` says how the
 /// server reported it (`pg_backend_pid() 4242`). `None` when the process is not here or does not
 /// look like the server. The caller has checked that the server was reached on this machine.
-pub fn identify(proc: &ProcFs, reported: Reported, found: &str) -> Option<ServerOnHost> {
-    let (root, found_by) = match reported {
-        Reported::SqlServer(pid) => {
-            let stat = proc.stat(pid).filter(|s| s.comm == "sqlservr")?;
-            // On Linux SQL Server runs as two `sqlservr` processes: a watchdog parent and the
-            // engine; the parent's tree holds both.
-            match proc.stat(stat.ppid).filter(|p| p.comm == "sqlservr") {
-                Some(_) => (
-                    stat.ppid,
-                    format!("the parent of SQL Server's process, {found}"),
-                ),
-                None => (pid, format!("SQL Server's process, {found}")),
-            }
-        }
-        Reported::PostgresBackend(pid) => {
-            let backend = proc.stat(pid).filter(|s| s.comm == "postgres")?;
-            // The postmaster is the backend's parent, and no child of another postgres.
-            let postmaster = proc.stat(backend.ppid).filter(|p| p.comm == "postgres")?;
-            if proc
-                .stat(postmaster.ppid)
-                .is_some_and(|p| p.comm == "postgres")
-            {
+pub fn identify(proc: &ProcFs, reported: ServerProcess, found: &str) -> Option<ServerOnHost> {
+    let ServerProcess { pid, name, root } = reported;
+    let stat = proc.stat(pid).filter(|s| s.comm == name)?;
+    let (root, found_by) = match root {
+        Root::Itself { own, watchdog } => match proc.stat(stat.ppid).filter(|p| p.comm == name) {
+            Some(_) => (stat.ppid, format!("{watchdog}, {found}")),
+            None => (pid, format!("{own}, {found}")),
+        },
+        Root::Parent { label } => {
+            // The parent is the server, and no child of another process of its name.
+            let parent = proc.stat(stat.ppid).filter(|p| p.comm == name)?;
+            if proc.stat(parent.ppid).is_some_and(|p| p.comm == name) {
                 return None;
             }
-            (
-                backend.ppid,
-                format!("the postmaster, parent of this session's backend, {found}"),
-            )
+            (stat.ppid, format!("{label}, {found}"))
         }
     };
     let name = proc.stat(root)?.comm;
@@ -96,6 +104,28 @@ mod tests {
     use super::*;
     use crate::util::procfs::fake;
 
+    // Descriptions as the backends give them (`engine/*/local.rs`); this module knows none.
+    fn backend(pid: u32) -> ServerProcess {
+        ServerProcess {
+            pid,
+            name: "postgres",
+            root: Root::Parent {
+                label: "the postmaster, parent of this session's backend",
+            },
+        }
+    }
+
+    fn engine(pid: u32) -> ServerProcess {
+        ServerProcess {
+            pid,
+            name: "sqlservr",
+            root: Root::Itself {
+                own: "SQL Server's process",
+                watchdog: "the parent of SQL Server's process",
+            },
+        }
+    }
+
     #[test]
     fn the_postmaster_of_a_backend_is_the_server() {
         let dir = tempfile::tempdir().unwrap();
@@ -111,12 +141,7 @@ mod tests {
                 (901, 900, "sleep", 0),
             ],
         );
-        let server = identify(
-            &proc,
-            Reported::PostgresBackend(16773),
-            "pg_backend_pid() 16773",
-        )
-        .unwrap();
+        let server = identify(&proc, backend(16773), "pg_backend_pid() 16773").unwrap();
         assert_eq!(
             (server.name.as_str(), server.pid, server.children),
             ("postgres", 7778, 3)
@@ -126,12 +151,12 @@ mod tests {
             "the postmaster, parent of this session's backend, pg_backend_pid() 16773"
         );
         // A pid that is not here, or not a postgres backend: a server elsewhere.
-        assert_eq!(identify(&proc, Reported::PostgresBackend(4242), ""), None);
-        assert_eq!(identify(&proc, Reported::PostgresBackend(901), ""), None);
+        assert_eq!(identify(&proc, backend(4242), ""), None);
+        assert_eq!(identify(&proc, backend(901), ""), None);
         // The postmaster itself reported as a backend: its parent is no postgres.
-        assert_eq!(identify(&proc, Reported::PostgresBackend(7778), ""), None);
+        assert_eq!(identify(&proc, backend(7778), ""), None);
         // A postgres backend's pid is never taken for SQL Server's.
-        assert_eq!(identify(&proc, Reported::SqlServer(16773), ""), None);
+        assert_eq!(identify(&proc, engine(16773), ""), None);
     }
 
     #[test]
@@ -146,19 +171,14 @@ mod tests {
                 (600, 1, "sqlservr", 5),
             ],
         );
-        let linux = identify(
-            &proc,
-            Reported::SqlServer(512),
-            "SERVERPROPERTY('ProcessID') 512",
-        )
-        .unwrap();
+        let linux = identify(&proc, engine(512), "SERVERPROPERTY('ProcessID') 512").unwrap();
         assert_eq!((linux.pid, linux.children), (500, 1));
         assert!(linux
             .found_by
             .starts_with("the parent of SQL Server's process"));
-        let alone = identify(&proc, Reported::SqlServer(600), "").unwrap();
+        let alone = identify(&proc, engine(600), "").unwrap();
         assert_eq!((alone.pid, alone.children), (600, 0));
-        assert_eq!(identify(&proc, Reported::PostgresBackend(512), ""), None);
+        assert_eq!(identify(&proc, backend(512), ""), None);
     }
 
     #[test]
@@ -186,7 +206,7 @@ mod tests {
         // A real process that is neither sqlservr nor a postgres backend.
         let proc = ProcFs::system();
         let me = std::process::id();
-        assert_eq!(identify(&proc, Reported::SqlServer(me), ""), None);
-        assert_eq!(identify(&proc, Reported::PostgresBackend(me), ""), None);
+        assert_eq!(identify(&proc, engine(me), ""), None);
+        assert_eq!(identify(&proc, backend(me), ""), None);
     }
 }

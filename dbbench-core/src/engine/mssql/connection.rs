@@ -430,7 +430,12 @@ pub fn to_value(data: &ColumnData<'_>) -> Value {
     }
 }
 
-pub use crate::util::calendar::{civil_date, DAYS_0001_TO_1970, DAYS_1900_TO_1970};
+pub use crate::util::calendar::civil_date;
+
+/// Days from 1900-01-01 (SQL Server's `datetime` epoch) to 1970-01-01.
+pub const DAYS_1900_TO_1970: i64 = 25_567;
+/// Days from 0001-01-01 (the `date`/`datetime2` epoch) to 1970-01-01.
+pub const DAYS_0001_TO_1970: i64 = 719_162;
 
 /// `hh:mm:ss.fff` of `ms` milliseconds after midnight.
 fn clock(ms: u64) -> String {

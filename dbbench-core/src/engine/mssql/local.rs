@@ -6,7 +6,7 @@
 use super::identity::Product;
 use super::{ConnectSettings, MssqlConnection};
 use crate::model::interference::ServerOnHost;
-use crate::util::local_server::{identify, is_local_host, Reported};
+use crate::util::local_server::{identify, is_local_host, Root, ServerProcess};
 use crate::util::procfs::ProcFs;
 
 /// The server's process and this session's id; `sql_variant` cast, as tiberius panics on it.
@@ -44,20 +44,41 @@ fn reported(
     product: &Product,
     process_id: Option<u32>,
     session_id: Option<u32>,
-) -> Option<(Reported, String)> {
+) -> Option<(ServerProcess, String)> {
     match product {
-        Product::Babelfish => session_id.map(|pid| {
-            (
-                Reported::PostgresBackend(pid),
-                format!("@@SPID {pid} on Babelfish"),
-            )
-        }),
+        Product::Babelfish => {
+            session_id.map(|pid| (babelfish_backend(pid), format!("@@SPID {pid} on Babelfish")))
+        }
         _ => process_id.map(|pid| {
             (
-                Reported::SqlServer(pid),
+                sql_server(pid),
                 format!("SERVERPROPERTY('ProcessID') {pid}"),
             )
         }),
+    }
+}
+
+/// SQL Server's own process `pid`; on Linux a watchdog `sqlservr` parent holds it.
+fn sql_server(pid: u32) -> ServerProcess {
+    ServerProcess {
+        pid,
+        name: "sqlservr",
+        root: Root::Itself {
+            own: "SQL Server's process",
+            watchdog: "the parent of SQL Server's process",
+        },
+    }
+}
+
+/// The PostgreSQL backend `pid` that serves this session on Babelfish; its postmaster is the
+/// server.
+fn babelfish_backend(pid: u32) -> ServerProcess {
+    ServerProcess {
+        pid,
+        name: "postgres",
+        root: Root::Parent {
+            label: "the postmaster, parent of this session's backend",
+        },
     }
 }
 
@@ -70,11 +91,11 @@ mod tests {
         // Recorded from Babelfish 4.2.0: ProcessID 0 (read as none), @@SPID the backend's pid.
         assert_eq!(
             reported(&Product::Babelfish, None, Some(16773)).map(|r| r.0),
-            Some(Reported::PostgresBackend(16773))
+            Some(babelfish_backend(16773))
         );
         assert_eq!(
             reported(&Product::SqlServer, Some(1234), Some(52)).map(|r| r.0),
-            Some(Reported::SqlServer(1234))
+            Some(sql_server(1234))
         );
         // A session id is never taken for SQL Server's pid.
         assert_eq!(reported(&Product::SqlServer, None, Some(52)), None);

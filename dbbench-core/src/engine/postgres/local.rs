@@ -5,7 +5,7 @@
 
 use super::PostgresConnection;
 use crate::model::interference::ServerOnHost;
-use crate::util::local_server::{identify, is_local_host, Reported};
+use crate::util::local_server::{identify, is_local_host, Root, ServerProcess};
 use crate::util::procfs::ProcFs;
 
 /// This session's backend and the server address it was reached on (NULL on a Unix socket).
@@ -23,9 +23,20 @@ pub async fn server_on_host(conn: &mut PostgresConnection) -> Option<ServerOnHos
     }
     identify(
         &ProcFs::system(),
-        Reported::PostgresBackend(pid),
+        backend(pid),
         &format!("pg_backend_pid() {pid}"),
     )
+}
+
+/// The PostgreSQL backend `pid` serving a session, a child of the postmaster: the server.
+pub fn backend(pid: u32) -> ServerProcess {
+    ServerProcess {
+        pid,
+        name: "postgres",
+        root: Root::Parent {
+            label: "the postmaster, parent of this session's backend",
+        },
+    }
 }
 
 /// Whether the server's end of the connection is on this machine: a Unix socket (no address),
