@@ -72,9 +72,10 @@ enum Command {
         #[arg(long, default_value = "text", value_parser = ["text", "markdown"])]
         format: String,
     },
-    /// Before anything is created: what the SQL Server in `DBBENCH_MSSQL` and its login allow
-    /// (version, edition, IFI, trace flags, Extended Events, permissions, default paths, tempdb
-    /// changes), and which cells of these benchmarks can run there.
+    /// Before anything is created: what the backend's server and its login allow, and which
+    /// cells of these benchmarks can run there (the backend `DBBENCH_BACKEND` names, else the only
+    /// one with a preflight: SQL Server's, for the server in `DBBENCH_MSSQL`: version, edition,
+    /// IFI, trace flags, Extended Events, permissions, default paths, tempdb changes).
     Preflight {
         /// `smoke`, `default`, `full` or a factor (default: DBBENCH_SCALE, else `default`).
         #[arg(long)]
@@ -278,12 +279,11 @@ fn snapshot_command(
     Ok(check.matches)
 }
 
-/// `preflight`: reads the server's facts and the login's permissions, creating nothing, and says
-/// for every cell whether it can run there.
-#[cfg(feature = "mssql")]
+/// `preflight`: the backend's own check of its server (the one `DBBENCH_BACKEND` names, else the
+/// only backend of this build that has a preflight), creating nothing: what the server and its
+/// login allow, and for every cell whether it can run there.
 fn preflight(benchmarks: &[&'static BenchmarkSpec], scale: Option<&str>) -> Result<bool> {
-    use crate::engine::mssql::{instance, preflight, ConnectSettings};
-    let settings = ConnectSettings::from_env()?;
+    let run = preflight_of(std::env::var("DBBENCH_BACKEND").ok().as_deref())?;
     let scale = match scale {
         Some(s) => Scale::parse(s)?,
         None => Scale::from_env(Scale::default_scale())?,
@@ -307,22 +307,45 @@ fn preflight(benchmarks: &[&'static BenchmarkSpec], scale: Option<&str>) -> Resu
         .enable_all()
         .build()
         .map_err(|e| Error::msg(format!("cannot start the tokio runtime: {e}")))?;
-    let report = runtime.block_on(preflight::run(
-        &settings,
-        &cells,
-        instance::allowed_by_env(),
-    ))?;
-    println!("{}", report.render());
+    println!("{}", runtime.block_on(run(&cells))?);
     Ok(true)
 }
 
-/// `preflight` in a build without SQL Server: says which feature it needs.
-#[cfg(not(feature = "mssql"))]
-fn preflight(_: &[&'static BenchmarkSpec], _: Option<&str>) -> Result<bool> {
-    Err(crate::engine::registry::not_built(
-        crate::model::config::BackendKind::Mssql,
-        "preflight",
-    ))
+/// The preflight of the backend `named` (`DBBENCH_BACKEND`), else of the only backend of this
+/// build that has one; an error that says which when there is none.
+fn preflight_of(named: Option<&str>) -> Result<crate::engine::plugin::PreflightFn> {
+    use crate::engine::registry::{not_built, registration, REGISTERED};
+    use crate::model::config::BackendKind;
+    if let Some(name) = named.map(str::trim).filter(|n| !n.is_empty()) {
+        let kind = BackendKind::from_keyword(name)
+            .ok_or_else(|| Error::Config(format!("DBBENCH_BACKEND names no backend: `{name}`")))?;
+        let found = registration(kind).ok_or_else(|| not_built(kind, "preflight"))?;
+        return found.preflight.ok_or_else(|| {
+            Error::Config(format!(
+                "preflight: the {name} backend has none; its runs check what they need as they \
+                 start"
+            ))
+        });
+    }
+    let with: Vec<_> = REGISTERED
+        .iter()
+        .filter(|r| r.preflight.is_some())
+        .collect();
+    match with.as_slice() {
+        [one] => Ok(one.preflight.expect("filtered on it")),
+        [] => Err(Error::Config(
+            "preflight: no backend of this build has one; build dbbench-core with the feature of \
+             a backend that does (docs/architecture.md, \"A backend\")"
+                .into(),
+        )),
+        more => Err(Error::Config(format!(
+            "preflight: name the backend in DBBENCH_BACKEND ({})",
+            more.iter()
+                .map(|r| r.profile.kind.keyword())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
 }
 
 /// Runs `f` with the panic hook silenced: insta reports a differing snapshot by printing its diff

@@ -163,3 +163,38 @@ fn a_differing_snapshot_fails_the_main_job() {
         assert!(main_job(), "the accepted snapshot matches: exit status 0");
     }
 }
+
+#[test]
+fn preflight_is_the_named_backends_or_the_only_one_that_has_one() {
+    use crate::engine::registry::REGISTERED;
+    let with = REGISTERED.iter().filter(|r| r.preflight.is_some()).count();
+    match preflight_of(None) {
+        Ok(_) => assert_eq!(with, 1),
+        Err(e) => {
+            assert_eq!(with, 0, "{e}");
+            assert!(
+                e.to_string().contains("no backend of this build has one"),
+                "{e}"
+            );
+        }
+    }
+    let unknown = preflight_of(Some("oracle")).err().unwrap().to_string();
+    assert!(unknown.contains("names no backend: `oracle`"), "{unknown}");
+    // A backend built without a preflight says so; one not built names its feature.
+    for r in REGISTERED.iter().filter(|r| r.preflight.is_none()) {
+        let why = preflight_of(Some(r.profile.kind.keyword()))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(why.contains("has none"), "{why}");
+    }
+    for kind in crate::model::config::BackendKind::ALL {
+        if !crate::engine::registry::is_built(kind) {
+            let why = preflight_of(Some(kind.keyword()))
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(why.contains("was built without"), "{why}");
+        }
+    }
+}

@@ -189,11 +189,22 @@ pub fn mismatched() -> Error {
     Error::msg("a connection of one backend was used with a database of another")
 }
 
-/// How the registry knows a backend: its profile (with its kind) and how it starts from the
-/// environment (`DBBENCH_BACKEND` chose it).
+/// How the registry knows a backend: its profile (with its kind), how it starts from the
+/// environment (`DBBENCH_BACKEND` chose it) and, when it has one, its preflight.
 pub struct Registration {
     /// The backend's profile; its `kind` is what `DBBENCH_BACKEND` names.
     pub profile: &'static Profile,
     /// Starts the backend from the environment (connection strings, hooks).
     pub from_env: fn() -> BoxFuture<'static, Result<Box<dyn EngineBackend>>>,
+    /// The backend's `preflight` command, when it has one: reads what the server in the
+    /// environment and its login allow, creating nothing, and renders what it found and which of
+    /// `cells` can run there.
+    pub preflight: Option<PreflightFn>,
 }
+
+/// A cell as a preflight sees it: its benchmark's test path, its name, its storage at the scale
+/// asked for.
+pub type PreflightCell<'a> = (&'a str, &'a str, StorageSpec);
+
+/// A backend's preflight ([`Registration::preflight`]): its report, rendered.
+pub type PreflightFn = for<'a> fn(&'a [PreflightCell<'a>]) -> BoxFuture<'a, Result<String>>;

@@ -25,6 +25,7 @@ use std::sync::Arc;
 pub static REGISTRATION: Registration = Registration {
     profile: &PROFILE,
     from_env: || Box::pin(async { Ok(Box::new(EmbeddedBackend::new()) as Box<dyn EngineBackend>) }),
+    preflight: None,
 };
 
 #[async_trait::async_trait(?Send)]

@@ -32,6 +32,14 @@ pub static REGISTRATION: Registration = Registration {
                 .map(|b| Box::new(b) as Box<dyn EngineBackend>)
         })
     },
+    preflight: Some(|cells| {
+        Box::pin(async move {
+            let settings = super::ConnectSettings::from_env()?;
+            let allowed = super::instance::allowed_by_env();
+            let report = super::preflight::run(&settings, cells, allowed).await?;
+            Ok(report.render())
+        })
+    }),
 };
 
 #[async_trait::async_trait(?Send)]

@@ -31,6 +31,7 @@ pub static REGISTRATION: Registration = Registration {
                 .map(|b| Box::new(b) as Box<dyn EngineBackend>)
         })
     },
+    preflight: None,
 };
 
 #[async_trait::async_trait(?Send)]
