@@ -51,6 +51,7 @@ use crate::model::error::{Error, Result};
 use crate::model::evidence::{BackendInfo, Evidence};
 use crate::model::load::{ErrorKind, Execution};
 use crate::model::plan::DatabasePlan;
+use crate::model::presentation::Presentation;
 use crate::model::scale::Scale;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -97,6 +98,7 @@ impl EmbeddedBackend {
             kind: "embedded".into(),
             version: format!("SQLite {}", rusqlite::version()),
             preconditions,
+            ..BackendInfo::default()
         }
     }
 
@@ -395,7 +397,6 @@ impl EmbeddedDatabase {
 pub static PROFILE: Profile = Profile {
     kind: BackendKind::Embedded,
     dialect: Dialect::Sqlite,
-    segments_label: "log segments",
     execution: Execution::Threads,
     driver_sql: DriverSql {
         // Deferred, so read-only transactions do not serialise; a transaction that writes first
@@ -412,7 +413,7 @@ pub static PROFILE: Profile = Profile {
     classify,
     defaults_unbound_volumes: true,
     local_page_cache: true,
-    evidence_columns: &[],
+    presentation: Presentation::PLAIN,
 };
 
 /// Busy and locked (SQLite's lock wait ran out) are [`ErrorKind::Busy`].
