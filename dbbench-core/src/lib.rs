@@ -145,9 +145,11 @@ pub mod results {
     };
 }
 
-/// The `credit` fixture and the statements of the articles' workloads, in each dialect.
+/// The `credit` fixture and the statements of the articles' workloads, in the dialect of each
+/// backend this build has.
 pub mod fixture {
     pub use crate::engine::fixture::*;
+    pub use crate::engine::registry::{credit_schema, doubling_insert};
     pub use crate::run::workload::double_charges;
 }
 

@@ -1,7 +1,8 @@
-//! What the layers above may know about an engine, in one value per engine: its dialect, how its
-//! results are shown (what its log segments are called, its evidence columns), how a concurrent
-//! load's workers run on it, the statements the driver sends, which errors a transaction is
-//! retried for, and whether unbound volume names get a directory of their own. Upper layers read the profile instead of testing backend names.
+//! What the layers above may know about an engine, in one value per engine: its dialect and the
+//! fixture's statements in it, how its results are shown (what its log segments are called, its
+//! evidence columns), how a concurrent load's workers run on it, the statements the driver sends,
+//! which errors a transaction is retried for, and whether unbound volume names get a directory of
+//! their own. Upper layers read the profile instead of testing backend names.
 
 use crate::model::config::BackendKind;
 use crate::model::dialect::Dialect;
@@ -17,6 +18,8 @@ pub struct Profile {
     pub kind: BackendKind,
     /// The SQL it speaks.
     pub dialect: Dialect,
+    /// The `credit` fixture's statements in that SQL.
+    pub fixture: &'static FixtureSql,
     /// How the workers of a concurrent load run.
     pub execution: Execution,
     /// The statements the driver itself sends.
@@ -34,6 +37,17 @@ pub struct Profile {
     /// How its results are shown (what its log segments are called, its own evidence columns):
     /// every result records these, so any build renders it alike.
     pub presentation: Presentation,
+}
+
+/// The `credit` fixture's statements in one engine's SQL; [`crate::engine::fixture`] makes the
+/// rows, the same for every engine.
+#[derive(Debug)]
+pub struct FixtureSql {
+    /// `CREATE TABLE charge` (its identity column `charge_no` assigned by the database).
+    pub credit_schema: &'static str,
+    /// The article's doubling statement for loop `n` (1-based): copies every row with
+    /// `charge_dt` moved `30 * n` days later.
+    pub doubling_insert: fn(u32) -> String,
 }
 
 /// Transaction control and warm-up in one dialect.

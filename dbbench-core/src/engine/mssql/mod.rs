@@ -435,6 +435,7 @@ fn on_off(on: bool) -> String {
 pub static PROFILE: Profile = Profile {
     kind: BackendKind::Mssql,
     dialect: Dialect::TSql,
+    fixture: &fixture::SQL,
     execution: Execution::Tasks,
     driver_sql: DriverSql {
         begin: "BEGIN TRANSACTION",

@@ -453,6 +453,7 @@ static EVIDENCE_COLUMNS: [EvidenceColumn; 6] = [
 pub static PROFILE: Profile = Profile {
     kind: BackendKind::Postgres,
     dialect: Dialect::Postgres,
+    fixture: &fixture::SQL,
     execution: Execution::Threads,
     driver_sql: DriverSql {
         begin: "BEGIN",
