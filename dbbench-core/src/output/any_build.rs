@@ -2,8 +2,10 @@
 //! file, written and read back as `dbbench report` reads them, give the same results table and
 //! the same snapshot table in a build without those backends (the default, the embedded engine
 //! alone) as in one with them, because each result records how it is shown
-//! ([`crate::model::evidence::BackendInfo::presentation`]). The expected texts below are the
-//! ones every build must give; CI runs this with each backend's feature alone and with all.
+//! ([`crate::model::evidence::BackendInfo::presentation`]). The headers, evidence cells and
+//! snapshot tables expected below are what every build must give (CI runs this with each
+//! backend's feature alone and with all); where the build has the backend, a result stored before
+//! results recorded these facts renders exactly as one that records them.
 
 use crate::analysis::table::BenchmarkTable;
 use crate::model::presentation::{EvidenceColumn, EvidenceUnit, Presentation};
