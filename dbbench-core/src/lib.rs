@@ -132,6 +132,7 @@ pub mod results {
     pub use crate::model::earlier::{EarlierRatio, EarlierRun};
     pub use crate::model::host::HostInfo;
     pub use crate::model::interference::{Busy, Interference, Thresholds};
+    pub use crate::model::presentation::{EvidenceColumn, EvidenceUnit, Presentation};
     pub use crate::model::results::*;
     pub use crate::model::setting::{Setting, Settings};
     pub use crate::model::start::{CacheState, Preparation, WindowStart};
@@ -144,9 +145,11 @@ pub mod results {
     };
 }
 
-/// The `credit` fixture and the statements of the articles' workloads, in each dialect.
+/// The `credit` fixture and the statements of the articles' workloads, in the dialect of each
+/// backend this build has.
 pub mod fixture {
     pub use crate::engine::fixture::*;
+    pub use crate::engine::registry::{credit_schema, doubling_insert};
     pub use crate::run::workload::double_charges;
 }
 

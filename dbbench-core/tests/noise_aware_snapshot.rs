@@ -73,6 +73,7 @@ fn result(times: [&[f64]; 2], growth_events: u64) -> BenchmarkResult {
             kind: "embedded".into(),
             version: "SQLite 3".into(),
             preconditions: BTreeMap::new(),
+            ..Default::default()
         },
         host: HostInfo::default(),
         run: RunInfo {

@@ -12,7 +12,7 @@ pub use crate::analysis::metrics::{elapsed_of, CellMetrics};
 use crate::analysis::notation;
 use crate::analysis::ratio::{Margin, Method, Ratio, Verdict};
 use crate::analysis::stats::Summary;
-use crate::engine::profile::{EvidenceColumn, EvidenceUnit};
+use crate::model::presentation::{EvidenceColumn, EvidenceUnit, Presentation};
 use crate::model::results::{BenchmarkResult, CellStatus};
 use crate::util::grid::{Align, Grid};
 
@@ -23,15 +23,14 @@ pub struct BenchmarkTable {
     pub rows: Vec<CellRow>,
     /// The baseline cell's name.
     pub baseline: String,
-    /// What the backend's log segments are called (`VLFs` on SQL Server, `log segments` on the
-    /// embedded engine), from its profile.
-    pub segments_label: &'static str,
+    /// How the backend's results are shown: what its log segments are called (`VLFs` on SQL
+    /// Server, `log segments` on the embedded engine) and its own evidence columns, as the result
+    /// recorded them ([`crate::engine::presentation`]).
+    pub presentation: Presentation,
     /// The source of the reference values and its baseline cell, where the suite declares them.
     pub reference: Option<(String, String)>,
     /// The engine the reference measured (`SQL Server`), for the article columns' titles.
     pub reference_engine: String,
-    /// The backend's own evidence columns ([`crate::engine::profile::Profile::evidence_columns`]).
-    pub evidence_columns: &'static [EvidenceColumn],
     /// Why verdicts were overruled: cells measured while the machine was busy, cells whose
     /// machine calibration differs from the baseline cell's.
     pub notes: Vec<String>,
@@ -135,8 +134,7 @@ type Metric = (String, Align, fn(&CellMetrics) -> Option<String>);
 impl BenchmarkTable {
     /// The table of `result`.
     pub fn of(result: &BenchmarkResult) -> BenchmarkTable {
-        let profile = crate::engine::profile_named(&result.backend.kind);
-        let evidence_columns = profile.map_or(&[][..], |p| p.evidence_columns);
+        let presentation = crate::engine::presentation(&result.backend);
         let keys = label::differing_options(result);
         let baseline_cell = result.cells.get(result.baseline_index());
         let baseline = baseline_cell.and_then(|c| Summary::of(&elapsed_of(c)));
@@ -175,9 +173,10 @@ impl BenchmarkTable {
                     elapsed,
                     ratio,
                     metrics: CellMetrics::of(cell),
-                    evidence: evidence_columns
+                    evidence: presentation
+                        .evidence_columns
                         .iter()
-                        .map(|c| evidence_mean(cell, c.value))
+                        .map(|c| evidence_mean(cell, &c.value))
                         .collect(),
                     reference: result.reference.as_ref().and_then(|r| {
                         r.of(&cell.name).map(|case| ReferenceRow {
@@ -198,7 +197,6 @@ impl BenchmarkTable {
         BenchmarkTable {
             rows,
             baseline: baseline_cell.map(|c| c.name.clone()).unwrap_or_default(),
-            segments_label: profile.map_or("log segments", |p| p.segments_label),
             reference: result
                 .reference
                 .as_ref()
@@ -208,7 +206,7 @@ impl BenchmarkTable {
                 .as_ref()
                 .map(|r| r.engine.clone())
                 .unwrap_or_default(),
-            evidence_columns,
+            presentation,
             notes,
             pooling,
             settings: crate::analysis::confounder::SettingsCheck::of(result),
@@ -260,7 +258,7 @@ impl BenchmarkTable {
             ("log growths".into(), r, |m| {
                 m.log_growths.map(notation::thousands)
             }),
-            (self.segments_label.into(), r, |m| {
+            (self.presentation.segments_label.to_string(), r, |m| {
                 m.log_segments.map(notation::thousands)
             }),
             ("data size".into(), r, |m| {
@@ -321,6 +319,7 @@ impl BenchmarkTable {
             engine => format!("article ({engine})"),
         };
         let evidence: Vec<(usize, &EvidenceColumn)> = self
+            .presentation
             .evidence_columns
             .iter()
             .enumerate()
@@ -361,7 +360,7 @@ impl BenchmarkTable {
         }
         for (title, align, _) in &columns.shown {
             grid.column(title.as_str(), *align);
-            if columns.ref_segments && title == self.segments_label {
+            if columns.ref_segments && *title == self.presentation.segments_label {
                 grid.column(format!("{article} VLFs"), Align::Right);
             }
         }
@@ -369,7 +368,7 @@ impl BenchmarkTable {
         // appended after the article's metrics so that embedded and SQL Server tables keep
         // their layout.
         for (_, column) in &columns.evidence {
-            grid.column(column.title, Align::Right);
+            grid.column(&*column.title, Align::Right);
         }
     }
 
@@ -412,7 +411,7 @@ impl BenchmarkTable {
         }
         for (title, _, get) in &columns.shown {
             cells.push(get(&row.metrics).unwrap_or_else(dash));
-            if columns.ref_segments && title == self.segments_label {
+            if columns.ref_segments && *title == self.presentation.segments_label {
                 cells.push(
                     reference
                         .log_segments
@@ -532,7 +531,8 @@ mod tests {
         assert!(row("test_4").matches('–').count() >= 3, "{}", row("test_4"));
     }
 
-    // The columns come from the PostgreSQL backend's profile, which a build without it lacks.
+    // A result stored before results recorded their presentation (the sample records none) takes
+    // the columns from the PostgreSQL backend's profile, which a build without it lacks.
     #[cfg(feature = "postgres")]
     #[test]
     fn postgres_shows_its_wal_evidence_and_names_the_articles_engine() {

@@ -1,10 +1,11 @@
 //! The `credit` fixture: the `charge` table of the SQLskills Credit sample database, generated
 //! deterministically from a fixed seed so that every run, backend and machine loads the same rows.
+//! The rows only: each backend's folder holds the fixture's SQL in its own dialect
+//! ([`crate::engine::profile::FixtureSql`]) and loads the rows its own way.
 //!
 //! The generator is a hand-written SplitMix64 rather than the `rand` crate because `rand` does not
 //! promise the same stream across versions, and results must stay comparable across upgrades.
 
-use crate::model::dialect::Dialect;
 use crate::util::rng::SplitMix64;
 
 /// The seed of the credit data set.
@@ -64,70 +65,6 @@ pub fn credit_rows(count: u64) -> impl Iterator<Item = ChargeRow> {
             charge_code: String::from_utf8(vec![code_a, code_b]).expect("ASCII letters"),
         }
     })
-}
-
-/// `CREATE TABLE charge` in `dialect`.
-pub fn credit_schema(dialect: Dialect) -> &'static str {
-    match dialect {
-        Dialect::Sqlite => {
-            "CREATE TABLE charge (
-                charge_no    INTEGER PRIMARY KEY,
-                member_no    INTEGER NOT NULL,
-                provider_no  INTEGER NOT NULL,
-                category_no  INTEGER NOT NULL,
-                charge_dt    REAL    NOT NULL,
-                charge_amt   REAL    NOT NULL,
-                statement_no INTEGER NOT NULL,
-                charge_code  TEXT    NOT NULL
-            )"
-        }
-        Dialect::TSql => {
-            "CREATE TABLE dbo.charge (
-                charge_no    int IDENTITY(1,1) NOT NULL CONSTRAINT charge_ident PRIMARY KEY CLUSTERED,
-                member_no    int      NOT NULL,
-                provider_no  int      NOT NULL,
-                category_no  int      NOT NULL,
-                charge_dt    datetime NOT NULL,
-                charge_amt   money    NOT NULL,
-                statement_no int      NOT NULL,
-                charge_code  char(2)  NOT NULL
-            )"
-        }
-        // `money` is locale-dependent on PostgreSQL; numeric(19,4) is its exact range and scale.
-        Dialect::Postgres => {
-            "CREATE TABLE charge (
-                charge_no    integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                member_no    integer       NOT NULL,
-                provider_no  integer       NOT NULL,
-                category_no  integer       NOT NULL,
-                charge_dt    timestamp(3)  NOT NULL,
-                charge_amt   numeric(19,4) NOT NULL,
-                statement_no integer       NOT NULL,
-                charge_code  char(2)       NOT NULL
-            )"
-        }
-    }
-}
-
-/// The article's doubling statement for loop `n` (1-based): copies every row with `charge_dt`
-/// moved `30 * n` days later.
-pub fn doubling_insert(dialect: Dialect, loop_number: u32) -> String {
-    let days = 30 * loop_number;
-    match dialect {
-        Dialect::Sqlite => format!(
-            "INSERT INTO charge (member_no, provider_no, category_no, charge_dt, charge_amt, statement_no, charge_code) \
-             SELECT member_no, provider_no, category_no, charge_dt + {days}, charge_amt, statement_no, charge_code FROM charge"
-        ),
-        Dialect::TSql => format!(
-            "INSERT INTO dbo.charge (member_no, provider_no, category_no, charge_dt, charge_amt, statement_no, charge_code) \
-             SELECT member_no, provider_no, category_no, charge_dt + {days}, charge_amt, statement_no, charge_code FROM dbo.charge"
-        ),
-        // A timestamp plus an integer is not defined on PostgreSQL; add an interval of days.
-        Dialect::Postgres => format!(
-            "INSERT INTO charge (member_no, provider_no, category_no, charge_dt, charge_amt, statement_no, charge_code) \
-             SELECT member_no, provider_no, category_no, charge_dt + interval '{days} days', charge_amt, statement_no, charge_code FROM charge"
-        ),
-    }
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ use crate::model::config::{BackendKind, FixtureKind, StorageSpec};
 use crate::model::error::Result;
 use crate::model::evidence::{BackendInfo, Evidence};
 use crate::model::plan::DatabasePlan;
+use crate::model::presentation::Presentation;
 use crate::model::scale::Scale;
 use crate::util::deadline::{bounded, Deadline};
 use plugin::{EngineBackend, EngineDatabase};
@@ -164,10 +165,15 @@ impl Backend {
     }
 }
 
-/// The profile of the backend whose keyword is `keyword` (as results record it), if dbbench knows
-/// it and this build has it.
-pub fn profile_named(keyword: &str) -> Option<&'static Profile> {
-    BackendKind::from_keyword(keyword).and_then(registry::profile)
+/// How a stored result of `backend` is shown: as the result recorded it, so that every build
+/// renders it alike. A result written before results recorded it gets its backend's profile in
+/// this build, or [`Presentation::PLAIN`] when this build lacks the backend.
+pub fn presentation(backend: &BackendInfo) -> Presentation {
+    backend.presentation.clone().unwrap_or_else(|| {
+        BackendKind::from_keyword(&backend.kind)
+            .and_then(registry::profile)
+            .map_or(Presentation::PLAIN, |p| p.presentation.clone())
+    })
 }
 
 /// A database that dbbench created and will drop.

@@ -1,12 +1,14 @@
-//! What the layers above may know about an engine, in one value per engine: its dialect, what its
-//! log segments are called, how a concurrent load's workers run on it, the statements the driver
-//! sends, which errors a transaction is retried for, and whether unbound volume names get a
-//! directory of their own. Upper layers read the profile instead of testing backend names.
+//! What the layers above may know about an engine, in one value per engine: its dialect and the
+//! fixture's statements in it, how its results are shown (what its log segments are called, its
+//! evidence columns), how a concurrent load's workers run on it, the statements the driver sends,
+//! which errors a transaction is retried for, and whether unbound volume names get a directory of
+//! their own. Upper layers read the profile instead of testing backend names.
 
 use crate::model::config::BackendKind;
 use crate::model::dialect::Dialect;
 use crate::model::error::Error;
 use crate::model::load::{ErrorKind, Execution};
+use crate::model::presentation::Presentation;
 use std::time::Duration;
 
 /// The facts of one engine.
@@ -16,8 +18,8 @@ pub struct Profile {
     pub kind: BackendKind,
     /// The SQL it speaks.
     pub dialect: Dialect,
-    /// What its log segments are called in tables (`VLFs` on SQL Server).
-    pub segments_label: &'static str,
+    /// The `credit` fixture's statements in that SQL.
+    pub fixture: &'static FixtureSql,
     /// How the workers of a concurrent load run.
     pub execution: Execution,
     /// The statements the driver itself sends.
@@ -32,32 +34,20 @@ pub struct Profile {
     /// The database's files are cached by this machine's kernel, so `cache = "cold"` drops this
     /// machine's page cache (root only); otherwise the server empties its own cache.
     pub local_page_cache: bool,
-    /// Evidence of its own the results table shows beside the storage metrics, in this order
-    /// (PostgreSQL's WAL segments created and recycled, zero-filled bytes, …).
-    pub evidence_columns: &'static [EvidenceColumn],
+    /// How its results are shown (what its log segments are called, its own evidence columns):
+    /// every result records these, so any build renders it alike.
+    pub presentation: Presentation,
 }
 
-/// A column of the results table made from one named value of the engine's evidence (a key of
-/// `RunResult::values`), as the mean over a cell's measured runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EvidenceColumn {
-    /// The column's title.
-    pub title: &'static str,
-    /// The value's name in the evidence.
-    pub value: &'static str,
-    /// How it is written.
-    pub unit: EvidenceUnit,
-}
-
-/// How an evidence column is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EvidenceUnit {
-    /// A count, with thousands separators.
-    Count,
-    /// Bytes, as MiB.
-    Bytes,
-    /// Milliseconds.
-    Millis,
+/// The `credit` fixture's statements in one engine's SQL; [`crate::engine::fixture`] makes the
+/// rows, the same for every engine.
+#[derive(Debug)]
+pub struct FixtureSql {
+    /// `CREATE TABLE charge` (its identity column `charge_no` assigned by the database).
+    pub credit_schema: &'static str,
+    /// The article's doubling statement for loop `n` (1-based): copies every row with
+    /// `charge_dt` moved `30 * n` days later.
+    pub doubling_insert: fn(u32) -> String,
 }
 
 /// Transaction control and warm-up in one dialect.

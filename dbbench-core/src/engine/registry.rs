@@ -1,10 +1,12 @@
-//! The backends this build of dbbench has: one [`Registration`] each, in [`REGISTERED`]. Adding a
-//! backend is its folder under `engine/`, its Cargo feature, and its entry here (with its
-//! `pub mod` line in `engine/mod.rs`); `docs/architecture.md` shows the steps.
+//! The backends this build of dbbench has: one [`Registration`] each, in [`REGISTERED`], and the
+//! fixture's statements of each one's dialect ([`doubling_insert`]). Adding a backend is its
+//! folder under `engine/`, its Cargo feature, and its entry here (with its `pub mod` line in
+//! `engine/mod.rs`); `docs/architecture.md` shows the steps.
 
 use super::plugin::{EngineBackend, Registration};
-use super::profile::Profile;
+use super::profile::{FixtureSql, Profile};
 use crate::model::config::BackendKind;
+use crate::model::dialect::Dialect;
 use crate::model::error::{Error, Result};
 
 /// Every backend compiled in, each behind its feature: one line per backend.
@@ -48,6 +50,41 @@ pub async fn open(kind: BackendKind) -> Result<Box<dyn EngineBackend>> {
     let registration = registration(kind)
         .ok_or_else(|| not_built(kind, &format!("DBBENCH_BACKEND={}", kind.keyword())))?;
     (registration.from_env)().await
+}
+
+/// The `credit` fixture's statements of the backend in this build that speaks `dialect`; a
+/// dialect no backend of this build speaks panics, since a body's dialect is that of its
+/// session, whose backend this build has.
+fn fixture_sql(dialect: Dialect) -> &'static FixtureSql {
+    REGISTERED
+        .iter()
+        .find(|r| r.profile.dialect == dialect)
+        .map(|r| r.profile.fixture)
+        .unwrap_or_else(|| {
+            panic!(
+                "no backend of this dbbench-core speaks the {dialect:?} dialect: enable the \
+                 feature of the backend that does"
+            )
+        })
+}
+
+/// `CREATE TABLE charge` in `dialect`, as the backend that speaks it creates it.
+///
+/// # Panics
+///
+/// When no backend of this build speaks `dialect` (its feature is off).
+pub fn credit_schema(dialect: Dialect) -> &'static str {
+    fixture_sql(dialect).credit_schema
+}
+
+/// The article's doubling statement for loop `n` (1-based) in `dialect`: copies every row with
+/// `charge_dt` moved `30 * n` days later.
+///
+/// # Panics
+///
+/// When no backend of this build speaks `dialect` (its feature is off).
+pub fn doubling_insert(dialect: Dialect, loop_number: u32) -> String {
+    (fixture_sql(dialect).doubling_insert)(loop_number)
 }
 
 #[cfg(test)]

@@ -63,12 +63,17 @@ pub struct Evidence {
 /// The backend a benchmark ran on.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct BackendInfo {
-    /// `embedded` or `mssql`.
+    /// The backend's keyword: `embedded`, `mssql` or `postgres`.
     pub kind: String,
     /// The engine's version (`SQLite 3.50.2`, `Microsoft SQL Server 2022 …`).
     pub version: String,
     /// Facts the results depend on (IFI state, edition, trace flags…), as text.
     pub preconditions: BTreeMap<String, String>,
+    /// How the backend's results are shown, from its profile when the result was made, so that a
+    /// build without the backend renders the result alike; `None` in results written before
+    /// results recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presentation: Option<super::presentation::Presentation>,
 }
 
 impl BackendInfo {

@@ -1,7 +1,7 @@
 //! Layer 1, **model**: the data dbbench works with and its serde, and nothing else. The declared
 //! configuration (storage and run options), values, units, scale, volumes, the SQL dialect, the
 //! evidence an engine measures, load statistics, host facts, the machine's calibration and how
-//! busy it was during a window, what an engine is asked to create (`plan`), the engine settings in force during a window (`setting`), the state a window started from (`start`), the results, and the error type every
+//! busy it was during a window, what an engine is asked to create (`plan`), the engine settings in force during a window (`setting`), how a backend's results are shown (`presentation`), the state a window started from (`start`), the results, and the error type every
 //! layer returns.
 //!
 //! May import: nothing of dbbench's.
@@ -17,6 +17,7 @@ pub mod host;
 pub mod interference;
 pub mod load;
 pub mod plan;
+pub mod presentation;
 pub mod reference;
 pub mod results;
 #[cfg(test)]

@@ -92,6 +92,7 @@ pub fn benchmark(cells: &[CellPlan<'_>]) -> BenchmarkResult {
             kind: "embedded".into(),
             version: "SQLite 3.50.2".into(),
             preconditions: BTreeMap::from([("journal_mode".into(), "wal".into())]),
+            ..Default::default()
         },
         host: crate::model::host::HostInfo {
             cpu_model: "Test CPU".into(),

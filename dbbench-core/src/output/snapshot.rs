@@ -281,11 +281,10 @@ impl SnapshotView {
                 })
                 .collect(),
         };
-        let segments = crate::engine::profile_named(&result.backend.kind)
-            .map_or("log segments", |p| p.segments_label);
+        let presentation = crate::engine::presentation(&result.backend);
         view.table = match &result.not_applicable {
             Some(why) => vec![format!("does not apply on {}: {why}", result.backend.kind)],
-            None => table::lines(result, &view.cells, segments),
+            None => table::lines(result, &view.cells, &presentation.segments_label),
         };
         view
     }

@@ -177,6 +177,8 @@ async fn prepare(
         crate::util::console::say(&format!("dbbench › {line}"));
     }
     let mut backend_info = backend.info().await?;
+    // The result says how it is shown, so that a build without this backend renders it alike.
+    backend_info.presentation = Some(backend.profile().presentation.clone());
     let volumes = volumes(backend, cells, ctx, &mut backend_info)?;
     let names: Vec<&str> = cells
         .iter()

@@ -1,6 +1,6 @@
 //! The articles' workloads as helpers a benchmark body calls, built on the session.
 
-use crate::engine::fixture::doubling_insert;
+use crate::engine::registry::doubling_insert;
 use crate::model::error::Result;
 use crate::run::session::Session;
 

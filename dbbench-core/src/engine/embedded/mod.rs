@@ -33,6 +33,7 @@
 //! stalls, flushes, growth events with bytes and durations, zero-fill bytes, sizes).
 
 mod connection;
+mod fixture;
 mod plugin;
 mod settings;
 pub mod space;
@@ -51,6 +52,7 @@ use crate::model::error::{Error, Result};
 use crate::model::evidence::{BackendInfo, Evidence};
 use crate::model::load::{ErrorKind, Execution};
 use crate::model::plan::DatabasePlan;
+use crate::model::presentation::Presentation;
 use crate::model::scale::Scale;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -97,6 +99,7 @@ impl EmbeddedBackend {
             kind: "embedded".into(),
             version: format!("SQLite {}", rusqlite::version()),
             preconditions,
+            ..BackendInfo::default()
         }
     }
 
@@ -291,38 +294,13 @@ impl EmbeddedDatabase {
                 let copied = self
                     .templates
                     .copy_into(fixture, rows, &mut conn.conn, |c| {
-                        Self::load_credit(c, rows)
+                        fixture::load_credit(c, rows)
                     })
                     .map_err(|e| conn.explain(e))?;
                 self.fixture_copied.store(copied, Ordering::Relaxed);
                 Ok(rows)
             }
         }
-    }
-
-    fn load_credit(c: &mut rusqlite::Connection, rows: u64) -> rusqlite::Result<()> {
-        c.execute_batch(crate::engine::fixture::credit_schema(
-            crate::model::dialect::Dialect::Sqlite,
-        ))?;
-        let tx = c.transaction()?;
-        {
-            let mut stmt = tx.prepare(
-                "INSERT INTO charge (member_no, provider_no, category_no, charge_dt, charge_amt, statement_no, charge_code) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?;
-            for row in crate::engine::fixture::credit_rows(rows) {
-                stmt.execute(rusqlite::params![
-                    row.member_no,
-                    row.provider_no,
-                    row.category_no,
-                    row.charge_dt,
-                    row.charge_amt,
-                    row.statement_no,
-                    row.charge_code
-                ])?;
-            }
-        }
-        tx.commit()
     }
 
     /// Checkpoints the fixture into the data files, applies the recovery model's checkpoint
@@ -395,7 +373,7 @@ impl EmbeddedDatabase {
 pub static PROFILE: Profile = Profile {
     kind: BackendKind::Embedded,
     dialect: Dialect::Sqlite,
-    segments_label: "log segments",
+    fixture: &fixture::SQL,
     execution: Execution::Threads,
     driver_sql: DriverSql {
         // Deferred, so read-only transactions do not serialise; a transaction that writes first
@@ -412,7 +390,7 @@ pub static PROFILE: Profile = Profile {
     classify,
     defaults_unbound_volumes: true,
     local_page_cache: true,
-    evidence_columns: &[],
+    presentation: Presentation::PLAIN,
 };
 
 /// Busy and locked (SQLite's lock wait ran out) are [`ErrorKind::Busy`].
@@ -621,7 +599,7 @@ mod fixture_tests {
 
         let loaded = backend.create(&plan("loaded")).unwrap();
         let mut conn = loaded.connect().unwrap();
-        EmbeddedDatabase::load_credit(&mut conn.conn, rows).unwrap();
+        fixture::load_credit(&mut conn.conn, rows).unwrap();
         let expected = state(&loaded, &mut conn);
         assert_eq!(expected.rows.0, rows as i64);
         drop(conn);

@@ -1,13 +1,38 @@
-//! Loading the `credit` fixture into SQL Server: `CREATE TABLE dbo.charge` in T-SQL and the rows
-//! of [`crate::engine::fixture::credit_rows`] through tiberius's bulk insert (TDS `INSERT BULK`), which is
-//! how a real restore-sized table gets loaded quickly.
+//! The `credit` fixture on SQL Server: its statements in T-SQL, and loading it, `CREATE TABLE
+//! dbo.charge` and the rows of [`crate::engine::fixture::credit_rows`] through tiberius's bulk
+//! insert (TDS `INSERT BULK`), which is how a real restore-sized table gets loaded quickly.
 
 use super::MssqlConnection;
-use crate::engine::fixture::{credit_rows, credit_schema, ChargeRow};
-use crate::model::dialect::Dialect;
+use crate::engine::fixture::{credit_rows, ChargeRow};
+use crate::engine::profile::FixtureSql;
 use crate::model::error::Result;
 use std::borrow::Cow;
 use tiberius::{ColumnData, TokenRow};
+
+/// The fixture's statements in T-SQL: the article's own `dbo.charge`, `charge_dt` a `datetime`
+/// (which adds days with `+`) and `charge_amt` `money`.
+pub static SQL: FixtureSql = FixtureSql {
+    credit_schema: "CREATE TABLE dbo.charge (
+                charge_no    int IDENTITY(1,1) NOT NULL CONSTRAINT charge_ident PRIMARY KEY CLUSTERED,
+                member_no    int      NOT NULL,
+                provider_no  int      NOT NULL,
+                category_no  int      NOT NULL,
+                charge_dt    datetime NOT NULL,
+                charge_amt   money    NOT NULL,
+                statement_no int      NOT NULL,
+                charge_code  char(2)  NOT NULL
+            )",
+    doubling_insert,
+};
+
+/// The article's doubling statement for loop `loop_number`.
+fn doubling_insert(loop_number: u32) -> String {
+    let days = 30 * loop_number;
+    format!(
+        "INSERT INTO dbo.charge (member_no, provider_no, category_no, charge_dt, charge_amt, statement_no, charge_code) \
+             SELECT member_no, provider_no, category_no, charge_dt + {days}, charge_amt, statement_no, charge_code FROM dbo.charge"
+    )
+}
 
 /// Julian day number of 1900-01-01 00:00, the epoch of SQL Server's `datetime`.
 const DATETIME_EPOCH_JULIAN: f64 = 2_415_020.5;
@@ -56,7 +81,7 @@ pub const COLUMNS: [&str; 7] = [
 
 /// Creates `dbo.charge` and bulk-loads `rows` rows; returns the number the server confirmed.
 pub async fn load_credit(conn: &mut MssqlConnection, rows: u64) -> Result<u64> {
-    conn.batch(credit_schema(Dialect::TSql)).await?;
+    conn.batch(SQL.credit_schema).await?;
     conn.bulk_load(
         "dbo.charge",
         &COLUMNS,

@@ -66,10 +66,12 @@ use crate::model::error::{Error, Result};
 use crate::model::evidence::BackendInfo;
 use crate::model::load::{ErrorKind, Execution};
 use crate::model::plan::DatabasePlan;
+use crate::model::presentation::Presentation;
 use crate::util::owner::Owner;
 use creation::{touches_tempdb, volumes_by_file, Build};
 use database::claim;
 use instance::InstanceChanges;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
@@ -227,6 +229,7 @@ impl MssqlBackend {
             kind: "mssql".into(),
             version: self.facts.version.clone(),
             preconditions,
+            ..BackendInfo::default()
         }
     }
 
@@ -432,7 +435,7 @@ fn on_off(on: bool) -> String {
 pub static PROFILE: Profile = Profile {
     kind: BackendKind::Mssql,
     dialect: Dialect::TSql,
-    segments_label: "VLFs",
+    fixture: &fixture::SQL,
     execution: Execution::Tasks,
     driver_sql: DriverSql {
         begin: "BEGIN TRANSACTION",
@@ -447,7 +450,10 @@ pub static PROFILE: Profile = Profile {
     classify,
     defaults_unbound_volumes: false,
     local_page_cache: false,
-    evidence_columns: &[],
+    presentation: Presentation {
+        segments_label: Cow::Borrowed("VLFs"),
+        evidence_columns: Cow::Borrowed(&[]),
+    },
 };
 
 /// SQL Server: "Transaction was deadlocked … and has been chosen as the deadlock victim."

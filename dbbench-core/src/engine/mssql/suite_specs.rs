@@ -214,9 +214,7 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
     out.push_str(&format!("-- creation\n{}", script::render(&steps, &probe)));
     if credit {
         out.push_str("-- fixture\n");
-        out.push_str(crate::engine::fixture::credit_schema(
-            crate::model::dialect::Dialect::TSql,
-        ));
+        out.push_str(super::fixture::SQL.credit_schema);
         out.push_str("\nINSERT BULK dbo.charge WITH (TABLOCK)\n");
     }
     out.push_str("-- before the window\n");

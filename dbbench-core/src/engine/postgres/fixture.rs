@@ -1,12 +1,39 @@
-//! Loading the `credit` fixture into PostgreSQL: [`crate::engine::fixture::credit_schema`] and the rows of
-//! [`crate::engine::fixture::credit_rows`] through `COPY … FROM STDIN`, PostgreSQL's bulk path.
+//! The `credit` fixture on PostgreSQL: its statements in PostgreSQL's SQL, and loading it,
+//! `CREATE TABLE charge` and the rows of [`crate::engine::fixture::credit_rows`] through
+//! `COPY … FROM STDIN`, PostgreSQL's bulk path.
 
 use super::connection::PostgresConnection;
-use crate::engine::fixture::{credit_rows, credit_schema, ChargeRow};
-use crate::model::dialect::Dialect;
+use crate::engine::fixture::{credit_rows, ChargeRow};
+use crate::engine::profile::FixtureSql;
 use crate::model::error::{Error, Result};
 use futures_util::SinkExt;
 use std::io::Cursor;
+
+/// The fixture's statements in PostgreSQL's SQL. `money` is locale-dependent on PostgreSQL;
+/// numeric(19,4) is its exact range and scale.
+pub static SQL: FixtureSql = FixtureSql {
+    credit_schema: "CREATE TABLE charge (
+                charge_no    integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                member_no    integer       NOT NULL,
+                provider_no  integer       NOT NULL,
+                category_no  integer       NOT NULL,
+                charge_dt    timestamp(3)  NOT NULL,
+                charge_amt   numeric(19,4) NOT NULL,
+                statement_no integer       NOT NULL,
+                charge_code  char(2)       NOT NULL
+            )",
+    doubling_insert,
+};
+
+/// The article's doubling statement for loop `loop_number`. A timestamp plus an integer is not
+/// defined on PostgreSQL: it adds an interval of days.
+fn doubling_insert(loop_number: u32) -> String {
+    let days = 30 * loop_number;
+    format!(
+        "INSERT INTO charge (member_no, provider_no, category_no, charge_dt, charge_amt, statement_no, charge_code) \
+             SELECT member_no, provider_no, category_no, charge_dt + interval '{days} days', charge_amt, statement_no, charge_code FROM charge"
+    )
+}
 
 /// Bytes per COPY message: large enough to amortise the protocol, small enough to stream.
 const CHUNK: usize = 256 << 10;
@@ -33,7 +60,7 @@ pub fn copy_line(row: &ChargeRow, out: &mut String) {
 
 /// Creates `charge` and loads `rows` rows; returns the rows the server confirmed.
 pub async fn load_credit(conn: &mut PostgresConnection, rows: u64) -> Result<u64> {
-    conn.batch(credit_schema(Dialect::Postgres)).await?;
+    conn.batch(SQL.credit_schema).await?;
     let loaded = conn
         .with_client(|client| async move {
             let sink = client.copy_in::<_, Cursor<Vec<u8>>>(COPY_SQL).await?;

@@ -40,15 +40,17 @@ pub use database::PostgresDatabase;
 pub use plugin::REGISTRATION;
 pub use settings::{LibpqTarget, PgSettings};
 
-use super::profile::{common_kind, Control, DriverSql, EvidenceColumn, EvidenceUnit, Profile};
+use super::profile::{common_kind, Control, DriverSql, Profile};
 use crate::model::config::{BackendKind, StorageSpec};
 use crate::model::dialect::Dialect;
 use crate::model::error::{Error, Result};
 use crate::model::evidence::BackendInfo;
 use crate::model::load::{ErrorKind, Execution};
 use crate::model::plan::DatabasePlan;
+use crate::model::presentation::{EvidenceColumn, EvidenceUnit, Presentation};
 use cluster::{Binaries, Cluster, ClusterSpec, RunAs};
 use options::{Mapping, Mode};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -229,6 +231,7 @@ impl PostgresBackend {
                     kind: "postgres".into(),
                     version: binaries.version.clone(),
                     preconditions: p,
+                    ..BackendInfo::default()
                 }
             }
             Target::External {
@@ -239,6 +242,7 @@ impl PostgresBackend {
                 kind: "postgres".into(),
                 version: version.clone(),
                 preconditions: preconditions.clone(),
+                ..BackendInfo::default()
             },
         }
     }
@@ -421,36 +425,24 @@ fn cluster_spec(
 /// the WAL's segments were created or recycled, what zero-filling them wrote, how much WAL the
 /// window wrote, the checkpoints it forced and the time WAL syncs took.
 static EVIDENCE_COLUMNS: [EvidenceColumn; 6] = [
-    EvidenceColumn {
-        title: "segments created",
-        value: "pg_wal_segments_created",
-        unit: EvidenceUnit::Count,
-    },
-    EvidenceColumn {
-        title: "segments recycled",
-        value: "pg_wal_segments_recycled",
-        unit: EvidenceUnit::Count,
-    },
-    EvidenceColumn {
-        title: "zero-filled",
-        value: "pg_wal_zero_fill_bytes",
-        unit: EvidenceUnit::Bytes,
-    },
-    EvidenceColumn {
-        title: "WAL written",
-        value: "pg_wal_bytes",
-        unit: EvidenceUnit::Bytes,
-    },
-    EvidenceColumn {
-        title: "checkpoints requested",
-        value: "pg_checkpoints_req",
-        unit: EvidenceUnit::Count,
-    },
-    EvidenceColumn {
-        title: "WAL sync time",
-        value: "pg_wal_sync_time_ms",
-        unit: EvidenceUnit::Millis,
-    },
+    EvidenceColumn::new(
+        "segments created",
+        "pg_wal_segments_created",
+        EvidenceUnit::Count,
+    ),
+    EvidenceColumn::new(
+        "segments recycled",
+        "pg_wal_segments_recycled",
+        EvidenceUnit::Count,
+    ),
+    EvidenceColumn::new("zero-filled", "pg_wal_zero_fill_bytes", EvidenceUnit::Bytes),
+    EvidenceColumn::new("WAL written", "pg_wal_bytes", EvidenceUnit::Bytes),
+    EvidenceColumn::new(
+        "checkpoints requested",
+        "pg_checkpoints_req",
+        EvidenceUnit::Count,
+    ),
+    EvidenceColumn::new("WAL sync time", "pg_wal_sync_time_ms", EvidenceUnit::Millis),
 ];
 
 /// PostgreSQL's profile: its SQL, a thread per worker (as pgbench's `-j C`: one thread driving every
@@ -461,7 +453,7 @@ static EVIDENCE_COLUMNS: [EvidenceColumn; 6] = [
 pub static PROFILE: Profile = Profile {
     kind: BackendKind::Postgres,
     dialect: Dialect::Postgres,
-    segments_label: "WAL segments",
+    fixture: &fixture::SQL,
     execution: Execution::Threads,
     driver_sql: DriverSql {
         begin: "BEGIN",
@@ -477,7 +469,10 @@ pub static PROFILE: Profile = Profile {
     classify,
     defaults_unbound_volumes: true,
     local_page_cache: true,
-    evidence_columns: &EVIDENCE_COLUMNS,
+    presentation: Presentation {
+        segments_label: Cow::Borrowed("WAL segments"),
+        evidence_columns: Cow::Borrowed(&EVIDENCE_COLUMNS),
+    },
 };
 
 /// SQLSTATE `serialization_failure`: "could not serialize access due to concurrent update"; the
