@@ -2,23 +2,24 @@
 //! that differs from its baseline by one declared option shows nothing else differing, and a
 //! setting changed behind dbbench's back (a pragma the body sets, a server option a DBA changes
 //! with `sp_configure`) is listed by name with both values; so is a setting that changes between
-//! the repetitions of one cell. SQL Server runs against the scripted double.
+//! the repetitions of one cell. SQL Server runs against the scripted double, in builds that have
+//! it (`_mssql_scripted`, which `cargo test --workspace` turns on).
 
 mod support;
 
 use dbbench_core::__internals::config::{RunSpec, StorageSpec};
-#[cfg(feature = "mssql")]
+#[cfg(feature = "_mssql_scripted")]
 use dbbench_core::__internals::mssql::double::{Recorded, Reply, ScriptedServer};
-#[cfg(feature = "mssql")]
+#[cfg(feature = "_mssql_scripted")]
 use dbbench_core::__internals::mssql::{ConnectSettings, Hooks, MssqlBackend};
-#[cfg(feature = "mssql")]
+#[cfg(feature = "_mssql_scripted")]
 use dbbench_core::__internals::run_benchmark;
-#[cfg(feature = "mssql")]
+#[cfg(feature = "_mssql_scripted")]
 use dbbench_core::__internals::Backend;
 use dbbench_core::__internals::BodyFuture;
 use dbbench_core::__internals::Volumes;
 use dbbench_core::results::{CellStatus, ConfounderKind, SettingsCheck};
-#[cfg(feature = "mssql")]
+#[cfg(feature = "_mssql_scripted")]
 use dbbench_core::Value;
 use dbbench_core::{Scale, Session};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -145,11 +146,11 @@ fn embedded_a_setting_that_changes_between_repetitions_is_listed() {
     ));
 }
 
-#[cfg(feature = "mssql")]
+#[cfg(feature = "_mssql_scripted")]
 const ADO: &str = "server=tcp:sql2022,1433;user id=bench;password=C0nfound!Pass";
 
 /// SQL Server 2022 on Linux as the scripted double answers it, with its settings model.
-#[cfg(feature = "mssql")]
+#[cfg(feature = "_mssql_scripted")]
 fn sql_server_2022() -> ScriptedServer {
     let text = |v: &str| Value::Text(v.to_string());
     let server = ScriptedServer::new().with_catalog(Recorded::SqlServer2022);
@@ -209,7 +210,7 @@ fn sql_server_2022() -> ScriptedServer {
 
 /// In the cell `tampered`, a DBA's `sp_configure` lands before the body: a server option changed
 /// behind dbbench's back.
-#[cfg(feature = "mssql")]
+#[cfg(feature = "_mssql_scripted")]
 fn configuring(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
         if db.cell() == "tampered" {
@@ -220,7 +221,7 @@ fn configuring(db: &mut Session) -> BodyFuture<'_> {
     })
 }
 
-#[cfg(feature = "mssql")]
+#[cfg(feature = "_mssql_scripted")]
 support::benchmark! {
     static CONFIGURING = configuring,
     title: "a server option changed behind dbbench's back",
@@ -232,7 +233,7 @@ support::benchmark! {
     ],
 }
 
-#[cfg(feature = "mssql")]
+#[cfg(feature = "_mssql_scripted")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mssql_a_declared_difference_is_all_that_differs_and_sp_configure_is_listed() {
     let server = sql_server_2022();
@@ -289,7 +290,7 @@ async fn mssql_a_declared_difference_is_all_that_differs_and_sp_configure_is_lis
     );
 }
 
-#[cfg(feature = "mssql")]
+#[cfg(feature = "_mssql_scripted")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mssql_a_refused_view_costs_its_scope_only() {
     let server = sql_server_2022();

@@ -121,7 +121,9 @@ pub struct ConnectSettings {
     server: String,
     connect_timeout: Duration,
     command_timeout: Option<Duration>,
-    /// Tests: every connection talks to this scripted server instead of the network.
+    /// Tests: every connection talks to this scripted server instead of the network (only in
+    /// builds with the double: tests and the private `_mssql_scripted` feature).
+    #[cfg(any(test, feature = "_mssql_scripted"))]
     scripted: Option<super::double::ScriptedServer>,
 }
 
@@ -193,6 +195,7 @@ impl ConnectSettings {
             server: server.trim_start_matches("tcp:").to_string(),
             connect_timeout: Duration::from_secs(connect_timeout.max(1)),
             command_timeout,
+            #[cfg(any(test, feature = "_mssql_scripted"))]
             scripted: None,
         };
         if settings.server.contains('\\') && !settings.server.contains(',') {
@@ -220,6 +223,7 @@ impl ConnectSettings {
     /// The host connections go to (`localhost` when the string names none, as tiberius reads
     /// it); `None` for a scripted server, which is on no machine.
     pub fn host(&self) -> Option<String> {
+        #[cfg(any(test, feature = "_mssql_scripted"))]
         if self.scripted.is_some() {
             return None;
         }
@@ -269,6 +273,7 @@ impl ConnectSettings {
     /// behaviour; nothing goes over the network). Each login is recorded as [`Api::Login`].
     ///
     /// [`Api::Login`]: super::double::Api::Login
+    #[cfg(any(test, feature = "_mssql_scripted"))]
     pub fn scripted(ado: &str, server: &super::double::ScriptedServer) -> Result<ConnectSettings> {
         let mut settings = ConnectSettings::parse(ado)?;
         settings.scripted = Some(server.clone());
@@ -276,6 +281,7 @@ impl ConnectSettings {
     }
 
     /// The scripted server every connection talks to instead of the network (tests), if any.
+    #[cfg(any(test, feature = "_mssql_scripted"))]
     pub(super) fn scripted_server(&self) -> Option<&super::double::ScriptedServer> {
         self.scripted.as_ref()
     }

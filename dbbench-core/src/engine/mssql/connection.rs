@@ -2,7 +2,8 @@
 //! dbbench's backend-neutral [`Value`]s.
 
 use super::connect::ConnectSettings;
-use super::double::{Api, Reply, ScriptedServer, Session};
+#[cfg(any(test, feature = "_mssql_scripted"))]
+use super::double::{link::ScriptedLink, Api, Reply, ScriptedServer};
 use super::{errors, routing};
 use crate::model::error::Result;
 use crate::model::value::{Row, Value};
@@ -14,11 +15,13 @@ use tokio_util::compat::Compat;
 /// The tiberius client type dbbench uses.
 pub type TdsClient = tiberius::Client<Compat<tokio::net::TcpStream>>;
 
-/// What a connection talks to: a real server, or the scripted stand-in of tests.
+/// What a connection talks to: a real server, or (in test builds only) the scripted stand-in.
 enum Link {
     Tds(Box<TdsClient>),
-    /// The scripted server, and what it keeps for this connection.
-    Scripted(ScriptedServer, Session),
+    /// The scripted server ([`super::double`]): compiled only for tests and the private
+    /// `_mssql_scripted` feature, so that a user's build carries no test double.
+    #[cfg(any(test, feature = "_mssql_scripted"))]
+    Scripted(ScriptedLink),
 }
 
 /// One connection to SQL Server.
@@ -32,9 +35,6 @@ enum Link {
 pub struct MssqlConnection {
     link: Link,
     settings: ConnectSettings,
-    /// The database the connection was opened to (`master` for a scripted connection made
-    /// without one): the scripted server answers catalog queries per database.
-    database: String,
     /// The database's stop switch, for connections a body uses.
     pub(crate) cancel: Option<Arc<crate::util::cancel::Cancel>>,
     /// Set while this connection is open; its `KILL` registered with the stop switch checks it
@@ -52,11 +52,7 @@ impl Drop for MssqlConnection {
         if let Some(open) = &self.open {
             open.store(false, std::sync::atomic::Ordering::SeqCst);
         }
-        if let Link::Scripted(server, session) = &self.link {
-            if let Some(own) = &session.own {
-                server.close_session(own);
-            }
-        }
+        // Then the link closes (a scripted one ends its server session as it drops).
     }
 }
 
@@ -71,26 +67,6 @@ impl MssqlConnection {
         MssqlConnection {
             link: Link::Tds(Box::new(client)),
             settings,
-            database: String::new(),
-            cancel: None,
-            open: None,
-            load_waits: None,
-        }
-    }
-
-    /// A connection to a scripted server (tests).
-    pub fn scripted(server: ScriptedServer, settings: ConnectSettings) -> Self {
-        Self::scripted_in(server, settings, "master")
-    }
-
-    /// A connection to database `database` of a scripted server (tests).
-    pub fn scripted_in(server: ScriptedServer, settings: ConnectSettings, database: &str) -> Self {
-        // A server that models sessions gives the connection one, as a login does.
-        let own = server.open_session("dbbench", "dbbench_login");
-        MssqlConnection {
-            link: Link::Scripted(server, Session::with_own(own)),
-            settings,
-            database: database.to_string(),
             cancel: None,
             open: None,
             load_waits: None,
@@ -102,6 +78,7 @@ impl MssqlConnection {
     pub fn raw(&mut self) -> Result<&mut TdsClient> {
         match &mut self.link {
             Link::Tds(client) => Ok(client),
+            #[cfg(any(test, feature = "_mssql_scripted"))]
             Link::Scripted(..) => Err(crate::model::error::Error::msg(
                 "a scripted connection has no TDS client",
             )),
@@ -111,45 +88,6 @@ impl MssqlConnection {
     /// The settings this connection was opened with.
     pub fn settings(&self) -> &ConnectSettings {
         &self.settings
-    }
-
-    /// The scripted server's answer as this connection's result. A connection whose command
-    /// timed out sends nothing more, as tiberius refuses it.
-    fn scripted_reply(&mut self, api: Api, sql: &str) -> Result<Reply> {
-        let Link::Scripted(server, session) = &mut self.link else {
-            return Err(crate::model::error::Error::msg("not a scripted connection"));
-        };
-        let action = format!("running `{}`", headline(sql));
-        // A session ended by KILL has lost its connection: nothing more reaches the server.
-        let killed = session
-            .own
-            .as_ref()
-            .is_some_and(|own| !server.session_alive(own));
-        if killed {
-            return Err(crate::model::error::Error::Other(format!(
-                "{action}: the connection was closed by the server (its session was ended by KILL)"
-            )));
-        }
-        if session.is_dead() {
-            return Err(errors::out_of_sync(&self.settings, &action));
-        }
-        let reply = server.answer_as(api, &self.database, sql, session.own.as_ref());
-        let own = session.answer(api, sql);
-        match reply {
-            Reply::Error { code, message } => {
-                Err(errors::server(&self.settings, code, &message, &action))
-            }
-            Reply::Timeout => {
-                session.kill();
-                Err(errors::command_timeout(
-                    &self.settings,
-                    &action,
-                    "the server did not send the next part of the command result (scripted)",
-                ))
-            }
-            Reply::Sets(sets) if sets.is_empty() => Ok(own.unwrap_or(Reply::Sets(sets))),
-            other => Ok(other),
-        }
     }
 
     /// Runs one statement with `@P1`… parameters; returns the rows it changed. A statement that
@@ -185,7 +123,8 @@ impl MssqlConnection {
         }
         let settings = &self.settings;
         match &mut self.link {
-            Link::Scripted(..) => match self.scripted_reply(Api::Rpc, sql)? {
+            #[cfg(any(test, feature = "_mssql_scripted"))]
+            Link::Scripted(link) => match link.reply(settings, Api::Rpc, sql)? {
                 Reply::Affected(n) => Ok(n),
                 _ => Ok(0),
             },
@@ -225,7 +164,8 @@ impl MssqlConnection {
     pub(crate) async fn query_all(&mut self, sql: &str) -> Result<Vec<Vec<Row>>> {
         let settings = &self.settings;
         match &mut self.link {
-            Link::Scripted(..) => match self.scripted_reply(Api::Batch, sql)? {
+            #[cfg(any(test, feature = "_mssql_scripted"))]
+            Link::Scripted(link) => match link.reply(settings, Api::Batch, sql)? {
                 Reply::Sets(sets) => Ok(sets),
                 _ => Ok(Vec::new()),
             },
@@ -254,7 +194,8 @@ impl MssqlConnection {
         }
         let settings = &self.settings;
         match &mut self.link {
-            Link::Scripted(..) => match self.scripted_reply(Api::Rpc, sql)? {
+            #[cfg(any(test, feature = "_mssql_scripted"))]
+            Link::Scripted(link) => match link.reply(settings, Api::Rpc, sql)? {
                 Reply::Sets(sets) => Ok(sets.into_iter().next().unwrap_or_default()),
                 _ => Ok(Vec::new()),
             },
@@ -285,9 +226,11 @@ impl MssqlConnection {
         let settings = self.settings.clone();
         let fail = |e| errors::map(&settings, e, &format!("bulk-loading into {table}"));
         match &mut self.link {
-            Link::Scripted(..) => {
+            #[cfg(any(test, feature = "_mssql_scripted"))]
+            Link::Scripted(link) => {
                 let count = rows.count() as u64;
-                self.scripted_reply(
+                link.reply(
+                    &settings,
                     Api::Bulk,
                     &format!(
                         "INSERT BULK {table} ({}) -- {count} rows",
@@ -311,6 +254,27 @@ impl MssqlConnection {
                 }
                 Ok(request.finalize().await.map_err(fail)?.total())
             }
+        }
+    }
+}
+
+/// Connections to the scripted server ([`super::double`]), for tests: compiled only with them
+/// and the private `_mssql_scripted` feature.
+#[cfg(any(test, feature = "_mssql_scripted"))]
+impl MssqlConnection {
+    /// A connection to a scripted server (tests).
+    pub fn scripted(server: ScriptedServer, settings: ConnectSettings) -> Self {
+        Self::scripted_in(server, settings, "master")
+    }
+
+    /// A connection to database `database` of a scripted server (tests).
+    pub fn scripted_in(server: ScriptedServer, settings: ConnectSettings, database: &str) -> Self {
+        MssqlConnection {
+            link: Link::Scripted(ScriptedLink::open(server, database)),
+            settings,
+            cancel: None,
+            open: None,
+            load_waits: None,
         }
     }
 }

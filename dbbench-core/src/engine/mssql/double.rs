@@ -11,12 +11,26 @@
 //! backend talk to one `ScriptedServer`, so whole lifecycles (start-up, creation, teardown) run
 //! against recorded server behaviour. The routing rule matters on a real server: transaction
 //! control sent as an RPC fails with error 266, so tests assert which API each statement took.
+//!
+//! Test support only: the module is compiled for the library's own unit tests and with the
+//! private feature `_mssql_scripted` (which the workspace's test builds turn on for the
+//! integration tests), never into a user's `mssql` build. The `compile_error!` below makes that a
+//! build failure rather than a convention.
+
+// Reached only if the module's gate in `mssql/mod.rs` is dropped or widened: `.ci/run` builds the
+// library with `mssql` alone, where this line then fails the build.
+#[cfg(not(any(test, feature = "_mssql_scripted")))]
+compile_error!(
+    "the scripted SQL Server double is test support: it must be compiled only for tests or with \
+     the private feature `_mssql_scripted`, never into a user's `mssql` build"
+);
 
 use crate::model::value::{Row, Value};
 use std::sync::{Arc, Mutex};
 
 mod catalog;
 pub mod instance;
+pub(super) mod link;
 pub mod sessions;
 pub mod settings;
 

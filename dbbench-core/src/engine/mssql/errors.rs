@@ -221,15 +221,6 @@ pub fn command_timeout(settings: &ConnectSettings, action: &str, message: &str) 
     )))
 }
 
-/// A statement refused by tiberius because an earlier command on the connection timed out.
-pub fn out_of_sync(settings: &ConnectSettings, action: &str) -> Error {
-    Error::Other(settings.scrub(&format!(
-        "{action}: Protocol error: connection was left out of sync with the server by a command \
-         timeout (the previous response is only partly read) and can no longer be used; open a \
-         new connection"
-    )))
-}
-
 /// Whether `error` is a command timeout: the statement may still run on the server.
 pub fn is_command_timeout(error: &Error) -> bool {
     matches!(error, Error::Other(text) if text.contains(COMMAND_TIMEOUT))

@@ -11,21 +11,10 @@ use tokio_util::compat::TokioAsyncWriteCompatExt;
 impl ConnectSettings {
     /// Opens a connection to `database` (or the login's default database).
     pub async fn connect(&self, database: Option<&str>) -> Result<MssqlConnection> {
+        // Settings made for the scripted server of tests log in to it, not over the network.
+        #[cfg(any(test, feature = "_mssql_scripted"))]
         if let Some(server) = self.scripted_server() {
-            let target = database.unwrap_or("(default)");
-            return match server.answer(super::double::Api::Login, target) {
-                super::double::Reply::Error { code, message } => Err(errors::server(
-                    self,
-                    code,
-                    &message,
-                    &format!("logging in to SQL Server at {}", self.server()),
-                )),
-                _ => Ok(MssqlConnection::scripted_in(
-                    server.clone(),
-                    self.clone(),
-                    database.unwrap_or("master"),
-                )),
-            };
+            return super::double::link::login(server, self, database);
         }
         let config = self.config(database)?;
         match self.connect_once(config.clone()).await {

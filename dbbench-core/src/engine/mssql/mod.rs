@@ -19,6 +19,8 @@ mod connect;
 mod connection;
 mod creation;
 mod database;
+// The scripted server of tests: not in a user's build (see its module doc).
+#[cfg(any(test, feature = "_mssql_scripted"))]
 pub mod double;
 pub mod errors;
 pub mod evidence;
