@@ -138,7 +138,8 @@ pub struct Tolerance {
     /// Allowed absolute change of the mean in seconds, added to the relative band.
     pub absolute_s: f64,
     /// The drift of a ratio between machines, τ on the log scale on each side
-    /// (`DBBENCH_SNAPSHOT_DRIFT`, [`Tolerance::DRIFT`] by default; [`ratio`] says why).
+    /// (`DBBENCH_SNAPSHOT_DRIFT`, [`Tolerance::DRIFT`] by default; `output/comparator/ratio.rs`
+    /// says why).
     pub drift: f64,
     /// Whether timings are compared at all.
     pub mode: TimingMode,
