@@ -39,7 +39,7 @@ impl Dialect {
     /// Transact-SQL (parameters `@P1`, `@P2`…).
     pub const TSql: Dialect = Dialect::named("tsql");
     /// PostgreSQL's SQL (parameters `$1`, `$2`…).
-    pub const Postgres: Dialect = Dialect::named("postgres");
+    pub const Postgres: Dialect = Dialect::named("postgresql");
 
     /// The dialect called `name`; a backend defines its own with this.
     pub const fn named(name: &'static str) -> Dialect {
