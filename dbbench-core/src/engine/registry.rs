@@ -105,7 +105,7 @@ mod tests {
 
     #[test]
     fn a_backend_left_out_names_its_feature() {
-        let text = not_built(BackendKind::Mssql, "DBBENCH_BACKEND=mssql").to_string();
+        let text = not_built(BackendKind::named("mssql"), "DBBENCH_BACKEND=mssql").to_string();
         assert!(
             text.starts_with("configuration error: DBBENCH_BACKEND=mssql: ")
                 && text.contains("without the `mssql` backend")

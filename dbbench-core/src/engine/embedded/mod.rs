@@ -371,7 +371,7 @@ impl EmbeddedDatabase {
 /// The embedded engine's profile: SQLite's SQL, workers on threads (its calls block), busy and
 /// locked databases retried, unbound volumes as directories under the work dir.
 pub static PROFILE: Profile = Profile {
-    kind: BackendKind::Embedded,
+    kind: BackendKind::named(dbbench_options::keyword::EMBEDDED),
     dialect: Dialect::Sqlite,
     fixture: &fixture::SQL,
     execution: Execution::Threads,

@@ -451,7 +451,7 @@ static EVIDENCE_COLUMNS: [EvidenceColumn; 6] = [
 /// and deadlocks retried, unbound volumes as directories under the work dir (the managed cluster
 /// runs on this machine; on an external server volume options are refused).
 pub static PROFILE: Profile = Profile {
-    kind: BackendKind::Postgres,
+    kind: BackendKind::named(dbbench_options::keyword::POSTGRES),
     dialect: Dialect::Postgres,
     fixture: &fixture::SQL,
     execution: Execution::Threads,
