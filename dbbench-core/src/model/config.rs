@@ -5,7 +5,7 @@
 //! bytes at compile time; the text the user wrote is kept beside them for reports.
 
 use dbbench_options::size::FixedSize;
-use dbbench_options::{defaults, keyword};
+use dbbench_options::{defaults, keyword, Key};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -145,6 +145,34 @@ impl StorageSpec {
         data_on: &[],
         log_on: None,
     };
+
+    /// Whether the storage option `key` is set: given a value other than [`StorageSpec::DEFAULT`]'s
+    /// (which the expansion leaves every option the attribute does not write). Not a storage
+    /// option: false.
+    pub fn sets(&self, key: Key) -> bool {
+        match key {
+            Key::DataFiles => self.data_files != StorageSpec::DEFAULT.data_files,
+            Key::DataSize => self.data_size.is_some(),
+            Key::Growth => self.growth.is_some(),
+            Key::LogSize => self.log_size.is_some(),
+            Key::LogGrowth => self.log_growth.is_some(),
+            Key::LogPregrow => self.log_pregrow.is_some(),
+            Key::Ifi => self.ifi.is_some(),
+            Key::Recovery => self.recovery.is_some(),
+            Key::Maxdop => self.maxdop.is_some(),
+            Key::TempdbFiles => self.tempdb_files.is_some(),
+            Key::TempdbSize => self.tempdb_size.is_some(),
+            Key::TempdbGrowth => self.tempdb_growth.is_some(),
+            Key::DataOn => !self.data_on.is_empty(),
+            Key::LogOn => self.log_on.is_some(),
+            _ => false,
+        }
+    }
+
+    /// The storage options that are set ([`StorageSpec::sets`]), in [`Key::STORAGE`]'s order.
+    pub fn set_options(&self) -> impl Iterator<Item = Key> + '_ {
+        Key::STORAGE.into_iter().filter(|key| self.sets(*key))
+    }
 
     /// The options that are set, as `(name, value)` pairs in a stable order, for reports.
     pub fn describe(&self) -> Vec<(&'static str, String)> {
@@ -466,6 +494,115 @@ mod tests {
     fn defaults_are_the_options_crate_s() {
         assert_eq!(RunSpec::DEFAULT.fixture.keyword(), defaults::FIXTURE);
         assert_eq!(RunSpec::DEFAULT.order.keyword(), defaults::ORDER);
+    }
+
+    #[test]
+    fn an_option_is_set_when_it_differs_from_the_default() {
+        assert_eq!(StorageSpec::DEFAULT.set_options().count(), 0);
+        let size = Some(Size::new(1 << 20, "1MB"));
+        let growth = Some(Growth::Percent(10));
+        let d = StorageSpec::DEFAULT;
+        let only = [
+            (Key::DataFiles, StorageSpec { data_files: 4, ..d }),
+            (
+                Key::DataSize,
+                StorageSpec {
+                    data_size: size,
+                    ..d
+                },
+            ),
+            (Key::Growth, StorageSpec { growth, ..d }),
+            (
+                Key::LogSize,
+                StorageSpec {
+                    log_size: size,
+                    ..d
+                },
+            ),
+            (
+                Key::LogGrowth,
+                StorageSpec {
+                    log_growth: growth,
+                    ..d
+                },
+            ),
+            (
+                Key::LogPregrow,
+                StorageSpec {
+                    log_pregrow: size,
+                    ..d
+                },
+            ),
+            (
+                Key::Ifi,
+                StorageSpec {
+                    ifi: Some(true),
+                    ..d
+                },
+            ),
+            (
+                Key::Recovery,
+                StorageSpec {
+                    recovery: Some(Recovery::Simple),
+                    ..d
+                },
+            ),
+            (
+                Key::Maxdop,
+                StorageSpec {
+                    maxdop: Some(1),
+                    ..d
+                },
+            ),
+            (
+                Key::TempdbFiles,
+                StorageSpec {
+                    tempdb_files: Some(2),
+                    ..d
+                },
+            ),
+            (
+                Key::TempdbSize,
+                StorageSpec {
+                    tempdb_size: size,
+                    ..d
+                },
+            ),
+            (
+                Key::TempdbGrowth,
+                StorageSpec {
+                    tempdb_growth: growth,
+                    ..d
+                },
+            ),
+            (
+                Key::DataOn,
+                StorageSpec {
+                    data_on: &["fast"],
+                    ..d
+                },
+            ),
+            (
+                Key::LogOn,
+                StorageSpec {
+                    log_on: Some("slow"),
+                    ..d
+                },
+            ),
+        ];
+        let keys: Vec<Key> = only.iter().map(|(key, _)| *key).collect();
+        assert_eq!(keys, Key::STORAGE, "one spec per storage option");
+        for (key, spec) in only {
+            assert_eq!(spec.set_options().collect::<Vec<_>>(), [key], "{key}");
+        }
+        // One data file is the default, written or not.
+        let one = StorageSpec {
+            data_files: 1,
+            recovery: Some(Recovery::Full),
+            ..StorageSpec::DEFAULT
+        };
+        assert_eq!(one.set_options().collect::<Vec<_>>(), [Key::Recovery]);
+        assert!(!one.sets(Key::Repeat));
     }
 
     #[test]

@@ -456,6 +456,9 @@ pub static PROFILE: Profile = Profile {
         segments_label: Cow::Borrowed("VLFs"),
         evidence_columns: Cow::Borrowed(&[]),
     },
+    // The storage options are SQL Server's own vocabulary: it honours every one.
+    options: &dbbench_options::Key::STORAGE,
+    refusals: &[],
 };
 
 /// SQL Server: "Transaction was deadlocked … and has been chosen as the deadlock victim."
