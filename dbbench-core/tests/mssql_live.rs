@@ -106,7 +106,7 @@ const fn on_mssql(name: &'static str, storage: StorageSpec) -> CellSpec {
     CellSpec {
         name,
         storage,
-        backends: &[BackendKind::Mssql],
+        backends: &[BackendKind::named("mssql")],
     }
 }
 

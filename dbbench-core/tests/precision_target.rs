@@ -159,7 +159,7 @@ fn at_smoke_scale_the_minimum_runs_and_says_why() {
 /// The benchmark's target is generous (60 s); the embedded backend's own is the tight one, so
 /// the run on the embedded engine must stop on the backend's budget and say whose it was.
 const EMBEDDED_OWN: &[(dbbench_core::BackendKind, Precision)] = &[(
-    dbbench_core::BackendKind::Embedded,
+    dbbench_core::BackendKind::named("embedded"),
     Precision {
         hundredths_of_percent: 500,
         min_rounds: 3,

@@ -246,9 +246,9 @@ fn run_spec(bench: &Bench) -> TokenStream {
     }
     if !bench.not_on.is_empty() {
         let entries = bench.not_on.iter().map(|n| {
-            let variant = format_ident!("{}", n.backend.value.variant());
+            let kind = backend_kind(n.backend.value);
             let reason = LitStr::new(&n.reason, n.backend.span);
-            quote!((::dbbench_core::__private::BackendKind::#variant, #reason))
+            quote!((#kind, #reason))
         });
         fields.push(quote!(not_on: &[#(#entries),*]));
     }
@@ -273,9 +273,9 @@ fn run_spec(bench: &Bench) -> TokenStream {
     }
     if !run.per_backend.is_empty() {
         let entries = run.per_backend.iter().filter_map(|own| {
-            let variant = format_ident!("{}", own.backend.value.variant());
+            let kind = backend_kind(own.backend.value);
             let precision = precision(run, Some(own))?;
-            Some(quote!((::dbbench_core::__private::BackendKind::#variant, #precision)))
+            Some(quote!((#kind, #precision)))
         });
         fields.push(quote!(precision_on: &[#(#entries),*]));
     }
@@ -342,11 +342,15 @@ fn precision(run: &RunOptions, own: Option<&BackendRun>) -> Option<TokenStream> 
 
 /// `&[…]` of the runtime's `BackendKind`s; empty when there are none.
 fn backend_kinds<'b>(backends: impl IntoIterator<Item = &'b Backend>) -> TokenStream {
-    let kinds = backends.into_iter().map(|backend| {
-        let variant = format_ident!("{}", backend.variant());
-        quote!(::dbbench_core::__private::BackendKind::#variant)
-    });
+    let kinds = backends.into_iter().map(|backend| backend_kind(*backend));
     quote!(&[#(#kinds),*])
+}
+
+/// The runtime's `BackendKind` of `backend`, by its name: the runtime has no list of backends to
+/// name a variant of.
+fn backend_kind(backend: Backend) -> TokenStream {
+    let keyword = backend.keyword();
+    quote!(::dbbench_core::__private::BackendKind::named(#keyword))
 }
 
 fn cell_spec(cell: &Cell) -> TokenStream {

@@ -88,7 +88,7 @@ impl Backend {
     const fn named(keyword: &str) -> Backend {
         let mut i = 0;
         while i < BACKENDS.len() {
-            if str_eq(BACKENDS[i].0, keyword) {
+            if str_eq(BACKENDS[i].keyword, keyword) {
                 return Backend(i);
             }
             i += 1;
@@ -101,17 +101,12 @@ impl Backend {
         BACKENDS
             .iter()
             .enumerate()
-            .map(|(i, (word, _))| (*word, Backend(i)))
+            .map(|(i, name)| (name.keyword, Backend(i)))
     }
 
     /// The keyword as written in `backends = [...]`.
     pub fn keyword(self) -> &'static str {
-        BACKENDS[self.0].0
-    }
-
-    /// The name of the runtime's `BackendKind` variant.
-    pub fn variant(self) -> &'static str {
-        BACKENDS[self.0].1
+        BACKENDS[self.0].keyword
     }
 }
 

@@ -187,14 +187,14 @@ fn a_case_runs_on_its_own_backends_and_the_benchmark_at_its_own_scale() {
     assert_eq!(
         backends,
         [
-            &[BackendKind::Mssql][..],
-            &[BackendKind::Embedded][..],
+            &[BackendKind::named("mssql")][..],
+            &[BackendKind::named("embedded")][..],
             &[][..],
         ]
     );
     assert_eq!(
         bench.run.backends,
-        &[BackendKind::Embedded, BackendKind::Mssql]
+        &[BackendKind::named("embedded"), BackendKind::named("mssql")]
     );
     assert_eq!(
         bench.cell("server").unwrap().storage.recovery,
@@ -221,7 +221,7 @@ fn run_options_and_the_remaining_storage_options() {
         bench.title,
         "A plain benchmark: one cell, every run option."
     );
-    assert_eq!(bench.run.backends, &[BackendKind::Mssql]);
+    assert_eq!(bench.run.backends, &[BackendKind::named("mssql")]);
     assert_eq!(bench.run.timeout, Some(Duration::from_millis(500)));
     assert_eq!(bench.run.warmup, 2);
     assert_eq!(bench.run.order, Order::Blocked);

@@ -297,8 +297,8 @@ mod tests {
 
     #[test]
     fn a_case_for_a_backend_left_out_of_the_build_names_its_feature() {
-        for backend in [BackendKind::Postgres, BackendKind::Mssql] {
-            let why = elsewhere_reason(&[backend], BackendKind::Embedded);
+        for backend in [BackendKind::named("postgres"), BackendKind::named("mssql")] {
+            let why = elsewhere_reason(&[backend], BackendKind::named("embedded"));
             if registry::is_built(backend) {
                 assert_eq!(
                     why,
@@ -313,10 +313,12 @@ mod tests {
         }
         // A case that also names a backend of this build is one for other backends.
         let mixed = elsewhere_reason(
-            &[BackendKind::Embedded, BackendKind::Mssql],
-            BackendKind::Postgres,
+            &[BackendKind::named("embedded"), BackendKind::named("mssql")],
+            BackendKind::named("postgres"),
         );
-        if registry::is_built(BackendKind::Embedded) || registry::is_built(BackendKind::Mssql) {
+        if registry::is_built(BackendKind::named("embedded"))
+            || registry::is_built(BackendKind::named("mssql"))
+        {
             assert!(
                 mixed.starts_with("its case runs on other backends"),
                 "{mixed}"

@@ -32,6 +32,9 @@ pub mod mssql;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 
+#[cfg(test)]
+mod tests;
+
 use crate::engine::connection::Connection;
 use crate::model::config::{BackendKind, FixtureKind, StorageSpec};
 use crate::model::error::Result;
@@ -81,8 +84,11 @@ impl Backend {
     }
 
     /// Fails with [`Error::Unsupported`](crate::model::error::Error::Unsupported) for an option
-    /// this backend cannot honour.
+    /// this backend cannot honour: first for every option set that its profile does not list
+    /// ([`Profile::refuse_unlisted`]), the same for every backend, then for the values of listed
+    /// options that the backend's own check refuses.
     pub fn check(&self, storage: &StorageSpec) -> Result<()> {
+        self.0.profile().refuse_unlisted(storage)?;
         self.0.check(storage)
     }
 

@@ -67,7 +67,9 @@ pub trait EngineBackend {
         None
     }
 
-    /// Fails with [`Error::Unsupported`] for an option this backend cannot honour.
+    /// Fails with [`Error::Unsupported`] for a value this backend cannot honour of an option
+    /// its profile lists; the options it does not list the dispatcher refused already
+    /// ([`Profile::refuse_unlisted`]).
     fn check(&self, storage: &StorageSpec) -> Result<()>;
 
     /// `storage` with every size raised to this backend's minimum.

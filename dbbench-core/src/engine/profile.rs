@@ -1,14 +1,17 @@
 //! What the layers above may know about an engine, in one value per engine: its dialect and the
 //! fixture's statements in it, how its results are shown (what its log segments are called, its
 //! evidence columns), how a concurrent load's workers run on it, the statements the driver sends,
-//! which errors a transaction is retried for, and whether unbound volume names get a directory of
-//! their own. Upper layers read the profile instead of testing backend names.
+//! which errors a transaction is retried for, whether unbound volume names get a directory of
+//! their own, and which storage options it honours (the rest are refused by the dispatcher, in
+//! one sentence, before the backend's own `check` sees the cell). Upper layers read the profile
+//! instead of testing backend names.
 
-use crate::model::config::BackendKind;
+use crate::model::config::{BackendKind, StorageSpec};
 use crate::model::dialect::Dialect;
 use crate::model::error::Error;
 use crate::model::load::{ErrorKind, Execution};
 use crate::model::presentation::Presentation;
+use dbbench_options::Key;
 use std::time::Duration;
 
 /// The facts of one engine.
@@ -37,6 +40,41 @@ pub struct Profile {
     /// How its results are shown (what its log segments are called, its own evidence columns):
     /// every result records these, so any build renders it alike.
     pub presentation: Presentation,
+    /// The storage options it honours ([`Key::STORAGE`]). A cell that sets any other is refused
+    /// before anything is created ([`Profile::refuse_unlisted`]), so an option added later is
+    /// refused by every backend that does not list it, never silently ignored; the backend's own
+    /// `check` refuses only values of options listed here (`recovery = "bulk_logged"`).
+    pub options: &'static [Key],
+    /// Why it has no equivalent of some options it leaves out, in its own words (what to do
+    /// instead); an option without a reason here is refused with a generic one.
+    pub refusals: &'static [(Key, &'static str)],
+}
+
+impl Profile {
+    /// Refuses the first storage option that `storage` sets (gives a value other than the
+    /// default) and this engine does not honour, in [`Key::STORAGE`]'s order:
+    /// [`Error::Unsupported`] with the profile's reason for it, or a generic one.
+    pub fn refuse_unlisted(&self, storage: &StorageSpec) -> Result<(), Error> {
+        let Some(option) = storage
+            .set_options()
+            .find(|key| !self.options.contains(key))
+        else {
+            return Ok(());
+        };
+        let reason = match self.refusals.iter().find(|(key, _)| *key == option) {
+            Some((_, reason)) => reason.to_string(),
+            None => format!(
+                "this backend ({}) has no equivalent of it; remove it, or limit the case to \
+                 backends that have one with `backends = [...]`",
+                self.kind.title()
+            ),
+        };
+        Err(Error::Unsupported {
+            option: option.as_str(),
+            backend: self.kind.keyword(),
+            reason,
+        })
+    }
 }
 
 /// The `credit` fixture's statements in one engine's SQL; [`crate::engine::fixture`] makes the

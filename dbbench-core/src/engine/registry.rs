@@ -104,8 +104,79 @@ mod tests {
     }
 
     #[test]
+    fn each_profile_lists_storage_options_and_gives_reasons_only_for_the_others() {
+        for r in REGISTERED {
+            let p = r.profile;
+            assert!(
+                BackendKind::from_keyword(p.kind.keyword()).is_some(),
+                "{:?} is not in the name table",
+                p.kind
+            );
+            for (i, key) in p.options.iter().enumerate() {
+                assert!(key.is_storage(), "{:?}: {key} is no storage option", p.kind);
+                assert!(!p.options[..i].contains(key), "{:?}: {key} twice", p.kind);
+            }
+            for (key, _) in p.refusals {
+                assert!(
+                    key.is_storage() && !p.options.contains(key),
+                    "{:?}: a reason for refusing {key}, which it honours",
+                    p.kind
+                );
+            }
+        }
+    }
+
+    /// The storage options table of `docs/options.md`: its header's cells, then each row's.
+    fn options_table() -> (Vec<String>, Vec<Vec<String>>) {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/options.md");
+        let doc = std::fs::read_to_string(path).unwrap();
+        let section = doc
+            .split("\n## ")
+            .find(|s| s.starts_with("Storage options"))
+            .unwrap();
+        let cells = |line: &str| -> Vec<String> {
+            let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
+            inner.split('|').map(|c| c.trim().to_string()).collect()
+        };
+        let mut lines = section.lines().filter(|l| l.starts_with('|'));
+        let header = cells(lines.next().unwrap());
+        let rows = lines.filter(|l| l.starts_with("| `")).map(cells).collect();
+        (header, rows)
+    }
+
+    #[test]
+    fn the_options_doc_says_refused_where_a_profile_leaves_an_option_out() {
+        let (header, rows) = options_table();
+        for r in REGISTERED {
+            let p = r.profile;
+            let column = header
+                .iter()
+                .position(|h| h.starts_with(p.kind.title()))
+                .unwrap_or_else(|| panic!("no column headed {}", p.kind.title()));
+            for row in &rows {
+                assert_eq!(row.len(), header.len(), "{row:?}");
+                let key = dbbench_options::Key::lookup(row[0].trim_matches('`')).unwrap();
+                let cell = &row[column];
+                if p.options.contains(&key) {
+                    assert!(
+                        !cell.starts_with("refused"),
+                        "{:?} honours {key}: {cell}",
+                        p.kind
+                    );
+                } else {
+                    assert!(
+                        cell.contains("refused"),
+                        "{:?} refuses {key}: {cell}",
+                        p.kind
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_backend_left_out_names_its_feature() {
-        let text = not_built(BackendKind::Mssql, "DBBENCH_BACKEND=mssql").to_string();
+        let text = not_built(BackendKind::named("mssql"), "DBBENCH_BACKEND=mssql").to_string();
         assert!(
             text.starts_with("configuration error: DBBENCH_BACKEND=mssql: ")
                 && text.contains("without the `mssql` backend")

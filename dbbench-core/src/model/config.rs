@@ -5,7 +5,7 @@
 //! bytes at compile time; the text the user wrote is kept beside them for reports.
 
 use dbbench_options::size::FixedSize;
-use dbbench_options::{defaults, keyword};
+use dbbench_options::{defaults, keyword, Key};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -146,6 +146,34 @@ impl StorageSpec {
         log_on: None,
     };
 
+    /// Whether the storage option `key` is set: given a value other than [`StorageSpec::DEFAULT`]'s
+    /// (which the expansion leaves every option the attribute does not write). Not a storage
+    /// option: false.
+    pub fn sets(&self, key: Key) -> bool {
+        match key {
+            Key::DataFiles => self.data_files != StorageSpec::DEFAULT.data_files,
+            Key::DataSize => self.data_size.is_some(),
+            Key::Growth => self.growth.is_some(),
+            Key::LogSize => self.log_size.is_some(),
+            Key::LogGrowth => self.log_growth.is_some(),
+            Key::LogPregrow => self.log_pregrow.is_some(),
+            Key::Ifi => self.ifi.is_some(),
+            Key::Recovery => self.recovery.is_some(),
+            Key::Maxdop => self.maxdop.is_some(),
+            Key::TempdbFiles => self.tempdb_files.is_some(),
+            Key::TempdbSize => self.tempdb_size.is_some(),
+            Key::TempdbGrowth => self.tempdb_growth.is_some(),
+            Key::DataOn => !self.data_on.is_empty(),
+            Key::LogOn => self.log_on.is_some(),
+            _ => false,
+        }
+    }
+
+    /// The storage options that are set ([`StorageSpec::sets`]), in [`Key::STORAGE`]'s order.
+    pub fn set_options(&self) -> impl Iterator<Item = Key> + '_ {
+        Key::STORAGE.into_iter().filter(|key| self.sets(*key))
+    }
+
     /// The options that are set, as `(name, value)` pairs in a stable order, for reports.
     pub fn describe(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
@@ -215,43 +243,68 @@ impl Order {
     }
 }
 
-/// A database backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BackendKind {
-    /// SQLite in-process with dbbench's storage layer.
-    Embedded,
-    /// Microsoft SQL Server over TDS.
-    Mssql,
-    /// PostgreSQL: a managed throwaway cluster or the server in `DBBENCH_POSTGRES`.
-    Postgres,
+/// A database backend, by its name: the keyword of `backends = [...]` and `DBBENCH_BACKEND`,
+/// which is also its Cargo feature's name.
+///
+/// The backends dbbench knows are the options crate's one table
+/// ([`dbbench_options::keyword::BACKENDS`]); this type lists none of them, so a new backend is a
+/// row there and its folder under `engine/`, not a variant here. Every name of the table is known
+/// in every build, with or without the backend's feature, so a stored result of any backend is
+/// read back.
+///
+/// Serialized as its keyword (`"mssql"`), as the enum this once was serialized its variants;
+/// a name the table does not have fails to deserialize, naming the ones it has.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BackendKind {
+    keyword: &'static str,
 }
 
 impl BackendKind {
     /// The backend used when `DBBENCH_BACKEND` is unset: needs no server.
-    pub const DEFAULT: BackendKind = BackendKind::Embedded;
+    pub const DEFAULT: BackendKind = BackendKind::named(keyword::EMBEDDED);
 
-    /// Every backend, in the order they are documented.
-    pub const ALL: [BackendKind; 3] = [
-        BackendKind::Embedded,
-        BackendKind::Mssql,
-        BackendKind::Postgres,
-    ];
+    /// Every backend of the name table, in the order they are documented.
+    pub const ALL: [BackendKind; keyword::BACKENDS.len()] = {
+        let mut all = [BackendKind::DEFAULT; keyword::BACKENDS.len()];
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = BackendKind::named(keyword::BACKENDS[i].keyword);
+            i += 1;
+        }
+        all
+    };
+
+    /// The backend called `keyword` (`BackendKind::named("mssql")`), for constants: what the
+    /// macro's expansion and a backend's own profile write. The macro checks the names it
+    /// emits against the table; [`BackendKind::from_keyword`] checks a name read at run time.
+    pub const fn named(keyword: &'static str) -> BackendKind {
+        BackendKind { keyword }
+    }
 
     /// The keyword used in `backends = [...]` and `DBBENCH_BACKEND`.
     pub fn keyword(&self) -> &'static str {
-        match self {
-            BackendKind::Embedded => keyword::EMBEDDED,
-            BackendKind::Mssql => keyword::MSSQL,
-            BackendKind::Postgres => keyword::POSTGRES,
-        }
+        self.keyword
     }
 
-    /// The backend whose keyword is `keyword`.
+    /// The backend as a sentence names it (`SQL Server`), from the name table; a name the table
+    /// lacks is its own title.
+    pub fn title(&self) -> &'static str {
+        keyword::backend(self.keyword).map_or(self.keyword, |b| b.title)
+    }
+
+    /// The backend of the name table whose keyword is `keyword`.
     pub fn from_keyword(keyword: &str) -> Option<BackendKind> {
-        BackendKind::ALL
-            .into_iter()
-            .find(|k| k.keyword() == keyword)
+        keyword::backend(keyword).map(|b| BackendKind::named(b.keyword))
+    }
+
+    /// Every keyword of the name table, backticked and joined by `or` (`` `embedded` or
+    /// `mssql` ``), for errors that say which names there are.
+    fn known() -> String {
+        let known: Vec<String> = BackendKind::ALL
+            .iter()
+            .map(|k| format!("`{}`", k.keyword()))
+            .collect();
+        known.join(" or ")
     }
 
     /// The backend named by `DBBENCH_BACKEND`; unset or empty means [`BackendKind::DEFAULT`].
@@ -262,13 +315,34 @@ impl BackendKind {
             return Ok(BackendKind::DEFAULT);
         }
         BackendKind::from_keyword(name).ok_or_else(|| {
-            let known: Vec<String> = BackendKind::ALL
-                .iter()
-                .map(|k| format!("`{}`", k.keyword()))
-                .collect();
             crate::model::error::Error::Config(format!(
                 "DBBENCH_BACKEND must be {}; found `{name}`",
-                known.join(" or ")
+                BackendKind::known()
+            ))
+        })
+    }
+}
+
+/// The keyword, as a message names the backend (`mssql`).
+impl std::fmt::Debug for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.keyword)
+    }
+}
+
+impl Serialize for BackendKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.keyword)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for BackendKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        BackendKind::from_keyword(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown backend `{name}`: a backend is {}",
+                BackendKind::known()
             ))
         })
     }
@@ -420,18 +494,158 @@ mod tests {
     fn defaults_are_the_options_crate_s() {
         assert_eq!(RunSpec::DEFAULT.fixture.keyword(), defaults::FIXTURE);
         assert_eq!(RunSpec::DEFAULT.order.keyword(), defaults::ORDER);
+    }
+
+    #[test]
+    fn an_option_is_set_when_it_differs_from_the_default() {
+        assert_eq!(StorageSpec::DEFAULT.set_options().count(), 0);
+        let size = Some(Size::new(1 << 20, "1MB"));
+        let growth = Some(Growth::Percent(10));
+        let d = StorageSpec::DEFAULT;
+        let only = [
+            (Key::DataFiles, StorageSpec { data_files: 4, ..d }),
+            (
+                Key::DataSize,
+                StorageSpec {
+                    data_size: size,
+                    ..d
+                },
+            ),
+            (Key::Growth, StorageSpec { growth, ..d }),
+            (
+                Key::LogSize,
+                StorageSpec {
+                    log_size: size,
+                    ..d
+                },
+            ),
+            (
+                Key::LogGrowth,
+                StorageSpec {
+                    log_growth: growth,
+                    ..d
+                },
+            ),
+            (
+                Key::LogPregrow,
+                StorageSpec {
+                    log_pregrow: size,
+                    ..d
+                },
+            ),
+            (
+                Key::Ifi,
+                StorageSpec {
+                    ifi: Some(true),
+                    ..d
+                },
+            ),
+            (
+                Key::Recovery,
+                StorageSpec {
+                    recovery: Some(Recovery::Simple),
+                    ..d
+                },
+            ),
+            (
+                Key::Maxdop,
+                StorageSpec {
+                    maxdop: Some(1),
+                    ..d
+                },
+            ),
+            (
+                Key::TempdbFiles,
+                StorageSpec {
+                    tempdb_files: Some(2),
+                    ..d
+                },
+            ),
+            (
+                Key::TempdbSize,
+                StorageSpec {
+                    tempdb_size: size,
+                    ..d
+                },
+            ),
+            (
+                Key::TempdbGrowth,
+                StorageSpec {
+                    tempdb_growth: growth,
+                    ..d
+                },
+            ),
+            (
+                Key::DataOn,
+                StorageSpec {
+                    data_on: &["fast"],
+                    ..d
+                },
+            ),
+            (
+                Key::LogOn,
+                StorageSpec {
+                    log_on: Some("slow"),
+                    ..d
+                },
+            ),
+        ];
+        let keys: Vec<Key> = only.iter().map(|(key, _)| *key).collect();
+        assert_eq!(keys, Key::STORAGE, "one spec per storage option");
+        for (key, spec) in only {
+            assert_eq!(spec.set_options().collect::<Vec<_>>(), [key], "{key}");
+        }
+        // One data file is the default, written or not.
+        let one = StorageSpec {
+            data_files: 1,
+            recovery: Some(Recovery::Full),
+            ..StorageSpec::DEFAULT
+        };
+        assert_eq!(one.set_options().collect::<Vec<_>>(), [Key::Recovery]);
+        assert!(!one.sets(Key::Repeat));
+    }
+
+    #[test]
+    fn backends_are_the_name_table_s() {
+        let table: Vec<&str> = keyword::BACKENDS.iter().map(|b| b.keyword).collect();
+        let all: Vec<&str> = BackendKind::ALL.iter().map(|k| k.keyword()).collect();
+        assert_eq!(all, table);
+        assert_eq!(BackendKind::DEFAULT.keyword(), keyword::EMBEDDED);
         for kind in BackendKind::ALL {
             assert_eq!(BackendKind::from_keyword(kind.keyword()), Some(kind));
         }
-        // The macro emits `BackendKind::<variant>` from the options crate's table.
-        let table: Vec<(String, String)> = BackendKind::ALL
-            .iter()
-            .map(|k| (k.keyword().to_string(), format!("{k:?}")))
-            .collect();
-        let options: Vec<(String, String)> = keyword::BACKENDS
-            .iter()
-            .map(|(w, v)| (w.to_string(), v.to_string()))
-            .collect();
-        assert_eq!(table, options);
+        assert_eq!(BackendKind::from_keyword("mysql"), None);
+        assert_eq!(BackendKind::named(keyword::MSSQL).title(), "SQL Server");
+    }
+
+    #[test]
+    fn a_backend_is_serialized_as_its_keyword_and_read_back_by_name() {
+        // As the enum's `rename_all = "snake_case"` unit variants were: results stay the same.
+        const SERVERS: &[BackendKind] =
+            &[BackendKind::named("mssql"), BackendKind::named("postgres")];
+        let json = serde_json::to_string(&RunSpec {
+            backends: SERVERS,
+            ..RunSpec::DEFAULT
+        })
+        .unwrap();
+        assert!(
+            json.contains(r#""backends":["mssql","postgres"]"#),
+            "{json}"
+        );
+        for kind in BackendKind::ALL {
+            let text = serde_json::to_string(&kind).unwrap();
+            assert_eq!(text, format!("\"{}\"", kind.keyword()));
+            let back: BackendKind = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, kind);
+        }
+        let error = serde_json::from_str::<BackendKind>(r#""mysql""#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with(
+                "unknown backend `mysql`: a backend is `embedded` or `mssql` or `postgres`"
+            ),
+            "{error}"
+        );
     }
 }

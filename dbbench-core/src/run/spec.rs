@@ -141,10 +141,13 @@ mod tests {
     }
 
     static CELLS: [CellSpec; 4] = [
-        cell("test_1", &[BackendKind::Embedded, BackendKind::Mssql]),
-        cell("test_6", &[BackendKind::Mssql]),
-        cell("pg_test_1", &[BackendKind::Postgres]),
-        cell("pg_test_2", &[BackendKind::Postgres]),
+        cell(
+            "test_1",
+            &[BackendKind::named("embedded"), BackendKind::named("mssql")],
+        ),
+        cell("test_6", &[BackendKind::named("mssql")]),
+        cell("pg_test_1", &[BackendKind::named("postgres")]),
+        cell("pg_test_2", &[BackendKind::named("postgres")]),
     ];
 
     const fn bench(run: RunSpec) -> BenchmarkSpec {
@@ -167,30 +170,37 @@ mod tests {
             ..RunSpec::DEFAULT
         });
         let names = |kind| -> Vec<&str> { b.cells_on(kind).iter().map(|c| c.name).collect() };
-        assert_eq!(names(BackendKind::Embedded), ["test_1"]);
-        assert_eq!(names(BackendKind::Mssql), ["test_1", "test_6"]);
-        assert_eq!(names(BackendKind::Postgres), ["pg_test_1", "pg_test_2"]);
-        assert_eq!(b.baseline_on(BackendKind::Mssql), Some("test_1"));
-        assert_eq!(b.baseline_on(BackendKind::Postgres), Some("pg_test_1"));
+        assert_eq!(names(BackendKind::named("embedded")), ["test_1"]);
+        assert_eq!(names(BackendKind::named("mssql")), ["test_1", "test_6"]);
         assert_eq!(
-            b.elsewhere_on(BackendKind::Postgres),
+            names(BackendKind::named("postgres")),
+            ["pg_test_1", "pg_test_2"]
+        );
+        assert_eq!(b.baseline_on(BackendKind::named("mssql")), Some("test_1"));
+        assert_eq!(
+            b.baseline_on(BackendKind::named("postgres")),
+            Some("pg_test_1")
+        );
+        assert_eq!(
+            b.elsewhere_on(BackendKind::named("postgres")),
             ["test_1 (embedded, mssql)", "test_6 (mssql)"]
         );
     }
 
     #[test]
     fn a_question_that_does_not_apply_runs_nothing_and_lists_nothing() {
+        const NOT_ON: &[(BackendKind, &str)] = &[(BackendKind::named("postgres"), "no filegroups")];
         let b = bench(RunSpec {
-            not_on: &[(BackendKind::Postgres, "no filegroups")],
+            not_on: NOT_ON,
             ..RunSpec::DEFAULT
         });
         assert_eq!(
-            b.not_applicable_on(BackendKind::Postgres),
+            b.not_applicable_on(BackendKind::named("postgres")),
             Some("no filegroups")
         );
-        assert_eq!(b.not_applicable_on(BackendKind::Mssql), None);
-        assert!(b.cells_on(BackendKind::Postgres).is_empty());
-        assert!(b.elsewhere_on(BackendKind::Postgres).is_empty());
-        assert_eq!(b.baseline_on(BackendKind::Postgres), None);
+        assert_eq!(b.not_applicable_on(BackendKind::named("mssql")), None);
+        assert!(b.cells_on(BackendKind::named("postgres")).is_empty());
+        assert!(b.elsewhere_on(BackendKind::named("postgres")).is_empty());
+        assert_eq!(b.baseline_on(BackendKind::named("postgres")), None);
     }
 }

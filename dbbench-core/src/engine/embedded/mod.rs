@@ -54,6 +54,7 @@ use crate::model::load::{ErrorKind, Execution};
 use crate::model::plan::DatabasePlan;
 use crate::model::presentation::Presentation;
 use crate::model::scale::Scale;
+use dbbench_options::Key;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -103,29 +104,18 @@ impl EmbeddedBackend {
         }
     }
 
-    /// Refuses options SQLite cannot honour.
+    /// Refuses values SQLite cannot honour of the options it supports (the options themselves
+    /// are its profile's, whose absent ones the dispatcher refuses).
     pub fn check(&self, storage: &StorageSpec) -> Result<()> {
-        let unsupported = |option: &'static str, reason: &str| Error::Unsupported {
-            option,
-            backend: "embedded",
-            reason: reason.to_string(),
-        };
-        if storage.tempdb_files.is_some()
-            || storage.tempdb_size.is_some()
-            || storage.tempdb_growth.is_some()
-        {
-            return Err(unsupported(
-                "tempdb_files",
-                "SQLite has no shared tempdb (each connection has private temporary files); \
-                 restrict the benchmark or case with `backends = [\"mssql\"]`",
-            ));
-        }
         if storage.recovery == Some(Recovery::BulkLogged) {
-            return Err(unsupported(
-                "recovery",
-                "SQLite has no minimally logged operations, so `bulk_logged` would silently behave \
-                 as `full`; use `full` or restrict the cell to `backends = [\"mssql\"]`",
-            ));
+            return Err(Error::Unsupported {
+                option: "recovery",
+                backend: "embedded",
+                reason: "SQLite has no minimally logged operations, so `bulk_logged` would \
+                         silently behave as `full`; use `full` or restrict the cell to \
+                         `backends = [\"mssql\"]`"
+                    .to_string(),
+            });
         }
         crate::engine::embedded::storage::check(storage)
     }
@@ -371,7 +361,7 @@ impl EmbeddedDatabase {
 /// The embedded engine's profile: SQLite's SQL, workers on threads (its calls block), busy and
 /// locked databases retried, unbound volumes as directories under the work dir.
 pub static PROFILE: Profile = Profile {
-    kind: BackendKind::Embedded,
+    kind: BackendKind::named(dbbench_options::keyword::EMBEDDED),
     dialect: Dialect::Sqlite,
     fixture: &fixture::SQL,
     execution: Execution::Threads,
@@ -391,7 +381,29 @@ pub static PROFILE: Profile = Profile {
     defaults_unbound_volumes: true,
     local_page_cache: true,
     presentation: Presentation::PLAIN,
+    options: &[
+        Key::DataFiles,
+        Key::DataSize,
+        Key::Growth,
+        Key::LogSize,
+        Key::LogGrowth,
+        Key::LogPregrow,
+        Key::Ifi,
+        Key::Recovery,
+        Key::Maxdop,
+        Key::DataOn,
+        Key::LogOn,
+    ],
+    refusals: &[
+        (Key::TempdbFiles, NO_TEMPDB),
+        (Key::TempdbSize, NO_TEMPDB),
+        (Key::TempdbGrowth, NO_TEMPDB),
+    ],
 };
+
+/// Why the tempdb options are refused.
+const NO_TEMPDB: &str = "SQLite has no shared tempdb (each connection has private temporary \
+                         files); restrict the benchmark or case with `backends = [\"mssql\"]`";
 
 /// Busy and locked (SQLite's lock wait ran out) are [`ErrorKind::Busy`].
 fn classify(error: &Error) -> ErrorKind {

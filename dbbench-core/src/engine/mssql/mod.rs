@@ -435,7 +435,7 @@ fn on_off(on: bool) -> String {
 /// victims retried, lock timeouts counted, volumes only where `DBBENCH_VOLUMES` binds them (the
 /// server's disks are not this machine's).
 pub static PROFILE: Profile = Profile {
-    kind: BackendKind::Mssql,
+    kind: BackendKind::named(dbbench_options::keyword::MSSQL),
     dialect: Dialect::TSql,
     fixture: &fixture::SQL,
     execution: Execution::Tasks,
@@ -456,6 +456,9 @@ pub static PROFILE: Profile = Profile {
         segments_label: Cow::Borrowed("VLFs"),
         evidence_columns: Cow::Borrowed(&[]),
     },
+    // The storage options are SQL Server's own vocabulary: it honours every one.
+    options: &dbbench_options::Key::STORAGE,
+    refusals: &[],
 };
 
 /// SQL Server: "Transaction was deadlocked … and has been chosen as the deadlock victim."

@@ -49,6 +49,7 @@ use crate::model::load::{ErrorKind, Execution};
 use crate::model::plan::DatabasePlan;
 use crate::model::presentation::{EvidenceColumn, EvidenceUnit, Presentation};
 use cluster::{Binaries, Cluster, ClusterSpec, RunAs};
+use dbbench_options::Key;
 use options::{Mapping, Mode};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -451,7 +452,7 @@ static EVIDENCE_COLUMNS: [EvidenceColumn; 6] = [
 /// and deadlocks retried, unbound volumes as directories under the work dir (the managed cluster
 /// runs on this machine; on an external server volume options are refused).
 pub static PROFILE: Profile = Profile {
-    kind: BackendKind::Postgres,
+    kind: BackendKind::named(dbbench_options::keyword::POSTGRES),
     dialect: Dialect::Postgres,
     fixture: &fixture::SQL,
     execution: Execution::Threads,
@@ -473,6 +474,19 @@ pub static PROFILE: Profile = Profile {
         segments_label: Cow::Borrowed("WAL segments"),
         evidence_columns: Cow::Borrowed(&EVIDENCE_COLUMNS),
     },
+    // What each one means here is `options.rs`'s table; SQL Server's file options have no
+    // equivalent (`options::REFUSALS`).
+    options: &[
+        Key::LogSize,
+        Key::LogGrowth,
+        Key::LogPregrow,
+        Key::Ifi,
+        Key::Recovery,
+        Key::Maxdop,
+        Key::DataOn,
+        Key::LogOn,
+    ],
+    refusals: options::REFUSALS,
 };
 
 /// SQLSTATE `serialization_failure`: "could not serialize access due to concurrent update"; the

@@ -18,6 +18,7 @@
 pub use super::mapping::{Mapping, Mode, Pregrow};
 use crate::model::config::{Growth, Recovery, StorageSpec};
 use crate::model::error::{Error, Result};
+use dbbench_options::Key;
 
 const DEFAULT_SEGMENT: u64 = 16 << 20;
 const MIB: u64 = 1 << 20;
@@ -74,7 +75,9 @@ pub fn check(storage: &StorageSpec, mode: Mode) -> Result<()> {
 /// The options are taken in this order, so a cell with several refusals always reports the same
 /// first one.
 pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
-    refuse_sql_server_files(storage)?;
+    // The options PostgreSQL has no equivalent of: the dispatcher refuses them before `check`,
+    // and the mapping never takes them either.
+    super::PROFILE.refuse_unlisted(storage)?;
     let mut m = Mapping::default();
     let segment = map_log_growth(storage, mode, &mut m)?;
     map_log_size(storage, mode, segment, &mut m)?;
@@ -102,60 +105,48 @@ pub fn map(storage: &StorageSpec, mode: Mode) -> Result<Mapping> {
 }
 
 /// The end of every refusal of an option that PostgreSQL lacks but the other backends have.
-const RESTRICT: &str =
-    "or limit the case to the other backends with `backends = [\"embedded\", \"mssql\"]`";
-
-/// Refuses the data and tempdb file options: they describe SQL Server's files, which PostgreSQL
-/// does not have.
-fn refuse_sql_server_files(storage: &StorageSpec) -> Result<()> {
-    if storage.data_files > 1 {
-        return Err(refuse(
-            "data_files",
-            format!(
-                "PostgreSQL keeps every table and index in files of its own (1 GB segments) and \
-                 has no filegroup of several files to spread a table over; remove data_files, {RESTRICT}"
-            ),
-        ));
-    }
-    if storage.data_size.is_some() {
-        return Err(refuse(
-            "data_size",
-            format!(
-                "PostgreSQL does not pre-size data files: a table's files grow page by page as \
-                 rows arrive, so there is no initial size to give; remove data_size, {RESTRICT}"
-            ),
-        ));
-    }
-    if storage.growth.is_some() {
-        return Err(refuse(
-            "growth",
-            format!(
-                "PostgreSQL has no setting for how data files grow (a table extends by 8 KB \
-                 pages, several at once under contention); remove growth, {RESTRICT}"
-            ),
-        ));
-    }
-    if storage.tempdb_files.is_some()
-        || storage.tempdb_size.is_some()
-        || storage.tempdb_growth.is_some()
-    {
-        let option = if storage.tempdb_files.is_some() {
-            "tempdb_files"
-        } else if storage.tempdb_size.is_some() {
-            "tempdb_size"
-        } else {
-            "tempdb_growth"
-        };
-        return Err(refuse(
-            option,
-            format!(
-                "PostgreSQL has no shared tempdb: temporary tables and sort spills are files in \
-                 `temp_tablespaces`, created as needed; remove the tempdb options, {RESTRICT}"
-            ),
-        ));
-    }
-    Ok(())
+macro_rules! restrict {
+    ($why:literal) => {
+        concat!(
+            $why,
+            ", or limit the case to the other backends with `backends = [\"embedded\", \"mssql\"]`"
+        )
+    };
 }
+
+/// Why the data and tempdb file options are refused (the profile's `refusals`): they describe
+/// SQL Server's files, which PostgreSQL does not have.
+pub const REFUSALS: &[(Key, &str)] = &[
+    (
+        Key::DataFiles,
+        restrict!(
+            "PostgreSQL keeps every table and index in files of its own (1 GB segments) and \
+             has no filegroup of several files to spread a table over; remove data_files"
+        ),
+    ),
+    (
+        Key::DataSize,
+        restrict!(
+            "PostgreSQL does not pre-size data files: a table's files grow page by page as \
+             rows arrive, so there is no initial size to give; remove data_size"
+        ),
+    ),
+    (
+        Key::Growth,
+        restrict!(
+            "PostgreSQL has no setting for how data files grow (a table extends by 8 KB \
+             pages, several at once under contention); remove growth"
+        ),
+    ),
+    (Key::TempdbFiles, NO_TEMPDB),
+    (Key::TempdbSize, NO_TEMPDB),
+    (Key::TempdbGrowth, NO_TEMPDB),
+];
+
+const NO_TEMPDB: &str = restrict!(
+    "PostgreSQL has no shared tempdb: temporary tables and sort spills are files in \
+     `temp_tablespaces`, created as needed; remove the tempdb options"
+);
 
 /// `log_growth` as the WAL segment size; returns the segment size in bytes, which the log size
 /// and the pre-grow steps are measured against.
@@ -301,8 +292,10 @@ fn map_volumes(storage: &StorageSpec, mode: Mode, m: &mut Mapping) -> Result<()>
             return Err(refuse(
                 "data_on",
                 format!(
-                    "a PostgreSQL database lives in one directory (its tablespace), so it cannot \
-                     be spread over {} volumes; name one volume, {RESTRICT}",
+                    restrict!(
+                        "a PostgreSQL database lives in one directory (its tablespace), so it \
+                         cannot be spread over {} volumes; name one volume"
+                    ),
                     storage.data_on.len()
                 ),
             ))

@@ -415,7 +415,7 @@ fn at_smoke_scale_a_target_runs_its_minimum_and_says_why() {
         precision: Some(TARGET),
         ..RunSpec::DEFAULT
     };
-    let rules = Rules::of(&run, BackendKind::Embedded, &Scale::smoke());
+    let rules = Rules::of(&run, BackendKind::named("embedded"), &Scale::smoke());
     assert!(!rules.judged);
     let mut results = cells(2);
     let judge = recorded(&[0.2; 10]);
@@ -435,16 +435,16 @@ fn at_smoke_scale_a_target_runs_its_minimum_and_says_why() {
 
 #[test]
 fn a_backend_s_own_run_options_apply_there_only() {
-    static OWN: [(BackendKind, Precision); 1] = [(BackendKind::Postgres, TARGET)];
+    static OWN: [(BackendKind, Precision); 1] = [(BackendKind::named("postgres"), TARGET)];
     let run = RunSpec {
         repeat: 2,
         precision_on: &OWN,
         ..RunSpec::DEFAULT
     };
     let scale = Scale::default_scale();
-    let here = Rules::of(&run, BackendKind::Embedded, &scale);
+    let here = Rules::of(&run, BackendKind::named("embedded"), &scale);
     assert_eq!((here.rounds, here.precision), (2, None));
-    let there = Rules::of(&run, BackendKind::Postgres, &scale);
+    let there = Rules::of(&run, BackendKind::named("postgres"), &scale);
     assert_eq!((there.rounds, there.precision), (3, Some(TARGET)));
     let mut results = cells(2);
     let judge = recorded(&[0.2; 10]);

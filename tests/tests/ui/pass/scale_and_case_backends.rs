@@ -24,8 +24,8 @@ fn main() {
     assert_eq!(
         backends,
         [
-            ("server__data_files_1", &[BackendKind::Mssql][..]),
-            ("server__data_files_2", &[BackendKind::Mssql][..]),
+            ("server__data_files_1", &[BackendKind::named("mssql")][..]),
+            ("server__data_files_2", &[BackendKind::named("mssql")][..]),
             ("anywhere__data_files_1", &[][..]),
             ("anywhere__data_files_2", &[][..]),
         ]
