@@ -33,6 +33,7 @@
 //! stalls, flushes, growth events with bytes and durations, zero-fill bytes, sizes).
 
 mod connection;
+mod errors;
 mod fixture;
 mod plugin;
 mod settings;
@@ -395,8 +396,8 @@ pub static PROFILE: Profile = Profile {
 
 /// Busy and locked (SQLite's lock wait ran out) are [`ErrorKind::Busy`].
 fn classify(error: &Error) -> ErrorKind {
-    match error {
-        Error::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+    match errors::sqlite(error) {
+        Some(rusqlite::Error::SqliteFailure(e, _))
             if matches!(
                 e.code,
                 rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
@@ -404,7 +405,7 @@ fn classify(error: &Error) -> ErrorKind {
         {
             ErrorKind::Busy
         }
-        other => common_kind(other).unwrap_or(ErrorKind::Other),
+        _ => common_kind(error).unwrap_or(ErrorKind::Other),
     }
 }
 
@@ -413,7 +414,7 @@ mod profile_tests {
     use super::*;
 
     fn sqlite(code: i32) -> Error {
-        Error::Sqlite(rusqlite::Error::SqliteFailure(
+        Error::from(rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(code),
             None,
         ))
