@@ -53,7 +53,10 @@ mod tests {
             ffi::Error::new(ffi::SQLITE_BUSY),
             None,
         ));
-        assert_eq!(busy.to_string(), "SQLite error: database is locked");
+        assert_eq!(
+            busy.to_string(),
+            "SQLite error: Error code 5: The database file is locked"
+        );
     }
 
     #[test]
