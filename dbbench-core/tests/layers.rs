@@ -276,6 +276,82 @@ fn util_names_no_product() {
     assert!(found.is_empty(), "util names products: {found:#?}");
 }
 
+/// What the model layer must not hold in its code besides [`PRODUCT_WORDS`]: the products'
+/// names and the driver crates. The model is the data every backend shares, so a backend's errors
+/// carry its name as data (`Error::Database::system`), made in its own folder (issue 41: a new
+/// backend adds no error variant).
+const MODEL_WORDS: [&str; 6] = [
+    "rusqlite",
+    "tiberius",
+    "tokio_postgres",
+    "postgres_protocol",
+    "PostgreSQL",
+    "SQLite",
+];
+
+/// The words of [`PRODUCT_WORDS`] and [`MODEL_WORDS`] in the shipped code of `text`.
+fn model_words(text: &str) -> Vec<&'static str> {
+    let code = code(shipped(text));
+    let mut found = product_words(text);
+    found.extend(MODEL_WORDS.into_iter().filter(|w| code.contains(w)));
+    found
+}
+
+/// Whether `file` is compiled for tests only: its parent module declares it under `#[cfg(test)]`
+/// (as `model/mod.rs` does `sample`, results invented for tests).
+fn test_only(file: &Path) -> bool {
+    let stem = file.file_stem().unwrap().to_string_lossy();
+    if stem == "mod" {
+        return false;
+    }
+    let Ok(text) = std::fs::read_to_string(file.with_file_name("mod.rs")) else {
+        return false;
+    };
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    lines.windows(2).any(|pair| {
+        pair[0] == "#[cfg(test)]"
+            && [format!("mod {stem};"), format!("pub mod {stem};")].contains(&pair[1].to_string())
+    })
+}
+
+#[test]
+fn model_names_no_product() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/model");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| !test_only(f)) {
+        let words = model_words(&std::fs::read_to_string(file).unwrap());
+        if !words.is_empty() {
+            found.push(format!("{}: {words:?}", file.display()));
+        }
+    }
+    assert!(found.is_empty(), "model names products: {found:#?}");
+}
+
+#[test]
+fn the_model_check_sees_crates_and_names_and_skips_test_modules() {
+    assert_eq!(
+        model_words("    Sqlite(#[from] rusqlite::Error),\n"),
+        vec!["rusqlite"]
+    );
+    assert_eq!(
+        model_words("#[error(\"PostgreSQL error {code}: {message}\")]\n"),
+        vec!["PostgreSQL"]
+    );
+    assert_eq!(
+        model_words("fn w() -> &'static str { \"Babelfish\" }\n"),
+        vec!["Babelfish"]
+    );
+    assert!(
+        model_words("/// The product (\"SQLite\", \"SQL Server\").\nsystem: &'static str,\n")
+            .is_empty()
+    );
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/model");
+    assert!(test_only(&model.join("sample.rs")));
+    assert!(!test_only(&model.join("error.rs")) && !test_only(&model.join("mod.rs")));
+}
+
 #[test]
 fn the_product_check_sees_code_not_comments_or_tests() {
     assert_eq!(

@@ -481,8 +481,13 @@ async fn lifecycle_on_a_live_server() {
     ))
     .unwrap();
     match wrong.connect(Some("master")).await {
-        Err(Error::Server { code, message }) => {
-            assert_eq!(code, 18456, "{message}");
+        Err(Error::Database {
+            system: "SQL Server",
+            code: Some(code),
+            message,
+            ..
+        }) => {
+            assert_eq!(code, "18456", "{message}");
             assert!(!message.contains("Wrong_Pass_4242!"), "{message}");
             assert!(
                 message.contains("check the user id and password"),

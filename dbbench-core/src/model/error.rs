@@ -18,24 +18,21 @@ pub enum Error {
         /// The operating system's error.
         source: std::io::Error,
     },
-    /// The embedded engine (SQLite) reported an error.
-    #[error("SQLite error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    /// SQL Server (or a server that speaks its protocol) reported an error.
-    #[error("{} error {code}: {message}", server_word(.code))]
-    Server {
-        /// The server's error number.
-        code: u32,
-        /// The server's message.
+    /// A database system reported an error. Only the backend that made it knows what it means
+    /// (a deadlock to retry, a missing permission): it knows its own by `system` and reads `code`,
+    /// or its driver's error in `source`. The model names no product.
+    #[error("{system} error{}: {message}", shown_code(code))]
+    Database {
+        /// The product as the message names it. One backend may name several (a server that
+        /// speaks another product's protocol names itself).
+        system: &'static str,
+        /// The system's own code as its messages write it (an error number, a SQLSTATE); `None`
+        /// where they show none, which reads "<system> error: <message>".
+        code: Option<String>,
+        /// The system's message, with what dbbench was doing and the advice the backend has.
         message: String,
-    },
-    /// PostgreSQL reported an error; `code` is its SQLSTATE (`40001`, `40P01`, `42P01`).
-    #[error("PostgreSQL error {code}: {message}")]
-    Postgres {
-        /// The five-character SQLSTATE.
-        code: String,
-        /// The server's message, with its detail and hint when it gave them.
-        message: String,
+        /// The driver's own error, for what the fields do not carry (its extended code).
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
     /// The chosen backend cannot honour an option of the benchmark.
     #[error("option `{option}` is not supported by the {backend} backend: {reason}")]
@@ -141,18 +138,10 @@ pub fn show_duration(d: std::time::Duration) -> String {
     }
 }
 
-/// Babelfish for PostgreSQL's one error number: every error it raises while running T-SQL reaches
-/// the client as 33557097 (recorded from Babelfish 4.2), so only its message says what it means.
-pub const BABELFISH_ERROR: u32 = 33_557_097;
-
-/// Whose error a server error is. Babelfish raises every error under its one number, which is no
-/// SQL Server error number: "SQL Server error 33557097" would send a reader to SQL Server's list.
-fn server_word(code: &u32) -> &'static str {
-    if *code == BABELFISH_ERROR {
-        "Babelfish"
-    } else {
-        "SQL Server"
-    }
+/// ` 40001` after the system's name, or nothing where the system shows no code.
+fn shown_code(code: &Option<String>) -> String {
+    code.as_ref()
+        .map_or(String::new(), |code| format!(" {code}"))
 }
 
 fn in_flight(statement: &Option<String>) -> String {
@@ -172,19 +161,24 @@ impl From<serde_json::Error> for Error {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_server_error_names_the_server_that_raised_it() {
-        let error = |code| Error::Server {
-            code,
+    fn database(code: Option<&str>) -> Error {
+        Error::Database {
+            system: "Some DB",
+            code: code.map(str::to_string),
             message: "creating the database: …".into(),
-        };
+            source: None,
+        }
+    }
+
+    #[test]
+    fn a_database_error_names_its_system_and_its_code_where_it_has_one() {
         assert_eq!(
-            error(1105).to_string(),
-            "SQL Server error 1105: creating the database: …"
+            database(Some("42")).to_string(),
+            "Some DB error 42: creating the database: …"
         );
         assert_eq!(
-            error(BABELFISH_ERROR).to_string(),
-            "Babelfish error 33557097: creating the database: …"
+            database(None).to_string(),
+            "Some DB error: creating the database: …"
         );
     }
 }

@@ -74,7 +74,7 @@ impl EmbeddedConnection {
     pub(crate) fn explain(&self, error: rusqlite::Error) -> crate::model::error::Error {
         match &self.storage {
             Some(storage) => storage.explain(error),
-            None => crate::model::error::Error::Sqlite(error),
+            None => crate::model::error::Error::from(error),
         }
     }
 

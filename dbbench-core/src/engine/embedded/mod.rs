@@ -33,6 +33,7 @@
 //! stalls, flushes, growth events with bytes and durations, zero-fill bytes, sizes).
 
 mod connection;
+mod errors;
 mod fixture;
 mod plugin;
 mod settings;
@@ -407,8 +408,8 @@ const NO_TEMPDB: &str = "SQLite has no shared tempdb (each connection has privat
 
 /// Busy and locked (SQLite's lock wait ran out) are [`ErrorKind::Busy`].
 fn classify(error: &Error) -> ErrorKind {
-    match error {
-        Error::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+    match errors::sqlite(error) {
+        Some(rusqlite::Error::SqliteFailure(e, _))
             if matches!(
                 e.code,
                 rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
@@ -416,7 +417,7 @@ fn classify(error: &Error) -> ErrorKind {
         {
             ErrorKind::Busy
         }
-        other => common_kind(other).unwrap_or(ErrorKind::Other),
+        _ => common_kind(error).unwrap_or(ErrorKind::Other),
     }
 }
 
@@ -425,7 +426,7 @@ mod profile_tests {
     use super::*;
 
     fn sqlite(code: i32) -> Error {
-        Error::Sqlite(rusqlite::Error::SqliteFailure(
+        Error::from(rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(code),
             None,
         ))

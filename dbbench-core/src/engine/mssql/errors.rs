@@ -45,7 +45,15 @@ pub const CANNOT_OPEN: u32 = 4060;
 /// "Invalid object name …" (error 208).
 pub const INVALID_OBJECT: u32 = 208;
 
-pub use crate::model::error::BABELFISH_ERROR;
+/// The product as SQL Server's errors name it: "SQL Server error 1105: …".
+pub const SQL_SERVER: &str = "SQL Server";
+
+/// The product as Babelfish's errors name it: "Babelfish error 33557097: …".
+pub const BABELFISH: &str = "Babelfish";
+
+/// Babelfish for PostgreSQL's one error number: every error it raises while running T-SQL reaches
+/// the client as 33557097 (recorded from Babelfish 4.2), so only its message says what it means.
+pub const BABELFISH_ERROR: u32 = 33_557_097;
 
 /// What dropping a database takes, for errors 3701 and 5011 (DROP DATABASE docs).
 const DROP_NEEDS: &str = "dropping a database needs CONTROL on it, ALTER ANY DATABASE, or \
@@ -226,7 +234,7 @@ pub fn is_command_timeout(error: &Error) -> bool {
     matches!(error, Error::Other(text) if text.contains(COMMAND_TIMEOUT))
 }
 
-/// `Error::Server` for server error `code` with `message`, the action and the advice.
+/// Server error `code` with `message`, the action and the advice, as a database error.
 pub fn server(settings: &ConnectSettings, code: u32, message: &str, action: &str) -> Error {
     let advice = advice(code, message);
     let text = if advice.is_empty() {
@@ -234,30 +242,56 @@ pub fn server(settings: &ConnectSettings, code: u32, message: &str, action: &str
     } else {
         format!("{action}: {message} — {advice}")
     };
-    Error::Server {
-        code,
-        message: settings.scrub(&text),
+    raised(code, settings.scrub(&text))
+}
+
+/// Whose error a server error is. Babelfish raises every error under its one number, which is no
+/// SQL Server error number: "SQL Server error 33557097" would send a reader to SQL Server's list.
+fn system_of(code: u32) -> &'static str {
+    if code == BABELFISH_ERROR {
+        BABELFISH
+    } else {
+        SQL_SERVER
+    }
+}
+
+/// Server error `code` with `message` (already scrubbed) as a database error named after the
+/// server that raised it: "SQL Server error 1105: …", "Babelfish error 33557097: …".
+pub fn raised(code: u32, message: String) -> Error {
+    Error::Database {
+        system: system_of(code),
+        code: Some(code.to_string()),
+        message,
+        source: None,
+    }
+}
+
+/// The server error number and message of `error`, if it is a server error of this backend.
+pub fn server_error(error: &Error) -> Option<(u32, &str)> {
+    match error {
+        Error::Database {
+            system: SQL_SERVER | BABELFISH,
+            code: Some(code),
+            message,
+            ..
+        } => Some((code.parse().ok()?, message)),
+        _ => None,
     }
 }
 
 /// Whether `error` says an object does not exist: error 208 ("Invalid object name") on SQL
 /// Server, PostgreSQL's "relation … does not exist" under Babelfish's one number.
 pub fn is_missing_object(error: &Error) -> bool {
-    match error {
-        Error::Server { code, .. } if *code == INVALID_OBJECT => true,
-        Error::Server { code, message } if *code == BABELFISH_ERROR => {
-            message.contains("does not exist")
-        }
+    match server_error(error) {
+        Some((INVALID_OBJECT, _)) => true,
+        Some((BABELFISH_ERROR, message)) => message.contains("does not exist"),
         _ => false,
     }
 }
 
 /// The server error number inside `error`, if it is one.
 pub fn code_of(error: &Error) -> Option<u32> {
-    match error {
-        Error::Server { code, .. } => Some(*code),
-        _ => None,
-    }
+    server_error(error).map(|(code, _)| code)
 }
 
 #[cfg(test)]
@@ -389,9 +423,9 @@ mod tests {
             "Login failed for user 'bench'. Hunter2! (severity 14, state 1)",
             "logging in to SQL Server at h:1433",
         );
-        match &err {
-            Error::Server { code, message } => {
-                assert_eq!(*code, 18456);
+        match server_error(&err) {
+            Some((code, message)) => {
+                assert_eq!(code, 18456);
                 assert!(
                     message.contains("Login failed for user 'bench'"),
                     "{message}"
@@ -402,7 +436,7 @@ mod tests {
                 );
                 assert!(!message.contains("Hunter2!"), "{message}");
             }
-            other => panic!("expected a server error, got {other:?}"),
+            None => panic!("expected a server error, got {err:?}"),
         }
         let text = server(
             &s,
@@ -420,6 +454,35 @@ mod tests {
             "{text}"
         );
         assert_eq!(code_of(&server(&s, 1105, "full", "x")), Some(1105));
+    }
+
+    #[test]
+    fn a_server_error_names_the_server_that_raised_it() {
+        let error = |code| raised(code, "creating the database: …".into());
+        assert_eq!(
+            error(1105).to_string(),
+            "SQL Server error 1105: creating the database: …"
+        );
+        assert_eq!(
+            error(BABELFISH_ERROR).to_string(),
+            "Babelfish error 33557097: creating the database: …"
+        );
+        assert_eq!(
+            server_error(&error(BABELFISH_ERROR)),
+            Some((BABELFISH_ERROR, "creating the database: …"))
+        );
+    }
+
+    #[test]
+    fn another_systems_error_is_no_server_error() {
+        let other = Error::Database {
+            system: "Other",
+            code: Some("1205".into()),
+            message: "deadlock".into(),
+            source: None,
+        };
+        assert_eq!(server_error(&other), None);
+        assert_eq!(code_of(&Error::msg("1205")), None);
     }
 
     #[test]

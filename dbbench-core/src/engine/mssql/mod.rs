@@ -468,12 +468,12 @@ const LOCK_TIMEOUT: u32 = 1222;
 
 /// Error 1205 is a deadlock (retried), 1222 a lock timeout, 40501/40613 transient (retried).
 fn classify(error: &Error) -> ErrorKind {
-    match error {
-        Error::Server { code, .. } if *code == DEADLOCK => ErrorKind::Deadlock,
-        Error::Server { code, .. } if *code == LOCK_TIMEOUT => ErrorKind::Timeout,
+    match errors::code_of(error) {
+        Some(DEADLOCK) => ErrorKind::Deadlock,
+        Some(LOCK_TIMEOUT) => ErrorKind::Timeout,
         // Azure SQL throttling / briefly unavailable: retrying the transaction is the remedy.
-        Error::Server { code, .. } if errors::is_transient(*code) => ErrorKind::Busy,
-        other => common_kind(other).unwrap_or(ErrorKind::Other),
+        Some(code) if errors::is_transient(code) => ErrorKind::Busy,
+        _ => common_kind(error).unwrap_or(ErrorKind::Other),
     }
 }
 
@@ -482,10 +482,7 @@ mod profile_tests {
     use super::*;
 
     fn server(code: u32) -> Error {
-        Error::Server {
-            code,
-            message: "m".into(),
-        }
+        errors::raised(code, "m".into())
     }
 
     #[test]

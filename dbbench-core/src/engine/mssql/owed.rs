@@ -16,6 +16,7 @@
 //! Two dbbench processes may share a work directory: every read-modify-write of the file holds
 //! an exclusive `flock` on `mssql-owed-undo.json.lock`.
 
+use super::errors;
 use super::whose::Whose;
 use super::MssqlConnection;
 use crate::model::error::{Error, Result};
@@ -148,14 +149,7 @@ pub fn failed(work_dir: &Path, server: &str, id: u64, why: &str) -> Result<()> {
 /// Whether a failed undo `statement` can be finished after a restart: removing a tempdb file
 /// that could not be emptied.
 pub fn can_wait_for_restart(statement: &str, error: &Error) -> bool {
-    statement.contains("REMOVE FILE")
-        && matches!(
-            error,
-            Error::Server {
-                code: 2555 | 5042,
-                ..
-            }
-        )
+    statement.contains("REMOVE FILE") && matches!(errors::code_of(error), Some(2555 | 5042))
 }
 
 /// The undo owed on `server`.

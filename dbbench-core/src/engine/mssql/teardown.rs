@@ -8,6 +8,7 @@
 //! the drop's first. The marker is checked before any of it; a stale database's marker must
 //! still be exactly the one the sweep judged ([`drop_if_marked`]).
 
+use super::errors;
 use super::evidence::growth_events;
 use super::identity::Product;
 use super::marker;
@@ -128,8 +129,10 @@ async fn plain_drop(conn: &mut MssqlConnection, name: &str) -> Result<()> {
     let mut tries = 0;
     loop {
         match conn.batch(&plain_drop_sql(name)).await {
-            Err(Error::Server { message, .. })
-                if message.contains("currently in use") && tries < 10 =>
+            Err(e)
+                if errors::server_error(&e)
+                    .is_some_and(|(_, message)| message.contains("currently in use"))
+                    && tries < 10 =>
             {
                 tries += 1;
                 tokio::time::sleep(std::time::Duration::from_millis(200)).await;

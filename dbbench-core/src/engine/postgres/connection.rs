@@ -20,6 +20,7 @@
 //! waking the waiting client for nothing (see the `socket` module).
 
 use super::endpoint::{connect_error, connect_socket, connect_tcp, socket_file, tcp_server};
+use super::errors;
 use super::inline::{Inline, Io};
 use super::target::LibpqTarget;
 use super::types::{Cell, Param};
@@ -418,10 +419,7 @@ pub(crate) fn map_error(e: tokio_postgres::Error, doing: &str, ended: Option<Str
         if let Some(hint) = db.hint() {
             message.push_str(&format!("; hint: {hint}"));
         }
-        return Error::Postgres {
-            code: db.code().code().to_string(),
-            message,
-        };
+        return errors::raised(db.code().code(), message);
     }
     if e.is_closed() {
         let why = ended.map_or(String::new(), |w| format!(": {w}"));

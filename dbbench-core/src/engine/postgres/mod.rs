@@ -15,6 +15,7 @@ pub mod connection;
 mod database;
 pub mod effective;
 mod endpoint;
+mod errors;
 pub mod evidence;
 pub mod fixture;
 mod inline;
@@ -500,14 +501,12 @@ const LOCK_NOT_AVAILABLE: &str = "55P03";
 /// Serialization failures count as busy and deadlocks as deadlocks (both retried); a lock
 /// timeout as a timeout.
 fn classify(error: &Error) -> ErrorKind {
-    match error {
-        Error::Postgres { code, .. } => match code.as_str() {
-            SERIALIZATION_FAILURE => ErrorKind::Busy,
-            DEADLOCK => ErrorKind::Deadlock,
-            LOCK_NOT_AVAILABLE => ErrorKind::Timeout,
-            _ => ErrorKind::Other,
-        },
-        other => common_kind(other).unwrap_or(ErrorKind::Other),
+    match errors::sqlstate(error) {
+        Some(SERIALIZATION_FAILURE) => ErrorKind::Busy,
+        Some(DEADLOCK) => ErrorKind::Deadlock,
+        Some(LOCK_NOT_AVAILABLE) => ErrorKind::Timeout,
+        Some(_) => ErrorKind::Other,
+        None => common_kind(error).unwrap_or(ErrorKind::Other),
     }
 }
 
@@ -517,10 +516,7 @@ mod profile_tests {
 
     #[test]
     fn serialization_failures_and_deadlocks_are_retried() {
-        let pg = |code: &str| Error::Postgres {
-            code: code.into(),
-            message: "m".into(),
-        };
+        let pg = |code: &str| errors::raised(code, "m".into());
         let kind = PROFILE.classify;
         assert_eq!(kind(&pg("40001")), ErrorKind::Busy);
         assert_eq!(kind(&pg("40P01")), ErrorKind::Deadlock);

@@ -124,7 +124,7 @@ impl ErrorSlot {
         );
         match storage_failure.then(|| self.take()).flatten() {
             Some(recorded) => recorded.into_error(),
-            None => Error::Sqlite(error),
+            None => Error::from(error),
         }
     }
 }
@@ -173,7 +173,10 @@ mod tests {
         let other = rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_CONSTRAINT), None);
         assert!(matches!(
             ErrorSlot::default().explain(other),
-            Error::Sqlite(_)
+            Error::Database {
+                system: "SQLite",
+                ..
+            }
         ));
     }
 }

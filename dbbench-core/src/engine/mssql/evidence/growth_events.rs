@@ -187,10 +187,9 @@ pub async fn stop_and_clean(conn: &mut MssqlConnection, session: &str) -> Vec<St
     let file = match running_file(conn, session).await {
         Ok(file) => file,
         Err(e) => {
-            let unsupported = matches!(
-                &e,
-                Error::Server { code, message } if errors::category(*code, message) == Category::Unsupported
-            );
+            let unsupported = errors::server_error(&e).is_some_and(|(code, message)| {
+                errors::category(code, message) == Category::Unsupported
+            });
             if unsupported {
                 return problems;
             }

@@ -16,6 +16,7 @@
 mod reply;
 mod stream;
 
+use super::errors;
 use super::types::{encode_param, param_format};
 use crate::model::error::{Error, Result};
 use crate::model::value::{Row, Value};
@@ -364,8 +365,8 @@ impl Wire {
     /// A statement whose cached plan no longer fits the table (it was dropped and made again
     /// with other columns) leaves the cache, so the next call prepares it again.
     fn forget_on_stale(&mut self, outcome: Result<Outcome>, sql: &str) -> Result<Outcome> {
-        if let Err(Error::Postgres { code, .. }) = &outcome {
-            if code == STALE_PLAN {
+        if let Err(error) = &outcome {
+            if errors::sqlstate(error) == Some(STALE_PLAN) {
                 self.statements.remove(sql);
             }
         }

@@ -2,6 +2,7 @@
 //! classifies), row descriptions, data rows as dbbench values, and the wording of a lost
 //! connection.
 
+use super::super::errors;
 use super::super::types::Cell;
 use super::Prepared;
 use crate::model::error::Error;
@@ -69,13 +70,7 @@ pub(super) fn server_error(body: &ErrorResponseBody, sql: &str) -> (Error, Optio
     }
     let fatal = matches!(severity.as_str(), "FATAL" | "PANIC")
         .then(|| format!("{severity}: {message} (SQLSTATE {code})"));
-    (
-        Error::Postgres {
-            code,
-            message: text,
-        },
-        fatal,
-    )
+    (errors::raised(code, text), fatal)
 }
 
 /// Column names and types of a row description.
@@ -178,7 +173,7 @@ mod tests {
             (b'M', "terminating connection due to administrator command"),
         ]);
         let (error, fatal) = server_error(&body, "SELECT 1");
-        assert!(matches!(&error, Error::Postgres { code, .. } if code == "57P01"));
+        assert_eq!(errors::sqlstate(&error), Some("57P01"));
         assert_eq!(
             fatal.as_deref(),
             Some("FATAL: terminating connection due to administrator command (SQLSTATE 57P01)")
