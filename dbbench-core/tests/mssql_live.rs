@@ -102,11 +102,12 @@ const fn files(n: u32) -> StorageSpec {
         ..StorageSpec::DEFAULT
     }
 }
+const MSSQL_ONLY: &[BackendKind] = &[BackendKind::named("mssql")];
 const fn on_mssql(name: &'static str, storage: StorageSpec) -> CellSpec {
     CellSpec {
         name,
         storage,
-        backends: &[BackendKind::named("mssql")],
+        backends: MSSQL_ONLY,
     }
 }
 
