@@ -174,3 +174,117 @@ fn own<D: EngineDatabase>(conn: &mut dyn EngineConnection) -> Result<&mut D::Con
         Error::msg("a connection of one backend was used with a database of another")
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::connection::Connection;
+    use crate::engine::plugin::Pending;
+    use crate::engine::Database;
+    use crate::model::dialect::Dialect;
+    use crate::model::value::{Row, Value};
+
+    /// A connection of the fake database: counts the windows its database closed through it.
+    struct Own {
+        closed: u32,
+    }
+
+    /// A connection of another backend.
+    struct Foreign;
+
+    /// A database whose connections are `Own`.
+    struct Fake(Arc<Cancel>);
+
+    fn statements<T>() -> Pending<'static, T> {
+        Pending::Ready(Err(Error::msg("no statements here")))
+    }
+
+    impl EngineConnection for Own {
+        fn dialect(&self) -> Dialect {
+            Dialect::Sqlite
+        }
+        fn cancel(&self) -> Option<&Arc<Cancel>> {
+            None
+        }
+        fn execute<'a>(&'a mut self, _: &'a str, _: &'a [Value]) -> Pending<'a, u64> {
+            statements()
+        }
+        fn batch<'a>(&'a mut self, _: &'a str) -> Pending<'a, ()> {
+            statements()
+        }
+        fn query<'a>(&'a mut self, _: &'a str, _: &'a [Value]) -> Pending<'a, Vec<Row>> {
+            statements()
+        }
+    }
+
+    impl EngineConnection for Foreign {
+        fn dialect(&self) -> Dialect {
+            Dialect::Postgres
+        }
+        fn cancel(&self) -> Option<&Arc<Cancel>> {
+            None
+        }
+        fn execute<'a>(&'a mut self, _: &'a str, _: &'a [Value]) -> Pending<'a, u64> {
+            statements()
+        }
+        fn batch<'a>(&'a mut self, _: &'a str) -> Pending<'a, ()> {
+            statements()
+        }
+        fn query<'a>(&'a mut self, _: &'a str, _: &'a [Value]) -> Pending<'a, Vec<Row>> {
+            statements()
+        }
+    }
+
+    impl EngineDatabase for Fake {
+        type Connection = Own;
+        fn profile(&self) -> &'static Profile {
+            unreachable!("not asked here")
+        }
+        fn cancel(&self) -> &Arc<Cancel> {
+            &self.0
+        }
+        async fn connect(&self) -> Result<Own> {
+            Ok(Own { closed: 0 })
+        }
+        async fn load_fixture(&self, _: &mut Own, _: FixtureKind, _: &Scale) -> Result<u64> {
+            Ok(0)
+        }
+        async fn open_window(&self, _: &mut Own, _: CacheState) -> Result<()> {
+            Ok(())
+        }
+        async fn close_window(&self, conn: &mut Own) -> Result<Evidence> {
+            conn.closed += 1;
+            Ok(Evidence::default())
+        }
+        async fn drop_database(self) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    const MISMATCH: &str = "a connection of one backend was used with a database of another";
+
+    /// Through the dispatcher, a database gets its own connection back as its own type, and a
+    /// connection of another backend is refused, by every method that takes one.
+    #[tokio::test]
+    async fn a_database_takes_its_own_connection_and_refuses_another_backends() {
+        let db = Database::new(Fake(Cancel::new()));
+        let mut own = db.connect().await.unwrap();
+        db.open_window(&mut own, CacheState::Warm).await.unwrap();
+        db.close_window(&mut own).await.unwrap();
+        assert_eq!(own.downcast_mut::<Own>().unwrap().closed, 1);
+
+        let mut foreign = Connection::new(Foreign);
+        let scale = Scale::smoke();
+        let refused = [
+            db.load_fixture(&mut foreign, FixtureKind::Credit, &scale)
+                .await
+                .map(|_| ()),
+            db.open_window(&mut foreign, CacheState::Warm).await,
+            db.close_window(&mut foreign).await.map(|_| ()),
+        ];
+        for result in refused {
+            assert_eq!(result.unwrap_err().to_string(), MISMATCH);
+        }
+        db.drop_database().await.unwrap();
+    }
+}
