@@ -6,11 +6,13 @@
 
 use dbbench_core::__internals::config::{FixtureKind, StorageSpec};
 use dbbench_core::__internals::DatabasePlan;
-use dbbench_core::__internals::EmbeddedBackend;
+use dbbench_core::__internals::{EmbeddedBackend, EngineBackend, EngineDatabase};
 use dbbench_core::{Result, Scale};
 use std::time::Instant;
 
-fn main() -> Result<()> {
+// The embedded engine's methods complete without yielding: one thread runs them.
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<()> {
     let scale = Scale::parse(&std::env::args().nth(1).unwrap_or_else(|| "full".into()))?;
     let work_dir =
         std::env::temp_dir().join(format!("dbbench-fixture-load-{}", std::process::id()));
@@ -21,13 +23,15 @@ fn main() -> Result<()> {
         work_dir: work_dir.clone(),
         scale: scale.clone(),
     };
-    let database = EmbeddedBackend::new().create(&plan)?;
-    let mut conn = database.connect()?;
+    let database = EmbeddedBackend::new().create(&plan).await?;
+    let mut conn = database.connect().await?;
     let started = Instant::now();
-    let rows = database.load_fixture(&mut conn, FixtureKind::Credit, &scale)?;
+    let rows = database
+        .load_fixture(&mut conn, FixtureKind::Credit, &scale)
+        .await?;
     let elapsed = started.elapsed().as_secs_f64();
     drop(conn);
-    database.drop_database()?;
+    database.drop_database().await?;
     let _ = std::fs::remove_dir_all(&work_dir);
     println!(
         "credit fixture at scale {}: {rows} rows in {elapsed:.2} s ({:.0} rows/s)",

@@ -9,7 +9,7 @@ mod support;
 
 use dbbench_core::__internals::postgres::settings::PgSettings;
 use dbbench_core::__internals::postgres::PostgresBackend;
-use dbbench_core::__internals::Backend;
+use dbbench_core::__internals::{Backend, EngineBackend};
 use dbbench_core::__private::{BodyFuture, FixtureKind, RunSpec, StorageSpec};
 use dbbench_core::{Scale, Session};
 use std::path::PathBuf;

@@ -57,7 +57,8 @@ impl Connection {
     /// The backend's own connection type `C`, when this is one (tests and tools that reach
     /// a backend's own methods, e.g. PostgreSQL's `with_client`).
     pub fn downcast_mut<C: EngineConnection>(&mut self) -> Option<&mut C> {
-        self.engine.as_any_mut().downcast_mut::<C>()
+        let engine: &mut dyn std::any::Any = self.engine.as_mut();
+        engine.downcast_mut::<C>()
     }
 
     /// The dialect this connection speaks.

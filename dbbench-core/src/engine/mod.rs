@@ -2,11 +2,12 @@
 //! dbbench's storage layer) is the default; SQL Server is chosen with `DBBENCH_BACKEND=mssql`,
 //! PostgreSQL with `DBBENCH_BACKEND=postgres`, each when its Cargo feature is on.
 //!
-//! Each engine is one folder implementing the traits of [`plugin`] (what every backend shares,
-//! with [`profile`] and [`fixture`]); [`registry`] lists the backends this build has. This file
-//! is the dispatcher: [`Backend`] and [`Database`] hold a backend's trait objects and add what is
-//! the same for every backend, and [`connection`] does so for a connection. Nothing here names a
-//! backend, and no backend imports this file.
+//! Each engine is one folder implementing the typed traits of [`plugin`] on its own types (what
+//! every backend shares, with [`profile`] and [`fixture`]); [`registry`] lists the backends this
+//! build has. This file is the dispatcher: [`Backend`] and [`Database`] hold a backend's trait
+//! objects (erased once for every backend, in `erased`) and add what is the same for every
+//! backend, and [`connection`] does so for a connection. Nothing here names a backend, and no
+//! backend imports this file.
 //!
 //! Engines create, measure and drop databases and return their evidence for a window
 //! ([`Evidence`]); they never see results or outputs.
@@ -19,6 +20,7 @@
 //! May import: `model`, `util`.
 
 pub mod connection;
+mod erased;
 pub mod fixture;
 pub mod plugin;
 pub mod profile;
@@ -43,11 +45,12 @@ use crate::model::plan::DatabasePlan;
 use crate::model::presentation::Presentation;
 use crate::model::scale::Scale;
 use crate::util::deadline::{bounded, Deadline};
+use erased::{ErasedBackend, ErasedDatabase};
 use plugin::{EngineBackend, EngineDatabase};
 use profile::Profile;
 
 /// A backend chosen for this process.
-pub struct Backend(Box<dyn EngineBackend>);
+pub struct Backend(Box<dyn ErasedBackend>);
 
 impl Backend {
     /// `backend` as the process's backend.
@@ -183,7 +186,7 @@ pub fn presentation(backend: &BackendInfo) -> Presentation {
 }
 
 /// A database that dbbench created and will drop.
-pub struct Database(Box<dyn EngineDatabase>);
+pub struct Database(Box<dyn ErasedDatabase>);
 
 impl Database {
     /// `database` as a database the run holds.

@@ -1,18 +1,22 @@
-//! What a backend is to the rest of dbbench: three traits each engine implements — the backend
-//! chosen for the process ([`EngineBackend`]), a database it created ([`EngineDatabase`]) and a
-//! connection to one ([`EngineConnection`]) — and its [`Registration`], the one value the
-//! registry ([`super::registry`]) lists. The dispatcher (`Backend`, `Database`, `Connection`)
-//! holds these as trait objects; the backends import this module, never the dispatcher.
+//! What a backend is to the rest of dbbench: three traits each engine implements on its own
+//! types — the backend chosen for the process ([`EngineBackend`]), a database it created
+//! ([`EngineDatabase`], its [`EngineBackend::Database`]) and a connection to one
+//! ([`EngineConnection`], its [`EngineDatabase::Connection`]) — and its [`Registration`], the one
+//! value the registry ([`super::registry`]) lists. The types link the three as sqlx links a
+//! database and its connection, so a database's methods take its own connection type and a
+//! connection of another backend does not compile. The dispatcher (`Backend`, `Database`,
+//! `Connection`) holds them as trait objects through one generic erasure beside it (`erased`);
+//! the backends import this module, never the dispatcher.
 //!
-//! Why `async_trait(?Send)`: the methods are `async` and the dispatcher needs trait objects, which
-//! `async fn` in traits does not give yet; the futures need not be `Send` (bodies run on one
-//! thread, `BodyFuture` is not `Send` either). A connection's statements are the exception: they
-//! return [`Pending`], so the embedded engine's statements, which complete at once, cost no
-//! allocation per statement.
+//! Why `async fn` in the traits without `Send` bounds on their futures: bodies run on one thread
+//! (`BodyFuture` is not `Send` either), and the erasure boxes each future once, where the
+//! dispatcher needs a trait object. A connection's statements are the exception: they return
+//! [`Pending`], so the embedded engine's statements, which complete at once, cost no allocation
+//! per statement.
 
 use crate::model::config::{FixtureKind, StorageSpec};
 use crate::model::dialect::Dialect;
-use crate::model::error::{Error, Result};
+use crate::model::error::Result;
 use crate::model::evidence::{BackendInfo, Evidence};
 use crate::model::interference::ServerOnHost;
 use crate::model::plan::DatabasePlan;
@@ -27,6 +31,7 @@ use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use super::erased::ErasedBackend;
 use super::profile::Profile;
 
 /// A future a backend returns through a trait object.
@@ -52,9 +57,12 @@ impl<T> Pending<'_, T> {
 }
 
 /// A backend chosen for this process: creates databases and answers what the run asks of the
-/// engine before and between them.
-#[async_trait::async_trait(?Send)]
-pub trait EngineBackend {
+/// engine before and between them. Its databases are of one type, [`Self::Database`].
+#[allow(async_fn_in_trait)] // on purpose: the futures need not be `Send` (see the module doc)
+pub trait EngineBackend: 'static {
+    /// The databases this backend creates.
+    type Database: EngineDatabase;
+
     /// What the layers above may know about this backend.
     fn profile(&self) -> &'static Profile;
 
@@ -67,7 +75,7 @@ pub trait EngineBackend {
         None
     }
 
-    /// Fails with [`Error::Unsupported`] for a value this backend cannot honour of an option
+    /// Fails with [`Error::Unsupported`](crate::model::error::Error::Unsupported) for a value this backend cannot honour of an option
     /// its profile lists; the options it does not list the dispatcher refused already
     /// ([`Profile::refuse_unlisted`]).
     fn check(&self, storage: &StorageSpec) -> Result<()>;
@@ -105,13 +113,18 @@ pub trait EngineBackend {
     }
 
     /// Creates the database in the configuration of `plan`; the fixture is not loaded yet.
-    async fn create(&mut self, plan: &DatabasePlan) -> Result<Box<dyn EngineDatabase>>;
+    async fn create(&mut self, plan: &DatabasePlan) -> Result<Self::Database>;
 }
 
 /// A database that a backend created and will drop. Shared by the driver's worker threads, so
-/// `Send + Sync`.
-#[async_trait::async_trait(?Send)]
-pub trait EngineDatabase: Send + Sync {
+/// `Send + Sync`. Its connections are of one type, [`Self::Connection`]: the methods that work
+/// through a connection take that type, so handing one a connection of another backend does not
+/// compile.
+#[allow(async_fn_in_trait)] // on purpose: the futures need not be `Send` (see the module doc)
+pub trait EngineDatabase: Send + Sync + 'static {
+    /// The connections this database opens.
+    type Connection: EngineConnection;
+
     /// What the layers above may know about this database's engine.
     fn profile(&self) -> &'static Profile;
 
@@ -124,35 +137,36 @@ pub trait EngineDatabase: Send + Sync {
     }
 
     /// Opens another connection to this database.
-    async fn connect(&self) -> Result<Box<dyn EngineConnection>>;
+    async fn connect(&self) -> Result<Self::Connection>;
 
     /// Opens a connection for one of the driver's workers (by default as [`Self::connect`]).
-    async fn connect_worker(&self) -> Result<Box<dyn EngineConnection>> {
+    async fn connect_worker(&self) -> Result<Self::Connection> {
         self.connect().await
     }
 
-    /// Loads the fixture through `conn` (a connection of this backend: `own` gives its type);
-    /// returns the number of rows loaded.
+    /// Loads the fixture through `conn`; returns the number of rows loaded.
     async fn load_fixture(
         &self,
-        conn: &mut dyn EngineConnection,
+        conn: &mut Self::Connection,
         fixture: FixtureKind,
         scale: &Scale,
     ) -> Result<u64>;
 
     /// Opens the measured window: checkpoints what the fixture wrote (`cache` cold empties a
     /// server's own cache too) and snapshots every statistic the backend keeps.
-    async fn open_window(&self, conn: &mut dyn EngineConnection, cache: CacheState) -> Result<()>;
+    async fn open_window(&self, conn: &mut Self::Connection, cache: CacheState) -> Result<()>;
 
     /// Closes the measured window and returns what the engine measured in it.
-    async fn close_window(&self, conn: &mut dyn EngineConnection) -> Result<Evidence>;
+    async fn close_window(&self, conn: &mut Self::Connection) -> Result<Evidence>;
 
     /// Drops the database and removes every file it made.
-    async fn drop_database(self: Box<Self>) -> Result<()>;
+    async fn drop_database(self) -> Result<()>;
 }
 
 /// One connection to a database under test. The dispatcher's `Connection` adds what every
-/// backend shares (the stop switch's check before and after each statement).
+/// backend shares (the stop switch's check before and after each statement). `Any`, so that the
+/// erasure beside the dispatcher can give a database back its own connection type, and a tool a
+/// backend's own methods.
 pub trait EngineConnection: Send + Any {
     /// The dialect this connection speaks.
     fn dialect(&self) -> Dialect;
@@ -169,9 +183,6 @@ pub trait EngineConnection: Send + Any {
     /// Runs a query with parameters and returns every row.
     fn query<'a>(&'a mut self, sql: &'a str, params: &'a [Value]) -> Pending<'a, Vec<Row>>;
 
-    /// This connection as `Any`, for `own`.
-    fn as_any_mut(&mut self) -> &mut dyn Any;
-
     /// A driver worker is done with this connection and is about to close it: what the backend
     /// reads from the session before it ends (SQL Server: the session's own waits, which end
     /// with it). Nothing by default.
@@ -180,15 +191,12 @@ pub trait EngineConnection: Send + Any {
     }
 }
 
-/// `conn` as the connection type `C` of the backend whose database was handed it; a connection
-/// of another backend is an error.
-pub fn own<C: EngineConnection>(conn: &mut dyn EngineConnection) -> Result<&mut C> {
-    conn.as_any_mut().downcast_mut::<C>().ok_or_else(mismatched)
-}
-
-/// The error for a connection of one backend handed to a database of another.
-pub fn mismatched() -> Error {
-    Error::msg("a connection of one backend was used with a database of another")
+/// The backend `start` makes, as the registry hands it to the dispatcher: what
+/// [`Registration::from_env`] returns.
+pub fn started<B: EngineBackend>(
+    start: impl Future<Output = Result<B>> + 'static,
+) -> BoxFuture<'static, Result<Box<dyn ErasedBackend>>> {
+    Box::pin(async move { start.await.map(|b| Box::new(b) as Box<dyn ErasedBackend>) })
 }
 
 /// How the registry knows a backend: its profile (with its kind), how it starts from the
@@ -196,8 +204,9 @@ pub fn mismatched() -> Error {
 pub struct Registration {
     /// The backend's profile; its `kind` is what `DBBENCH_BACKEND` names.
     pub profile: &'static Profile,
-    /// Starts the backend from the environment (connection strings, hooks).
-    pub from_env: fn() -> BoxFuture<'static, Result<Box<dyn EngineBackend>>>,
+    /// Starts the backend from the environment (connection strings, hooks), erased by
+    /// [`started`].
+    pub from_env: fn() -> BoxFuture<'static, Result<Box<dyn ErasedBackend>>>,
     /// The backend's `preflight` command, when it has one: reads what the server in the
     /// environment and its login allow, creating nothing, and renders what it found and which of
     /// `cells` can run there.

@@ -3,7 +3,8 @@
 //! folder under `engine/`, its Cargo feature, and its entry here (with its `pub mod` line in
 //! `engine/mod.rs`); `docs/architecture.md` shows the steps.
 
-use super::plugin::{EngineBackend, Registration};
+use super::erased::ErasedBackend;
+use super::plugin::Registration;
 use super::profile::{FixtureSql, Profile};
 use crate::model::config::BackendKind;
 use crate::model::dialect::Dialect;
@@ -46,7 +47,7 @@ pub fn not_built(kind: BackendKind, what: &str) -> Error {
 }
 
 /// Starts the backend `kind` from the environment.
-pub async fn open(kind: BackendKind) -> Result<Box<dyn EngineBackend>> {
+pub async fn open(kind: BackendKind) -> Result<Box<dyn ErasedBackend>> {
     let registration = registration(kind)
         .ok_or_else(|| not_built(kind, &format!("DBBENCH_BACKEND={}", kind.keyword())))?;
     (registration.from_env)().await

@@ -45,6 +45,7 @@ mod template;
 pub use connection::EmbeddedConnection;
 pub use plugin::REGISTRATION;
 
+use super::plugin::{EngineBackend, EngineDatabase};
 use super::profile::{common_kind, Control, DriverSql, Profile};
 use crate::model::config::BackendKind;
 use crate::model::config::{FixtureKind, Recovery, StorageSpec};
@@ -56,6 +57,8 @@ use crate::model::plan::DatabasePlan;
 use crate::model::presentation::Presentation;
 use crate::model::scale::Scale;
 use dbbench_options::Key;
+use crate::model::start::CacheState;
+use crate::util::space::Shortfall;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -76,10 +79,18 @@ impl EmbeddedBackend {
     pub fn new() -> Self {
         EmbeddedBackend::default()
     }
+}
+
+impl EngineBackend for EmbeddedBackend {
+    type Database = EmbeddedDatabase;
+
+    fn profile(&self) -> &'static Profile {
+        &PROFILE
+    }
 
     /// Removes the logs kept for later databases and the loaded fixtures (a benchmark ended);
     /// the next database makes its log anew and the next fixture is loaded again.
-    pub fn release_kept(&mut self) -> Result<()> {
+    fn release_kept(&mut self) -> Result<()> {
         self.templates = Default::default();
         match self.pool.take() {
             Some(pool) => pool.clear().map_err(|e| e.into_error()),
@@ -88,7 +99,7 @@ impl EmbeddedBackend {
     }
 
     /// SQLite's version and the fixed settings every embedded database uses.
-    pub fn info(&self) -> BackendInfo {
+    fn info(&self) -> BackendInfo {
         let mut preconditions = std::collections::BTreeMap::new();
         preconditions.insert("page_size".into(), "8192".into());
         preconditions.insert("journal_mode".into(), "wal".into());
@@ -107,7 +118,7 @@ impl EmbeddedBackend {
 
     /// Refuses values SQLite cannot honour of the options it supports (the options themselves
     /// are its profile's, whose absent ones the dispatcher refuses).
-    pub fn check(&self, storage: &StorageSpec) -> Result<()> {
+    fn check(&self, storage: &StorageSpec) -> Result<()> {
         if storage.recovery == Some(Recovery::BulkLogged) {
             return Err(Error::Unsupported {
                 option: "recovery",
@@ -121,8 +132,20 @@ impl EmbeddedBackend {
         crate::engine::embedded::storage::check(storage)
     }
 
+    fn files_are_local(&self) -> bool {
+        true
+    }
+
+    async fn sweep_stale(&mut self, work_dir: &Path) -> Vec<String> {
+        stale::sweep(work_dir)
+    }
+
+    async fn space_shortfalls(&mut self, plan: &DatabasePlan, fixture_rows: u64) -> Vec<Shortfall> {
+        crate::util::space::shortfalls(&space::needs(plan, fixture_rows))
+    }
+
     /// Creates the database directory, its ownership marker and the empty database.
-    pub fn create(&mut self, plan: &DatabasePlan) -> Result<EmbeddedDatabase> {
+    async fn create(&mut self, plan: &DatabasePlan) -> Result<EmbeddedDatabase> {
         let dir = crate::util::paths::database_dir(&plan.work_dir, &plan.name);
         claim_directory(&dir)?;
         let path = dir.join(format!("{}.db", plan.name));
@@ -216,18 +239,32 @@ pub struct EmbeddedDatabase {
 }
 
 impl EmbeddedDatabase {
-    /// The switch that stops every connection of this database.
-    pub fn cancel(&self) -> &std::sync::Arc<crate::util::cancel::Cancel> {
-        &self.cancel
-    }
-
     /// The main database file's path (the name SQLite opens).
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    fn layout(&self) -> Result<&crate::engine::embedded::storage::Layout> {
+        self.layout
+            .as_ref()
+            .ok_or_else(|| Error::msg("the embedded database was already dropped"))
+    }
+}
+
+impl EngineDatabase for EmbeddedDatabase {
+    type Connection = EmbeddedConnection;
+
+    fn profile(&self) -> &'static Profile {
+        &PROFILE
+    }
+
+    /// The switch that stops every connection of this database.
+    fn cancel(&self) -> &std::sync::Arc<crate::util::cancel::Cancel> {
+        &self.cancel
+    }
+
     /// Opens a connection with the benchmark's settings.
-    pub fn connect(&self) -> Result<EmbeddedConnection> {
+    async fn connect(&self) -> Result<EmbeddedConnection> {
         let layout = self.layout()?;
         let conn = layout.open()?;
         let setup = || -> rusqlite::Result<()> {
@@ -251,7 +288,7 @@ impl EmbeddedDatabase {
 
     /// What this database reused instead of making anew (a kept log, a loaded fixture), one
     /// phrase each.
-    pub fn reused(&self) -> Vec<String> {
+    fn reused(&self) -> Vec<String> {
         let mut reused = self.layout.as_ref().map(|l| l.reused()).unwrap_or_default();
         if self.fixture_copied.load(Ordering::Relaxed) {
             reused.push(
@@ -263,16 +300,10 @@ impl EmbeddedDatabase {
         reused
     }
 
-    fn layout(&self) -> Result<&crate::engine::embedded::storage::Layout> {
-        self.layout
-            .as_ref()
-            .ok_or_else(|| Error::msg("the embedded database was already dropped"))
-    }
-
     /// Gives the new database `fixture`: a page-for-page copy of the fixture as the backend's
     /// first database of this kind and size loaded it, in one transaction with a prepared
     /// statement (`template`).
-    pub fn load_fixture(
+    async fn load_fixture(
         &self,
         conn: &mut EmbeddedConnection,
         fixture: FixtureKind,
@@ -296,7 +327,7 @@ impl EmbeddedDatabase {
 
     /// Checkpoints the fixture into the data files, applies the recovery model's checkpoint
     /// policy and snapshots the storage statistics.
-    pub fn open_window(&self, conn: &mut EmbeddedConnection) -> Result<()> {
+    async fn open_window(&self, conn: &mut EmbeddedConnection, _: CacheState) -> Result<()> {
         let prepare = |c: &rusqlite::Connection| -> rusqlite::Result<()> {
             c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
             c.execute_batch(&format!(
@@ -320,7 +351,7 @@ impl EmbeddedDatabase {
     /// a repetition of the VLF suite's time outside its windows, for nothing. The WAL stays a
     /// valid one (a later connection would recover it), and the kept log is re-zeroed over the
     /// range written either way (`storage::log_pool`).
-    pub fn close_window(&self, conn: &mut EmbeddedConnection) -> Result<Evidence> {
+    async fn close_window(&self, conn: &mut EmbeddedConnection) -> Result<Evidence> {
         self.window_open.store(false, Ordering::SeqCst);
         let pages: i64 = conn
             .conn
@@ -347,7 +378,7 @@ impl EmbeddedDatabase {
     }
 
     /// Removes the database directory and every file the storage layer placed elsewhere.
-    pub fn drop_database(mut self) -> Result<()> {
+    async fn drop_database(mut self) -> Result<()> {
         if let Some(layout) = self.layout.take() {
             layout.remove()?;
         }
@@ -489,25 +520,25 @@ mod window_tests {
 
     /// The window's connection closes without checkpointing: its WAL is still there, valid, for
     /// a later connection, and the log kept for the next database is zero all the same.
-    #[test]
-    fn the_window_connection_closes_without_a_checkpoint() {
+    #[tokio::test]
+    async fn the_window_connection_closes_without_a_checkpoint() {
         let tmp = tempfile::tempdir().unwrap();
         let mut backend = EmbeddedBackend::new();
-        let db = backend.create(&plan(tmp.path(), "a")).unwrap();
-        let mut conn = db.connect().unwrap();
+        let db = backend.create(&plan(tmp.path(), "a")).await.unwrap();
+        let mut conn = db.connect().await.unwrap();
         conn.conn
             .execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);")
             .unwrap();
-        db.open_window(&mut conn).unwrap();
+        db.open_window(&mut conn, CacheState::Warm).await.unwrap();
         conn.conn
             .execute_batch(
                 "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 500) \
                  INSERT INTO t SELECT n FROM r;",
             )
             .unwrap();
-        db.close_window(&mut conn).unwrap();
+        db.close_window(&mut conn).await.unwrap();
         drop(conn);
-        let later = db.connect().unwrap();
+        let later = db.connect().await.unwrap();
         assert!(
             frames_in_wal(&later.conn) > 0,
             "closing the window's connection checkpointed its WAL"
@@ -519,9 +550,9 @@ mod window_tests {
         assert_eq!(rows, 501);
         assert_intact(&later.conn);
         drop(later);
-        db.drop_database().unwrap();
+        db.drop_database().await.unwrap();
 
-        let next = backend.create(&plan(tmp.path(), "b")).unwrap();
+        let next = backend.create(&plan(tmp.path(), "b")).await.unwrap();
         assert!(!next.reused().is_empty(), "the log was kept");
         let log = next
             .layout()
@@ -532,7 +563,7 @@ mod window_tests {
             .unwrap();
         let bytes = std::fs::read(&log).unwrap();
         assert!(!bytes.is_empty() && bytes.iter().all(|b| *b == 0));
-        next.drop_database().unwrap();
+        next.drop_database().await.unwrap();
         backend.release_kept().unwrap();
     }
 }
@@ -554,8 +585,8 @@ mod fixture_tests {
         bytes: Vec<Vec<u8>>,
     }
 
-    fn state(db: &EmbeddedDatabase, conn: &mut EmbeddedConnection) -> State {
-        db.open_window(conn).unwrap();
+    async fn state(db: &EmbeddedDatabase, conn: &mut EmbeddedConnection) -> State {
+        db.open_window(conn, CacheState::Warm).await.unwrap();
         let c = &conn.conn;
         let pages = c.query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
         let rows = c
@@ -591,8 +622,8 @@ mod fixture_tests {
 
     /// A copied fixture is the loaded one: the same pages in the same extents of the data files,
     /// the same log; the first database of a backend loads the template, the others copy it.
-    #[test]
-    fn a_copied_fixture_is_the_loaded_one_page_for_page() {
+    #[tokio::test]
+    async fn a_copied_fixture_is_the_loaded_one_page_for_page() {
         let tmp = tempfile::tempdir().unwrap();
         // The default scale's 100,000 rows: more than SQLite's page cache holds, so the load
         // spills pages into the WAL before it commits, as the VLF suite's does.
@@ -610,19 +641,20 @@ mod fixture_tests {
         };
         let mut backend = EmbeddedBackend::new();
 
-        let loaded = backend.create(&plan("loaded")).unwrap();
-        let mut conn = loaded.connect().unwrap();
+        let loaded = backend.create(&plan("loaded")).await.unwrap();
+        let mut conn = loaded.connect().await.unwrap();
         fixture::load_credit(&mut conn.conn, rows).unwrap();
-        let expected = state(&loaded, &mut conn);
+        let expected = state(&loaded, &mut conn).await;
         assert_eq!(expected.rows.0, rows as i64);
         drop(conn);
-        loaded.drop_database().unwrap();
+        loaded.drop_database().await.unwrap();
 
         for (name, copy) in [("first", false), ("second", true)] {
-            let db = backend.create(&plan(name)).unwrap();
-            let mut conn = db.connect().unwrap();
+            let db = backend.create(&plan(name)).await.unwrap();
+            let mut conn = db.connect().await.unwrap();
             assert_eq!(
                 db.load_fixture(&mut conn, FixtureKind::Credit, &scale)
+                    .await
                     .unwrap(),
                 rows
             );
@@ -631,10 +663,10 @@ mod fixture_tests {
                 db.reused().iter().any(|r| r.contains("fixture copied")),
                 copy
             );
-            assert_eq!(state(&db, &mut conn), expected, "{name}");
+            assert_eq!(state(&db, &mut conn).await, expected, "{name}");
             assert_intact(&conn.conn);
             drop(conn);
-            db.drop_database().unwrap();
+            db.drop_database().await.unwrap();
         }
         backend.release_kept().unwrap();
     }

@@ -6,6 +6,8 @@ use super::evidence::{Window, WindowContext};
 use super::instance::InstanceChanges;
 use super::provision::{self, PlannedFile};
 use super::{fixture, hooks, ConnectSettings, MssqlConnection};
+use crate::engine::plugin::EngineDatabase;
+use crate::engine::profile::Profile;
 use crate::model::config::FixtureKind;
 use crate::model::error::{Error, Result};
 use crate::model::evidence::Evidence;
@@ -99,22 +101,30 @@ impl MssqlDatabase {
     pub fn files(&self) -> &[PlannedFile] {
         &self.files
     }
+}
+
+impl EngineDatabase for MssqlDatabase {
+    type Connection = MssqlConnection;
+
+    fn profile(&self) -> &'static Profile {
+        &super::PROFILE
+    }
 
     /// The switch that stops every connection of this database.
-    pub fn cancel(&self) -> &std::sync::Arc<crate::util::cancel::Cancel> {
+    fn cancel(&self) -> &std::sync::Arc<crate::util::cancel::Cancel> {
         &self.cancel
     }
 
     /// Opens another connection to this database, registered with its stop switch (see
     /// [`super::cancel`]).
-    pub async fn connect(&self) -> Result<MssqlConnection> {
+    async fn connect(&self) -> Result<MssqlConnection> {
         let conn = self.settings.connect(Some(&self.name)).await?;
         super::cancel::register(conn, &self.settings, &self.cancel).await
     }
 
     /// Opens a connection for a driver worker: as [`Self::connect`], and it reports its
     /// session's waits to this database before it closes ([`super::evidence::load_waits`]).
-    pub async fn connect_worker(&self) -> Result<MssqlConnection> {
+    async fn connect_worker(&self) -> Result<MssqlConnection> {
         let mut conn = self.connect().await?;
         super::evidence::load_waits::opened(&self.load_waits);
         conn.load_waits = Some(self.load_waits.clone());
@@ -122,7 +132,7 @@ impl MssqlDatabase {
     }
 
     /// Loads `fixture` through `conn`; returns the rows loaded.
-    pub async fn load_fixture(
+    async fn load_fixture(
         &self,
         conn: &mut MssqlConnection,
         fixture: FixtureKind,
@@ -134,20 +144,10 @@ impl MssqlDatabase {
         }
     }
 
-    fn context(&self) -> WindowContext<'_> {
-        WindowContext {
-            db: &self.name,
-            database_id: self.database_id,
-            volumes: &self.volumes,
-            settings: &self.settings,
-            product: &self.product,
-        }
-    }
-
     /// Makes FULL recovery real (full backup), checkpoints what the fixture wrote (so the window
     /// does not write it back), empties the buffer pool when asked (`cache = "cold"` or
     /// `DBBENCH_MSSQL_COLD_CACHE=1`), and snapshots the server's statistics.
-    pub async fn open_window(
+    async fn open_window(
         &self,
         conn: &mut MssqlConnection,
         cache: crate::model::start::CacheState,
@@ -213,42 +213,8 @@ impl MssqlDatabase {
         Ok(())
     }
 
-    /// The recovery behaviour in effect: the database's recovery model (inherited from `model`
-    /// when the cell declares none) and, for FULL or BULK_LOGGED, whether the log chain started;
-    /// a FULL database that never had a full backup truncates its log as SIMPLE does.
-    async fn recovery_in_effect(
-        &self,
-        conn: &mut MssqlConnection,
-    ) -> std::result::Result<String, String> {
-        let rows = conn
-            .query(&super::readback::recovery_model_sql(&self.name), &[])
-            .await
-            .map_err(|e| e.to_string())?;
-        let model = rows
-            .first()
-            .and_then(|r| r.get::<Option<String>>(0).ok().flatten())
-            .ok_or("sys.databases gives no recovery model for the database")?;
-        if model.trim().eq_ignore_ascii_case("SIMPLE") {
-            return Ok(super::readback::describe_recovery(&model, false));
-        }
-        let rows = conn
-            .query(&provision::chain_check_sql(&self.name), &[])
-            .await
-            .map_err(|e| {
-                format!(
-                    "{} recovery; whether its log chain started: {e}",
-                    model.trim()
-                )
-            })?;
-        let started = rows
-            .first()
-            .and_then(|r| r.get::<Option<String>>(0).ok().flatten())
-            .is_some();
-        Ok(super::readback::describe_recovery(&model, started))
-    }
-
     /// The window's evidence.
-    pub async fn close_window(&self, conn: &mut MssqlConnection) -> Result<Evidence> {
+    async fn close_window(&self, conn: &mut MssqlConnection) -> Result<Evidence> {
         let window = self
             .window
             .lock()
@@ -303,7 +269,7 @@ impl MssqlDatabase {
 
     /// Drops the database (after checking its marker) and undoes the instance changes; both are
     /// attempted whatever the other's outcome.
-    pub async fn drop_database(mut self) -> Result<()> {
+    async fn drop_database(mut self) -> Result<()> {
         // A window the body never closed still samples counters: stop it before the drop. Its
         // growth session, if it started one, is the drop's to remove.
         let open = self.window.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -318,6 +284,52 @@ impl MssqlDatabase {
             (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
             (Err(d), Err(r)) => Err(Error::msg(format!("{d}; {r}"))),
         }
+    }
+}
+
+impl MssqlDatabase {
+    fn context(&self) -> WindowContext<'_> {
+        WindowContext {
+            db: &self.name,
+            database_id: self.database_id,
+            volumes: &self.volumes,
+            settings: &self.settings,
+            product: &self.product,
+        }
+    }
+
+    /// The recovery behaviour in effect: the database's recovery model (inherited from `model`
+    /// when the cell declares none) and, for FULL or BULK_LOGGED, whether the log chain started;
+    /// a FULL database that never had a full backup truncates its log as SIMPLE does.
+    async fn recovery_in_effect(
+        &self,
+        conn: &mut MssqlConnection,
+    ) -> std::result::Result<String, String> {
+        let rows = conn
+            .query(&super::readback::recovery_model_sql(&self.name), &[])
+            .await
+            .map_err(|e| e.to_string())?;
+        let model = rows
+            .first()
+            .and_then(|r| r.get::<Option<String>>(0).ok().flatten())
+            .ok_or("sys.databases gives no recovery model for the database")?;
+        if model.trim().eq_ignore_ascii_case("SIMPLE") {
+            return Ok(super::readback::describe_recovery(&model, false));
+        }
+        let rows = conn
+            .query(&provision::chain_check_sql(&self.name), &[])
+            .await
+            .map_err(|e| {
+                format!(
+                    "{} recovery; whether its log chain started: {e}",
+                    model.trim()
+                )
+            })?;
+        let started = rows
+            .first()
+            .and_then(|r| r.get::<Option<String>>(0).ok().flatten())
+            .is_some();
+        Ok(super::readback::describe_recovery(&model, started))
     }
 }
 

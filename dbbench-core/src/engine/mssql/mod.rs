@@ -60,6 +60,7 @@ pub use hooks::Hooks;
 pub use plugin::REGISTRATION;
 pub use server::ServerFacts;
 
+use super::plugin::EngineBackend;
 use super::profile::{common_kind, Control, DriverSql, Profile};
 use crate::model::config::BackendKind;
 use crate::model::config::StorageSpec;
@@ -70,6 +71,7 @@ use crate::model::load::{ErrorKind, Execution};
 use crate::model::plan::DatabasePlan;
 use crate::model::presentation::Presentation;
 use crate::util::owner::Owner;
+use crate::util::space::Shortfall;
 use creation::{touches_tempdb, volumes_by_file, Build};
 use database::claim;
 use instance::InstanceChanges;
@@ -148,30 +150,6 @@ impl MssqlBackend {
         })
     }
 
-    /// The server's processes on this machine, if it runs here.
-    pub fn server_on_host(&self) -> Option<&crate::model::interference::ServerOnHost> {
-        self.server_on_host.as_ref()
-    }
-
-    /// Drops the databases that earlier dbbench processes of this host left on this server and
-    /// whose owner is gone ([`stale`]); one line per database removed or (the first time) left.
-    /// Nothing here fails the run: a server that cannot be reached says so in a line.
-    pub async fn sweep_stale(&mut self) -> Vec<String> {
-        let mut lines = match self.settings.connect(Some("master")).await {
-            Ok(mut conn) => stale::sweep(&mut conn, &self.owner, &self.facts.product).await,
-            Err(e) => vec![format!(
-                "mssql: could not connect to look for stale databases: {e}"
-            )],
-        };
-        lines.retain(|line| self.swept.insert(line.clone()));
-        lines
-    }
-
-    /// `storage` raised to this server's minimum file sizes.
-    pub fn floor_storage(&self, storage: &StorageSpec) -> StorageSpec {
-        self.facts.floors.apply(storage)
-    }
-
     /// What dbbench learned about the server.
     pub fn facts(&self) -> &ServerFacts {
         &self.facts
@@ -181,9 +159,55 @@ impl MssqlBackend {
     pub fn settings(&self) -> &ConnectSettings {
         &self.settings
     }
+}
+
+impl EngineBackend for MssqlBackend {
+    type Database = MssqlDatabase;
+
+    fn profile(&self) -> &'static Profile {
+        &PROFILE
+    }
+
+    /// The server's processes on this machine, if it runs here.
+    fn server_on_host(&self) -> Option<&crate::model::interference::ServerOnHost> {
+        self.server_on_host.as_ref()
+    }
+
+    /// Drops the databases that earlier dbbench processes of this host left on this server and
+    /// whose owner is gone ([`stale`]), and undoes the instance changes a dead dbbench process
+    /// left owed in `work_dir` ([`owed`]); one line per database removed or (the first time)
+    /// left. Nothing here fails the run: a server that cannot be reached says so in a line.
+    async fn sweep_stale(&mut self, work_dir: &std::path::Path) -> Vec<String> {
+        let mut lines = match self.settings.connect(Some("master")).await {
+            Ok(mut conn) => stale::sweep(&mut conn, &self.owner, &self.facts.product).await,
+            Err(e) => vec![format!(
+                "mssql: could not connect to look for stale databases: {e}"
+            )],
+        };
+        lines.retain(|line| self.swept.insert(line.clone()));
+        // Instance changes a dead dbbench process left (its write-ahead ledger), undone now.
+        let line = match settle_owed(self.settings(), work_dir).await {
+            Ok(Some(line)) => Some(line.replace("dbbench › ", "")),
+            Ok(None) => None,
+            Err(e) => Some(format!(
+                "mssql: could not undo the instance changes owed in {}: {e}",
+                owed::path(work_dir).display()
+            )),
+        };
+        // Said once per process, like the sweep's lines.
+        if let Some(line) = line.filter(|l| self.swept.insert(l.clone())) {
+            lines.push(line);
+        }
+        lines
+    }
+
+    /// `storage` raised to this server's minimum file sizes.
+    fn floor_storage(&self, storage: &StorageSpec) -> StorageSpec {
+        self.facts.floors.apply(storage)
+    }
 
     /// Version, edition and every precondition the results depend on.
-    pub fn info(&self) -> BackendInfo {
+    fn info(&self) -> BackendInfo {
         let mut preconditions = self.facts.preconditions.clone();
         let mut put = |k: &str, v: String| {
             preconditions.insert(k.to_string(), v);
@@ -238,7 +262,7 @@ impl MssqlBackend {
     /// Refuses options this server cannot honour before anything is created: those its product
     /// lacks (named by product, one sentence per option), cells that need file directories the
     /// server does not report, tempdb without permission, MAXDOP on SQL Server before 2016.
-    pub fn check(&self, storage: &StorageSpec) -> Result<()> {
+    fn check(&self, storage: &StorageSpec) -> Result<()> {
         provision::validate(storage)?;
         let product = &self.facts.product;
         let refusals = product.refusals(storage);
@@ -315,9 +339,18 @@ impl MssqlBackend {
         Ok(())
     }
 
+    /// The server's disks are not this machine's to probe, even when it runs here.
+    fn files_are_local(&self) -> bool {
+        false
+    }
+
+    async fn space_shortfalls(&mut self, plan: &DatabasePlan, _: u64) -> Vec<Shortfall> {
+        self.shortfalls_on_server(plan).await
+    }
+
     /// Creates the database of `plan`: restart hook, ownership claim, instance changes,
     /// `CREATE DATABASE` and its configuration. On failure everything done so far is undone.
-    pub async fn create(&mut self, plan: &DatabasePlan) -> Result<MssqlDatabase> {
+    async fn create(&mut self, plan: &DatabasePlan) -> Result<MssqlDatabase> {
         self.hooks.restart(&self.settings).await?;
         let mut admin = self.settings.connect(Some("master")).await?;
         // Only a bounded command can time out and leave its statement running: then the

@@ -76,7 +76,7 @@ pub fn shortfalls(files: &[PlannedFile], volumes: &[(String, u64)]) -> Vec<Short
 impl MssqlBackend {
     /// The server volumes on which `plan`'s files would not fit; nothing when the plan or the
     /// volumes cannot be read (creation then says why).
-    pub async fn space_shortfalls(&mut self, plan: &DatabasePlan) -> Vec<Shortfall> {
+    pub(super) async fn shortfalls_on_server(&mut self, plan: &DatabasePlan) -> Vec<Shortfall> {
         let Ok(provision) = provision::plan(
             &plan.storage,
             &provision::Target {

@@ -7,10 +7,13 @@ use super::connection::PostgresConnection;
 use super::evidence::{Window, WindowContext};
 use super::settings::{LibpqTarget, PgSettings};
 use super::{fixture, marker};
+use crate::engine::plugin::EngineDatabase;
+use crate::engine::profile::Profile;
 use crate::model::config::FixtureKind;
 use crate::model::error::{Error, Result};
 use crate::model::evidence::Evidence;
 use crate::model::scale::Scale;
+use crate::model::start::CacheState;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -65,13 +68,31 @@ impl PostgresDatabase {
         }
     }
 
+    fn context(&self) -> WindowContext<'_> {
+        WindowContext {
+            db: &self.name,
+            settings: &self.settings,
+            wal_dir: self.cluster.as_ref().map(|c| c.wal_dir()),
+            version_num: self.version_num,
+            declared: &self.declared,
+        }
+    }
+}
+
+impl EngineDatabase for PostgresDatabase {
+    type Connection = PostgresConnection;
+
+    fn profile(&self) -> &'static Profile {
+        &super::PROFILE
+    }
+
     /// The switch that stops every connection of this database.
-    pub fn cancel(&self) -> &Arc<crate::util::cancel::Cancel> {
+    fn cancel(&self) -> &Arc<crate::util::cancel::Cancel> {
         &self.cancel
     }
 
     /// Opens another connection to this database, registered with its stop switch.
-    pub async fn connect(&self) -> Result<PostgresConnection> {
+    async fn connect(&self) -> Result<PostgresConnection> {
         self.settings
             .connect(&self.name)
             .await
@@ -81,7 +102,7 @@ impl PostgresDatabase {
 
     /// A connection for one of the driver's workers: the lean link where it can be had (see
     /// [`PostgresConnection::open_wire`]), registered with the stop switch.
-    pub async fn connect_worker(&self) -> Result<PostgresConnection> {
+    async fn connect_worker(&self) -> Result<PostgresConnection> {
         self.settings
             .connect_worker(&self.name)
             .await
@@ -90,7 +111,7 @@ impl PostgresDatabase {
     }
 
     /// Loads `fixture` through `conn`; returns the rows loaded.
-    pub async fn load_fixture(
+    async fn load_fixture(
         &self,
         conn: &mut PostgresConnection,
         fixture: FixtureKind,
@@ -104,21 +125,11 @@ impl PostgresDatabase {
         }
     }
 
-    fn context(&self) -> WindowContext<'_> {
-        WindowContext {
-            db: &self.name,
-            settings: &self.settings,
-            wal_dir: self.cluster.as_ref().map(|c| c.wal_dir()),
-            version_num: self.version_num,
-            declared: &self.declared,
-        }
-    }
-
     /// Checkpoints (so the window starts with no dirty pages from the fixture), removes the WAL
     /// segments that checkpoint left ahead where the cell does not declare them ([`super::ahead`]),
     /// turns autovacuum off on the fixture's tables on an existing server ([`super::pinned`]),
     /// and snapshots the server's statistics and settings.
-    pub async fn open_window(&self, conn: &mut PostgresConnection) -> Result<()> {
+    async fn open_window(&self, conn: &mut PostgresConnection, _: CacheState) -> Result<()> {
         let mut removed_ahead = None;
         let mut autovacuum_tables = None;
         match &self.cluster {
@@ -143,7 +154,7 @@ impl PostgresDatabase {
     }
 
     /// The window's evidence.
-    pub async fn close_window(&self, conn: &mut PostgresConnection) -> Result<Evidence> {
+    async fn close_window(&self, conn: &mut PostgresConnection) -> Result<Evidence> {
         let window = self
             .window
             .lock()
@@ -165,7 +176,7 @@ impl PostgresDatabase {
 
     /// Drops the database after checking its markers. When the managed server died, the
     /// database went with it: the cluster's leftovers are removed and the death is reported.
-    pub async fn drop_database(self) -> Result<()> {
+    async fn drop_database(self) -> Result<()> {
         // A window the body never closed still samples: stop it before the drop.
         drop(self.window.lock().unwrap_or_else(|p| p.into_inner()).take());
         let dead = match self.server_gone() {
@@ -199,7 +210,9 @@ impl PostgresDatabase {
             "the managed PostgreSQL server stopped during the repetition ({why}); {removed}"
         )))
     }
+}
 
+impl PostgresDatabase {
     /// How the managed server ended, waiting up to `limit` for its death to become visible.
     async fn dead_within(&self, limit: std::time::Duration) -> Option<String> {
         self.cluster.as_ref()?;

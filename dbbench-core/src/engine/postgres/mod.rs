@@ -41,6 +41,7 @@ pub use database::PostgresDatabase;
 pub use plugin::REGISTRATION;
 pub use settings::{LibpqTarget, PgSettings};
 
+use super::plugin::EngineBackend;
 use super::profile::{common_kind, Control, DriverSql, Profile};
 use crate::model::config::{BackendKind, StorageSpec};
 use crate::model::dialect::Dialect;
@@ -49,6 +50,7 @@ use crate::model::evidence::BackendInfo;
 use crate::model::load::{ErrorKind, Execution};
 use crate::model::plan::DatabasePlan;
 use crate::model::presentation::{EvidenceColumn, EvidenceUnit, Presentation};
+use crate::util::space::Shortfall;
 use cluster::{Binaries, Cluster, ClusterSpec, RunAs};
 use dbbench_options::Key;
 use options::{Mapping, Mode};
@@ -173,26 +175,26 @@ impl PostgresBackend {
             Target::External { .. } => Mode::External,
         }
     }
+}
+
+impl EngineBackend for PostgresBackend {
+    type Database = PostgresDatabase;
+
+    fn profile(&self) -> &'static Profile {
+        &PROFILE
+    }
 
     /// An existing server's processes on this machine, if it runs here (a managed cluster's
     /// are dbbench's own).
-    pub fn server_on_host(&self) -> Option<&crate::model::interference::ServerOnHost> {
+    fn server_on_host(&self) -> Option<&crate::model::interference::ServerOnHost> {
         match &self.target {
             Target::External { server_on_host, .. } => server_on_host.as_ref(),
             Target::Managed { .. } => None,
         }
     }
 
-    /// The managed cluster that runs now, if any.
-    pub fn cluster(&self) -> Option<&Arc<Cluster>> {
-        match &self.target {
-            Target::Managed { cluster, .. } => cluster.as_ref(),
-            Target::External { .. } => None,
-        }
-    }
-
     /// Version and every precondition the results depend on.
-    pub fn info(&self) -> BackendInfo {
+    fn info(&self) -> BackendInfo {
         match &self.target {
             Target::Managed {
                 binaries, run_as, ..
@@ -250,38 +252,49 @@ impl PostgresBackend {
     }
 
     /// Refuses options PostgreSQL cannot honour before anything is created.
-    pub fn check(&self, storage: &StorageSpec) -> Result<()> {
+    fn check(&self, storage: &StorageSpec) -> Result<()> {
         options::check(storage, self.mode())
     }
 
-    /// What a cell on a managed cluster puts on each volume before its body runs (the `space`
-    /// module); nothing for an existing server, whose disks are the server's, or for a plan that
-    /// cannot be mapped (the cell is skipped for that before this is asked).
-    pub fn space_needs(
-        &self,
-        plan: &DatabasePlan,
-        fixture_rows: u64,
-    ) -> Vec<crate::util::space::Need> {
-        if !self.is_local() {
-            return Vec::new();
-        }
-        let Target::Managed { run_as, .. } = &self.target else {
-            return Vec::new();
-        };
-        let Ok(mapping) = options::map(&plan.storage, Mode::Managed) else {
+    fn floor_storage(&self, storage: &StorageSpec) -> StorageSpec {
+        options::floor(storage)
+    }
+
+    fn files_are_local(&self) -> bool {
+        self.is_local()
+    }
+
+    /// On an existing server, drops the marked databases whose owner is gone (bounded by the
+    /// teardown's deadline: a server that does not answer gets a line, not a hang).
+    /// (A managed cluster's leftovers are swept when a cluster starts.)
+    async fn sweep_stale(&mut self, _work_dir: &std::path::Path) -> Vec<String> {
+        let Target::External { settings, .. } = &self.target else {
             return Vec::new();
         };
-        // The file systems the cluster will really use, also where it moves to the temp dir.
-        match place::place(&plan.work_dir, &plan.volumes, &mapping, *run_as) {
-            Ok(placed) => space::needs(plan, &mapping, fixture_rows, &placed),
-            Err(_) => Vec::new(),
+        let settings = (**settings).clone();
+        let admin = admin_db(&settings);
+        let doing = "looking for databases left by earlier runs";
+        let sweep = async { Ok(stale::sweep(&settings, &admin).await) };
+        match crate::util::deadline::bounded(
+            crate::util::deadline::Deadline::Teardown,
+            doing,
+            sweep,
+        )
+        .await
+        {
+            Ok(lines) => lines,
+            Err(e) => vec![format!("postgres: {e}")],
         }
+    }
+
+    async fn space_shortfalls(&mut self, plan: &DatabasePlan, fixture_rows: u64) -> Vec<Shortfall> {
+        crate::util::space::shortfalls(&self.space_needs(plan, fixture_rows))
     }
 
     /// Starts a fork: a managed cluster is stopped and removed, so the fork's first database
     /// gets a new one (its own directory, WAL and shared buffers); an existing server is left as
     /// it is (a database per repetition is all dbbench makes there).
-    pub fn new_fork(&mut self) -> Result<()> {
+    fn new_fork(&mut self) -> Result<()> {
         if let Target::Managed { cluster, .. } = &mut self.target {
             if let Some(old) = cluster.take() {
                 old.destroy()?;
@@ -291,7 +304,7 @@ impl PostgresBackend {
     }
 
     /// Creates the database of `plan` (and, on a managed cluster, the cluster it needs).
-    pub async fn create(&mut self, plan: &DatabasePlan) -> Result<PostgresDatabase> {
+    async fn create(&mut self, plan: &DatabasePlan) -> Result<PostgresDatabase> {
         let mapping = options::map(&plan.storage, self.mode())?;
         let name = provision::database_name(&plan.name);
         let (settings, cluster, admin_db) = match &mut self.target {
@@ -377,31 +390,41 @@ impl PostgresBackend {
     }
 }
 
-/// The database an existing server's connection string names, else `postgres`.
 impl PostgresBackend {
-    /// On an existing server, drops the marked databases whose owner is gone (bounded by the
-    /// teardown's deadline: a server that does not answer gets a line, not a hang).
-    pub(crate) async fn sweep_stale(&mut self) -> Vec<String> {
-        let Target::External { settings, .. } = &self.target else {
+    /// The managed cluster that runs now, if any.
+    pub fn cluster(&self) -> Option<&Arc<Cluster>> {
+        match &self.target {
+            Target::Managed { cluster, .. } => cluster.as_ref(),
+            Target::External { .. } => None,
+        }
+    }
+
+    /// What a cell on a managed cluster puts on each volume before its body runs (the `space`
+    /// module); nothing for an existing server, whose disks are the server's, or for a plan that
+    /// cannot be mapped (the cell is skipped for that before this is asked).
+    pub fn space_needs(
+        &self,
+        plan: &DatabasePlan,
+        fixture_rows: u64,
+    ) -> Vec<crate::util::space::Need> {
+        if !self.is_local() {
+            return Vec::new();
+        }
+        let Target::Managed { run_as, .. } = &self.target else {
             return Vec::new();
         };
-        let settings = (**settings).clone();
-        let admin = admin_db(&settings);
-        let doing = "looking for databases left by earlier runs";
-        let sweep = async { Ok(stale::sweep(&settings, &admin).await) };
-        match crate::util::deadline::bounded(
-            crate::util::deadline::Deadline::Teardown,
-            doing,
-            sweep,
-        )
-        .await
-        {
-            Ok(lines) => lines,
-            Err(e) => vec![format!("postgres: {e}")],
+        let Ok(mapping) = options::map(&plan.storage, Mode::Managed) else {
+            return Vec::new();
+        };
+        // The file systems the cluster will really use, also where it moves to the temp dir.
+        match place::place(&plan.work_dir, &plan.volumes, &mapping, *run_as) {
+            Ok(placed) => space::needs(plan, &mapping, fixture_rows, &placed),
+            Err(_) => Vec::new(),
         }
     }
 }
 
+/// The database an existing server's connection string names, else `postgres`.
 fn admin_db(settings: &PgSettings) -> String {
     settings.admin_db().unwrap_or("postgres").to_string()
 }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::engine::embedded::EmbeddedBackend;
+use crate::engine::plugin::EngineBackend;
 use crate::model::config::StorageSpec;
 use crate::model::error::Error;
 use crate::model::plan::DatabasePlan;
@@ -21,7 +22,7 @@ async fn database(name: &str) -> Arc<Database> {
         work_dir: crate::util::paths::work_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR"))),
         scale: Scale::smoke(),
     };
-    let db = Database::new(EmbeddedBackend::new().create(&plan).unwrap());
+    let db = Database::new(EmbeddedBackend::new().create(&plan).await.unwrap());
     let mut conn = db.connect().await.unwrap();
     conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, worker INTEGER NOT NULL)")
         .await
