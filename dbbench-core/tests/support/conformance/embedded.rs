@@ -73,6 +73,10 @@ impl Target for Embedded {
         format!("?{n}")
     }
 
+    fn missing_table_error(&self) -> &'static [&'static str] {
+        &["no such table: no_such_table"]
+    }
+
     fn runaway(&self) -> &'static str {
         "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
     }
@@ -88,7 +92,13 @@ impl Target for Embedded {
         }
     }
 
-    async fn stage_owned(&self, ctx: &RunContext, _: &mut Connection, name: &str, owner: Owner) -> bool {
+    async fn stage_owned(
+        &self,
+        ctx: &RunContext,
+        _: &mut Connection,
+        name: &str,
+        owner: Owner,
+    ) -> bool {
         let host = hostname();
         let me = std::process::id();
         let (pid, start) = match owner {

@@ -67,7 +67,9 @@ async fn db_exists(conn: &mut Connection, name: &str) -> bool {
 async fn drop_db(conn: &mut Connection, name: &str) {
     let single = format!("ALTER DATABASE [{name}] SET SINGLE_USER WITH ROLLBACK IMMEDIATE");
     let _ = conn.batch(&single).await;
-    conn.batch(&format!("DROP DATABASE [{name}]")).await.unwrap();
+    conn.batch(&format!("DROP DATABASE [{name}]"))
+        .await
+        .unwrap();
 }
 
 /// A live SQL Server (or Babelfish) named by `DBBENCH_MSSQL`.
@@ -84,7 +86,9 @@ impl Live {
 impl Target for Live {
     async fn backend(&self) -> Option<Backend> {
         live_server()?;
-        Some(Backend::new(MssqlBackend::from_env().await.expect("connects")))
+        Some(Backend::new(
+            MssqlBackend::from_env().await.expect("connects"),
+        ))
     }
 
     /// This process's databases still on the server, which are then dropped, so that a failed
@@ -100,6 +104,10 @@ impl Target for Live {
 
     fn placeholder(&self, n: usize) -> String {
         format!("@P{n}")
+    }
+
+    fn missing_table_error(&self) -> &'static [&'static str] {
+        &["no_such_table"]
     }
 
     /// A count over a quadruple cross join of the catalog, which every product runs (Babelfish
@@ -120,12 +128,22 @@ impl Target for Live {
 
     async fn stage_foreign(&self, _: &RunContext, _: &mut Connection, name: &str, _: bool) {
         let (_, mut conn) = self.master().await;
-        conn.batch(&format!("CREATE DATABASE [{name}]")).await.unwrap();
+        conn.batch(&format!("CREATE DATABASE [{name}]"))
+            .await
+            .unwrap();
     }
 
-    async fn stage_owned(&self, _: &RunContext, _: &mut Connection, name: &str, owner: Owner) -> bool {
+    async fn stage_owned(
+        &self,
+        _: &RunContext,
+        _: &mut Connection,
+        name: &str,
+        owner: Owner,
+    ) -> bool {
         let (settings, mut conn) = self.master().await;
-        conn.batch(&format!("CREATE DATABASE [{name}]")).await.unwrap();
+        conn.batch(&format!("CREATE DATABASE [{name}]"))
+            .await
+            .unwrap();
         // As dbbench marks: from inside the database (Babelfish runs a three-part procedure
         // name in the current database).
         let mut inside = settings.connect(Some(name)).await.unwrap();
@@ -213,7 +231,11 @@ mod scripted {
 
     impl Scripted {
         fn server(&self) -> ScriptedServer {
-            self.0.lock().unwrap().clone().expect("a backend was started")
+            self.0
+                .lock()
+                .unwrap()
+                .clone()
+                .expect("a backend was started")
         }
 
         async fn master(&self) -> Connection {
@@ -237,7 +259,8 @@ mod scripted {
             .on("sys.dm_server_services", one("ifi", Value::Text("Y".into())))
             .on("AS recovery FROM sys.databases", one("recovery", Value::Text("FULL".into())))
             .on("database_id = 3 AND file_id = 1", one("pages", Value::Int(1024)))
-            // The double keeps no rows: every count is one.
+            // The double keeps no rows: an insert says it wrote one, every count is one.
+            .on("INSERT INTO conformance_rows", Reply::Affected(1))
             .on("SELECT count(*) FROM", one("n", Value::Int(1)))
             .on("no_such_table", Reply::error(208, "Invalid object name 'no_such_table'."));
         server
@@ -260,6 +283,10 @@ mod scripted {
             format!("@P{n}")
         }
 
+        fn missing_table_error(&self) -> &'static [&'static str] {
+            &["error 208", "Invalid object name 'no_such_table'"]
+        }
+
         /// The scripted server answers at once: the suite sends it again until the kill.
         fn runaway(&self) -> &'static str {
             "INSERT INTO t VALUES (1)"
@@ -274,9 +301,17 @@ mod scripted {
             self.master().await.batch(&sql).await.unwrap();
         }
 
-        async fn stage_owned(&self, _: &RunContext, _: &mut Connection, name: &str, owner: Owner) -> bool {
+        async fn stage_owned(
+            &self,
+            _: &RunContext,
+            _: &mut Connection,
+            name: &str,
+            owner: Owner,
+        ) -> bool {
             let mut conn = self.master().await;
-            conn.batch(&format!("CREATE DATABASE [{name}]")).await.unwrap();
+            conn.batch(&format!("CREATE DATABASE [{name}]"))
+                .await
+                .unwrap();
             let sql = marker::add_property_sql(name, &marker_of(owner));
             conn.batch(&sql).await.unwrap();
             true

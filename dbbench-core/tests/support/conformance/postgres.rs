@@ -31,7 +31,10 @@ impl Target for Managed {
             .filter(|name| moved.is_none() || name.starts_with(&ours))
             .map(|name| format!("cluster directory {}", base.join(name).display()))
             .collect();
-        for pid in processes_under(&ctx.work_dir).into_iter().chain(processes_under(&base)) {
+        for pid in processes_under(&ctx.work_dir)
+            .into_iter()
+            .chain(processes_under(&base))
+        {
             left.push(format!("server process {pid}"));
         }
         left
@@ -41,12 +44,19 @@ impl Target for Managed {
         format!("${n}")
     }
 
+    fn missing_table_error(&self) -> &'static [&'static str] {
+        &["42P01", "\"no_such_table\" does not exist"]
+    }
+
     fn runaway(&self) -> &'static str {
         "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
     }
 
     async fn stage_foreign(&self, _: &RunContext, admin: &mut Connection, name: &str, half: bool) {
-        admin.batch(&format!("CREATE DATABASE {name}")).await.unwrap();
+        admin
+            .batch(&format!("CREATE DATABASE {name}"))
+            .await
+            .unwrap();
         if half {
             // Someone else's database that carries a dbbench comment: its marker table is missing.
             let sql = format!("COMMENT ON DATABASE {name} IS 'dbbench:owned pid=1'");
