@@ -3,9 +3,11 @@
 //! and cells that declare nothing about their files (the quick start's doubling on the credit
 //! fixture, an index build, a concurrent load of eight connections) run end to end at smoke
 //! scale (create, bulk-load the credit fixture, measure, collect evidence, drop), after the
-//! preflight says which cells this server and login allow; plus a refused login; a timeout that
-//! kills a runaway statement; and the sweep that drops a killed run's database at the next
-//! start. Every test removes what it created, also when it fails (`Leftovers`). Runs only when
+//! preflight says which cells this server and login allow; plus a refused login, session
+//! settings and the instance lock; and the conformance suite (`support::conformance`: lifecycle,
+//! a timeout that kills a runaway statement, the driver, settings read-back, and the sweep that
+//! drops a killed run's database at the next start). Every test removes what it created, also
+//! when it fails (`Leftovers`, the live target's leftovers). Runs only when
 //! `DBBENCH_MSSQL` holds an ADO connection string; otherwise it prints one line, `skipped:
 //! DBBENCH_MSSQL not set`, and passes, unless `DBBENCH_REQUIRE_MSSQL=1` (CI, against Babelfish)
 //! makes a missing server a failure.
@@ -29,7 +31,12 @@ use dbbench_core::driver::{Load, Op, Work};
 use dbbench_core::results::{CellStatus, FileKind};
 use dbbench_core::{Connection, Error, Scale, Session};
 use std::io::Write;
-use support::{cell, context, grow_mib, mib, mssql_marker, my_start, no_such_pid};
+use support::{cell, context, grow_mib, mib};
+
+// Lifecycle, cancel (a timeout kills the runaway session from a second connection), driver,
+// settings read-back and the stale sweep, on the live server: the conformance suite. Here rather
+// than in a file of its own so that CI's live step (`--test mssql_live`) runs it.
+support::backend_conformance!(conformance, support::conformance::mssql::Live);
 
 /// The VLF suite's body: the article's doubling insert five times, with laps.
 fn doubling(db: &mut Session) -> BodyFuture<'_> {
@@ -222,23 +229,9 @@ fn benchmarks() -> [&'static BenchmarkSpec; 6] {
     ]
 }
 
-/// The server of `DBBENCH_MSSQL`, or `None` (the test is skipped) when it is not set, unless
-/// `DBBENCH_REQUIRE_MSSQL=1` says the tests must run.
+/// The server of `DBBENCH_MSSQL`, or `None` (the test is skipped).
 fn server() -> Option<String> {
-    let ado = std::env::var(dbbench_core::__internals::mssql::ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty());
-    if ado.is_none() {
-        let required = std::env::var(dbbench_core::__internals::mssql::REQUIRE_ENV)
-            .is_ok_and(|v| v.trim() == "1");
-        assert!(
-            !required,
-            "DBBENCH_REQUIRE_MSSQL=1 but DBBENCH_MSSQL is not set: start a server (Babelfish: \
-             ../shared/babelfish/start.sh) and set DBBENCH_MSSQL"
-        );
-        say("skipped: DBBENCH_MSSQL not set");
-    }
-    ado
+    support::conformance::mssql::live_server()
 }
 
 /// Removes, when dropped (also while a failed assertion unwinds), every database of this test
@@ -497,155 +490,6 @@ async fn lifecycle_on_a_live_server() {
         }
         other => panic!("expected login failure 18456, got {other:?}"),
     }
-    let _ = std::fs::remove_dir_all(&ctx.work_dir);
-}
-
-/// Runs far longer than its timeout (a count over a triple cross join of the catalog, which
-/// every product runs: Babelfish has no `WAITFOR`): only a killed session ends it early.
-fn waiting(db: &mut Session) -> BodyFuture<'_> {
-    Box::pin(async move {
-        db.execute("CREATE TABLE dbo.t (a int)").await?;
-        db.batch(
-            "SELECT COUNT_BIG(*) FROM sys.all_objects a CROSS JOIN sys.all_objects b \
-             CROSS JOIN sys.all_objects c CROSS JOIN sys.all_objects d",
-        )
-        .await?;
-        Ok(())
-    })
-}
-
-static WAITING: BenchmarkSpec = BenchmarkSpec {
-    name: "waiting",
-    module_path: "mssql_live::waiting",
-    manifest_dir: env!("CARGO_MANIFEST_DIR"),
-    source_file: file!(),
-    title: "a statement longer than the timeout",
-    run: RunSpec {
-        repeat: 1,
-        warmup: 0,
-        fixture: FixtureKind::None,
-        timeout: Some(std::time::Duration::from_secs(1)),
-        ..RunSpec::DEFAULT
-    },
-    cells: &[CellSpec {
-        name: "default",
-        storage: StorageSpec::DEFAULT,
-        backends: &[],
-    }],
-    body: waiting,
-};
-
-/// A 1 s timeout ends a runaway statement on a live server: the session is killed from a second
-/// connection (`KILL`, which Babelfish has too), the cell fails with the timeout, and the
-/// database is dropped.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_timeout_kills_the_session_on_a_live_server() {
-    let Some(ado) = server() else {
-        return;
-    };
-    let settings = ConnectSettings::parse(&ado).expect("DBBENCH_MSSQL parses");
-    let _leftovers = Leftovers {
-        settings: settings.clone(),
-        markers: Vec::new(),
-    };
-    let mut backend = Backend::new(MssqlBackend::from_env().await.expect("connects"));
-    let ctx = context("mssql-live-timeout", Scale::smoke(), Volumes::default());
-    let started = std::time::Instant::now();
-    let result = run_benchmark(&WAITING, None, &ctx, &mut backend)
-        .await
-        .unwrap();
-    // The statement is named when the kill's login is quick enough for the body to report it.
-    match &result.cells[0].status {
-        CellStatus::Failed(why) => assert!(
-            why.starts_with("timed out after 1s in repetition 1"),
-            "{why}"
-        ),
-        other => panic!("the cell was not stopped: {other:?}"),
-    }
-    assert!(started.elapsed() < std::time::Duration::from_secs(30));
-    let mut conn = Connection::new(settings.connect(Some("master")).await.unwrap());
-    let name = format!(
-        "dbbench_mssql_live_waiting_default_r0_{}",
-        std::process::id()
-    );
-    assert!(!exists(&mut conn, &name).await, "{name} was dropped");
-    let _ = std::fs::remove_dir_all(&ctx.work_dir);
-}
-
-/// `DB_ID(name)` on the server: whether the database exists.
-async fn exists(conn: &mut Connection, name: &str) -> bool {
-    let id: Option<i64> = conn
-        .query_scalar(&format!("SELECT CAST(DB_ID(N'{name}') AS bigint)"))
-        .await
-        .unwrap();
-    id.is_some()
-}
-
-/// A database marked as a killed run's (this host, a PID no process has) is dropped by the sweep
-/// at the next start; one marked as this live process's is left, and so is one without a marker.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_runs_database_is_dropped_on_a_live_server() {
-    let Some(ado) = server() else {
-        return;
-    };
-    let settings = ConnectSettings::parse(&ado).expect("DBBENCH_MSSQL parses");
-    let me = std::process::id();
-    let markers = [mssql_marker(no_such_pid(), 1), mssql_marker(me, my_start())];
-    let _leftovers = Leftovers {
-        settings: settings.clone(),
-        markers: markers.to_vec(),
-    };
-    let mut conn = Connection::new(settings.connect(Some("master")).await.unwrap());
-    // Not `…_<pid>`: the lifecycle test checks that no `dbbench_%_<pid>` database is left.
-    let dead = format!("dbbench_sweep_dead_{me}_r0");
-    let live = format!("dbbench_sweep_live_{me}_r0");
-    let unmarked = format!("dbbench_sweep_unmarked_{me}_r0");
-    for (db, marker) in [
-        (&dead, Some(&markers[0])),
-        (&live, Some(&markers[1])),
-        (&unmarked, None),
-    ] {
-        conn.batch(&format!("CREATE DATABASE [{db}]"))
-            .await
-            .unwrap();
-        if let Some(marker) = marker {
-            // As dbbench marks: from inside the database (Babelfish runs a three-part
-            // procedure name in the current database).
-            let mut inside = settings.connect(Some(db)).await.unwrap();
-            inside
-                .raw()
-                .unwrap()
-                .simple_query(marker::add_property_here_sql(marker))
-                .await
-                .unwrap()
-                .into_results()
-                .await
-                .unwrap();
-        }
-    }
-    let ctx = context("mssql-live-stale", Scale::smoke(), Volumes::default());
-    let mut backend = Backend::new(MssqlBackend::from_env().await.expect("connects"));
-    let lines = backend.sweep_stale(&ctx.work_dir).await;
-    say(&lines.join("\n"));
-    // The lifecycle test in this binary sweeps too, and may have dropped `dead` first.
-    assert!(!exists(&mut conn, &dead).await, "{lines:?}");
-    assert!(lines
-        .iter()
-        .filter(|l| l.contains(&dead))
-        .all(|l| l.starts_with(&format!("mssql: removed database {dead} left by pid"))));
-    assert!(exists(&mut conn, &live).await && exists(&mut conn, &unmarked).await);
-    assert!(lines
-        .iter()
-        .any(|l| l.contains(&format!("left database {live}: its owner"))
-            && l.ends_with("still runs")));
-    assert!(lines.iter().any(|l| l.contains(&format!(
-        "left database {unmarked}: it has no dbbench_owner marker"
-    ))));
-    assert!(
-        lines.iter().all(|l| settings.scrub(l) == *l),
-        "a line shows the password"
-    );
-    // `Leftovers` drops `live` and `unmarked` (and would drop `dead` had the sweep failed).
     let _ = std::fs::remove_dir_all(&ctx.work_dir);
 }
 

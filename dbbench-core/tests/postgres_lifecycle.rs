@@ -1,18 +1,17 @@
 //! End to end on a managed PostgreSQL cluster: a two-cell benchmark with the credit fixture
-//! (create, COPY, window evidence, body, teardown, cluster removed), a failing body, an option
-//! PostgreSQL cannot honour, and a database of dbbench's name without the markers, which is
-//! never dropped.
+//! (create, COPY, PostgreSQL's own window evidence, `maxdop` as parallel workers, body,
+//! teardown, cluster removed), and options PostgreSQL cannot honour. (A failing body and a
+//! database of dbbench's name without the markers, which is never dropped, are the conformance
+//! suite's: `conformance_postgres.rs`.)
 
 mod support;
 
 use dbbench_core::__internals::config::{Growth, Recovery, Size};
-use dbbench_core::__internals::postgres::PostgresBackend;
 use dbbench_core::__internals::RunContext;
 use dbbench_core::__internals::Volumes;
-use dbbench_core::__internals::{Backend, DatabasePlan};
 use dbbench_core::__private::{BodyFuture, FixtureKind, RunSpec, StorageSpec};
 use dbbench_core::results::CellStatus;
-use dbbench_core::{Error, Scale, Session};
+use dbbench_core::{Scale, Session};
 use support::{assert_no_cluster_left, cell, double, run_postgres};
 
 fn context(name: &str) -> RunContext {
@@ -38,14 +37,6 @@ fn doubling<'a>(db: &'a mut Session) -> BodyFuture<'a> {
     })
 }
 
-fn failing<'a>(db: &'a mut Session) -> BodyFuture<'a> {
-    Box::pin(async move {
-        db.execute("CREATE TABLE t (x integer)").await?;
-        db.execute("INSERT INTO no_such_table VALUES (1)").await?;
-        Ok(())
-    })
-}
-
 support::benchmark! {
     static DOUBLING = doubling,
     title: "",
@@ -65,12 +56,6 @@ support::benchmark! {
             }
         ),
     ],
-}
-support::benchmark! {
-    static FAILING = failing,
-    title: "",
-    run: RunSpec::DEFAULT,
-    cells: [cell("only", StorageSpec::DEFAULT)],
 }
 support::benchmark! {
     static UNHONOURABLE = doubling,
@@ -170,23 +155,6 @@ fn two_cells_run_interleaved_with_evidence_and_leave_nothing_behind() {
 }
 
 #[test]
-fn a_failing_body_reports_the_server_error_and_is_torn_down() {
-    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
-        return;
-    }
-    let ctx = context("failing");
-    let result = run_postgres(&FAILING, &ctx);
-    match &result.cells[0].status {
-        CellStatus::Failed(e) => assert!(
-            e.contains("42P01") && e.contains("\"no_such_table\" does not exist"),
-            "{e}"
-        ),
-        other => panic!("expected failure, got {other:?}"),
-    }
-    assert_no_cluster_left(&ctx);
-}
-
-#[test]
 fn options_without_an_equivalent_skip_by_name_and_others_run() {
     if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
         return;
@@ -210,64 +178,5 @@ fn options_without_an_equivalent_skip_by_name_and_others_run() {
     assert!(result.cells[0].runs.is_empty() && result.cells[1].runs.is_empty());
     // recovery = "simple" is wal_level = minimal on a cluster of its own.
     assert_eq!(*status(2), CellStatus::Ok);
-    assert_no_cluster_left(&ctx);
-}
-
-/// A database with dbbench's name but without the markers (made by someone else) makes the cell
-/// fail with "not created by dbbench" and is still there afterwards.
-#[test]
-fn never_drops_a_database_without_the_markers() {
-    if !dbbench_core::__internals::postgres::cluster::available_for_tests() {
-        return;
-    }
-    let ctx = context("foreign");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let _lock = dbbench_core::__internals::exclusive();
-    runtime.block_on(async {
-        let mut backend = Backend::new(PostgresBackend::managed().unwrap());
-        let plan = |name: &str| DatabasePlan {
-            name: name.to_string(),
-            storage: StorageSpec::DEFAULT,
-            volumes: Volumes::default(),
-            work_dir: ctx.work_dir.clone(),
-            scale: ctx.scale.clone(),
-        };
-        // Starts the cluster; the foreign database is made beside this one.
-        let ours = backend.create(&plan("dbbench_ours")).await.unwrap();
-        let mut admin = ours.connect().await.unwrap();
-        admin
-            .batch("CREATE DATABASE dbbench_foreign")
-            .await
-            .unwrap();
-        // Someone else's database that happens to carry a dbbench comment: still refused, as the
-        // marker table is missing.
-        admin.batch("CREATE DATABASE dbbench_half").await.unwrap();
-        admin
-            .batch("COMMENT ON DATABASE dbbench_half IS 'dbbench:owned pid=1'")
-            .await
-            .unwrap();
-        for name in ["dbbench_foreign", "dbbench_half"] {
-            match backend.create(&plan(name)).await {
-                Err(Error::NotOwned(n)) => assert_eq!(n, name),
-                Err(other) => panic!("expected NotOwned, got {other}"),
-                Ok(_) => panic!("{name} was taken over"),
-            }
-            let still: i64 = admin
-                .query_scalar(&format!(
-                    "SELECT count(*) FROM pg_database WHERE datname = '{name}'"
-                ))
-                .await
-                .unwrap();
-            assert_eq!(still, 1, "{name} must not be dropped");
-        }
-        drop(admin);
-        ours.drop_database().await.unwrap();
-    });
-    drop(runtime);
-    // The backend (and its cluster) went at the end of the block.
     assert_no_cluster_left(&ctx);
 }

@@ -1,12 +1,13 @@
-//! Leftovers of killed runs on the embedded engine: a database directory whose marker names a
-//! process that is gone is removed at the next start (with its files on other volumes) and
-//! reported; one whose owner still runs, and one without a marker, are left alone.
+//! Leftovers of killed runs on the embedded engine: a directory whose marker is of the older form
+//! (a PID only) and names a process that is gone is swept at the next start too. (The sweep of
+//! today's markers, what it leaves and files on other volumes are the conformance suite's:
+//! `conformance_embedded.rs`.)
 
 mod support;
 
 use dbbench_core::__internals::config::{FixtureKind, RunSpec, StorageSpec};
 use dbbench_core::__internals::storage::Layout;
-use dbbench_core::__internals::{Backend, BodyFuture, EmbeddedBackend, Volumes};
+use dbbench_core::__internals::{BodyFuture, Volumes};
 use dbbench_core::Session;
 use std::path::{Path, PathBuf};
 use support::cell;
@@ -17,13 +18,6 @@ fn dead_pid() -> u32 {
     let pid = child.id();
     child.wait().unwrap();
     pid
-}
-
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .unwrap()
-        .trim()
-        .to_string()
 }
 
 /// A database directory as a killed embedded run leaves it: marker, database, data file on the
@@ -54,76 +48,6 @@ fn files_in(dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-#[tokio::test]
-async fn a_dead_owners_leftover_is_removed_and_reported_others_are_left() {
-    let work = support::scratch("stale-sweep");
-    let elsewhere = work.join("volume");
-    std::fs::create_dir_all(&elsewhere).unwrap();
-    let me = std::process::id();
-    let my_start: u64 = {
-        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-        let after = &stat[stat.rfind(')').unwrap() + 1..];
-        after.split_whitespace().nth(19).unwrap().parse().unwrap()
-    };
-    let host = hostname();
-    let dead = leftover(
-        &work,
-        "dbbench_dead_r0_1",
-        Some(format!(
-            "created by dbbench\nowner_host={host}\nowner_pid={}\nowner_start=1\n",
-            dead_pid()
-        )),
-        &elsewhere,
-    );
-    // This process's PID with another start time: the PID was reused, the owner is gone.
-    let reused = leftover(
-        &work,
-        "dbbench_reused_r0_1",
-        Some(format!(
-            "created by dbbench\nowner_host={host}\nowner_pid={me}\nowner_start={}\n",
-            my_start + 1
-        )),
-        &elsewhere,
-    );
-    let live = leftover(
-        &work,
-        "dbbench_live_r0_1",
-        Some(format!(
-            "created by dbbench\nowner_host={host}\nowner_pid={me}\nowner_start={my_start}\n"
-        )),
-        &elsewhere,
-    );
-    let unmarked = leftover(&work, "dbbench_unmarked_r0_1", None, &elsewhere);
-    let on_volume_before = files_in(&elsewhere);
-    assert_eq!(on_volume_before.len(), 4, "{on_volume_before:?}");
-
-    let mut backend = Backend::new(EmbeddedBackend::new());
-    let report = backend.sweep_stale(&work).await;
-    assert_eq!(report.len(), 2, "{report:?}");
-    assert!(report
-        .iter()
-        .any(|l| l.contains("dbbench_dead_r0_1") && l.contains("which is gone")));
-    assert!(report.iter().any(|l| l.contains("dbbench_reused_r0_1")));
-    assert!(!dead.exists() && !reused.exists());
-    assert!(
-        live.exists() && unmarked.exists(),
-        "live and unmarked directories are kept"
-    );
-    let on_volume = files_in(&elsewhere);
-    assert_eq!(
-        on_volume.len(),
-        2,
-        "the dead databases' data files went too: {on_volume:?}"
-    );
-    assert!(on_volume
-        .iter()
-        .all(|f| f.contains("live") || f.contains("unmarked")));
-    assert!(
-        backend.sweep_stale(&work).await.is_empty(),
-        "nothing more to remove"
-    );
 }
 
 fn quick(db: &mut Session) -> BodyFuture<'_> {

@@ -6,12 +6,18 @@
 //! Each test file includes this module with `mod support;` and uses what it needs.
 #![allow(dead_code)]
 
+pub mod conformance;
 pub mod proxy;
 pub mod silent;
 
+#[allow(unused_imports)]
+pub(crate) use conformance::backend_conformance;
+
 use dbbench_core::__internals::config::{Growth, Size, StorageSpec};
+#[cfg(feature = "embedded")]
 use dbbench_core::__internals::storage::Layout;
 use dbbench_core::__internals::Backend;
+#[cfg(feature = "embedded")]
 use dbbench_core::__internals::EmbeddedBackend;
 use dbbench_core::__internals::Volumes;
 use dbbench_core::__internals::{exclusive, publish, run_benchmark, RunContext};
@@ -91,6 +97,7 @@ pub fn try_run(
 }
 
 /// [`run`] on the embedded backend whatever `DBBENCH_BACKEND` says.
+#[cfg(feature = "embedded")]
 pub fn run_embedded(bench: &'static BenchmarkSpec, ctx: &RunContext) -> BenchmarkResult {
     exclusively(async {
         let mut backend = Backend::new(EmbeddedBackend::new());
@@ -179,11 +186,13 @@ pub const fn grow_mib(mib: u64, text: &'static str) -> Growth {
 }
 
 /// Creates a layout for `spec` at `dir/db.db`.
+#[cfg(feature = "embedded")]
 pub fn layout(dir: &Path, spec: &StorageSpec, volumes: &Volumes) -> Layout {
     Layout::create(&dir.join("db.db"), spec, volumes).unwrap()
 }
 
 /// Opens a connection with the embedded backend's settings.
+#[cfg(feature = "embedded")]
 pub fn connect(layout: &Layout) -> rusqlite::Connection {
     let c = layout.open().unwrap();
     c.busy_timeout(std::time::Duration::from_secs(60)).unwrap();
