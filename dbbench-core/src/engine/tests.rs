@@ -1,18 +1,24 @@
 //! The dispatcher's check, with a backend of the tests' own that honours few options and refuses
 //! no value itself: what the dispatcher refuses is then its doing alone.
 
-use super::plugin::{EngineBackend, EngineDatabase};
+use super::plugin::{EngineBackend, EngineConnection, EngineDatabase, Pending};
 use super::profile::{Control, DriverSql, FixtureSql, Profile};
 use super::Backend;
-use crate::model::config::{BackendKind, Recovery, Size, StorageSpec};
+use crate::model::config::{BackendKind, FixtureKind, Recovery, Size, StorageSpec};
 use crate::model::dialect::Dialect;
 use crate::model::error::{Error, Result};
 use crate::model::evidence::BackendInfo;
+use crate::model::evidence::Evidence;
 use crate::model::load::{ErrorKind, Execution};
 use crate::model::plan::DatabasePlan;
 use crate::model::presentation::Presentation;
+use crate::model::scale::Scale;
+use crate::model::start::CacheState;
+use crate::model::value::{Row, Value};
+use crate::util::cancel::Cancel;
 use crate::util::space::Shortfall;
 use dbbench_options::Key;
+use std::sync::Arc;
 
 static FIXTURE: FixtureSql = FixtureSql {
     credit_schema: "",
@@ -44,8 +50,55 @@ static NARROW: Profile = Profile {
 /// A backend whose own check accepts everything.
 struct Narrow;
 
-#[async_trait::async_trait(?Send)]
+/// The database `Narrow` never creates (it has none), and so never a connection either.
+enum Nothing {}
+
+impl EngineDatabase for Nothing {
+    type Connection = Nothing;
+    fn profile(&self) -> &'static Profile {
+        match *self {}
+    }
+    fn cancel(&self) -> &Arc<Cancel> {
+        match *self {}
+    }
+    async fn connect(&self) -> Result<Nothing> {
+        match *self {}
+    }
+    async fn load_fixture(&self, _: &mut Nothing, _: FixtureKind, _: &Scale) -> Result<u64> {
+        match *self {}
+    }
+    async fn open_window(&self, _: &mut Nothing, _: CacheState) -> Result<()> {
+        match *self {}
+    }
+    async fn close_window(&self, _: &mut Nothing) -> Result<Evidence> {
+        match *self {}
+    }
+    async fn drop_database(self) -> Result<()> {
+        match self {}
+    }
+}
+
+impl EngineConnection for Nothing {
+    fn dialect(&self) -> Dialect {
+        match *self {}
+    }
+    fn cancel(&self) -> Option<&Arc<Cancel>> {
+        match *self {}
+    }
+    fn execute<'a>(&'a mut self, _: &'a str, _: &'a [Value]) -> Pending<'a, u64> {
+        match *self {}
+    }
+    fn batch<'a>(&'a mut self, _: &'a str) -> Pending<'a, ()> {
+        match *self {}
+    }
+    fn query<'a>(&'a mut self, _: &'a str, _: &'a [Value]) -> Pending<'a, Vec<Row>> {
+        match *self {}
+    }
+}
+
 impl EngineBackend for Narrow {
+    type Database = Nothing;
+
     fn profile(&self) -> &'static Profile {
         &NARROW
     }
@@ -66,7 +119,7 @@ impl EngineBackend for Narrow {
         Vec::new()
     }
 
-    async fn create(&mut self, _: &DatabasePlan) -> Result<Box<dyn EngineDatabase>> {
+    async fn create(&mut self, _: &DatabasePlan) -> Result<Nothing> {
         Err(Error::Config("the tests' backend creates nothing".into()))
     }
 }

@@ -56,9 +56,9 @@ use crate::model::load::{ErrorKind, Execution};
 use crate::model::plan::DatabasePlan;
 use crate::model::presentation::Presentation;
 use crate::model::scale::Scale;
-use dbbench_options::Key;
 use crate::model::start::CacheState;
 use crate::util::space::Shortfall;
+use dbbench_options::Key;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
