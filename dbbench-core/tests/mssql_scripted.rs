@@ -22,46 +22,10 @@ use dbbench_core::__internals::Volumes;
 use dbbench_core::driver::{Load, Op, Work};
 use dbbench_core::results::{BenchmarkResult, CellStatus};
 use dbbench_core::{Connection, Scale, Session, Value};
+use support::conformance::mssql::{identity, IDENTITY_COLUMNS};
 use support::{cell, context, grow_mib, mib, mssql_marker, my_start, no_such_pid};
 
 const ADO: &str = "server=tcp:sql2022,1433;user id=bench;password=Sc3ipted!Pass";
-
-/// The columns of the properties query (engine/mssql/server.rs).
-const IDENTITY_COLUMNS: [&str; 11] = [
-    "product_version",
-    "product_level",
-    "product_update_level",
-    "edition",
-    "engine_edition",
-    "babelfish",
-    "default_data_path",
-    "default_log_path",
-    "machine_name",
-    "is_sysadmin",
-    "version_text",
-];
-
-/// `SERVERPROPERTY` and `@@VERSION` as a server answers them.
-fn identity(version_text: &str, engine_edition: i64, data_path: Option<&str>) -> Reply {
-    let text = |v: &str| Value::Text(v.to_string());
-    let path = data_path.map_or(Value::Null, text);
-    Reply::rows(
-        &IDENTITY_COLUMNS,
-        vec![vec![
-            text("16.0.4135.4"),
-            text("RTM"),
-            text("CU15"),
-            text("Developer Edition (64-bit)"),
-            Value::Int(engine_edition),
-            Value::Null,
-            path.clone(),
-            path,
-            text("sql2022"),
-            Value::Int(1),
-            text(version_text),
-        ]],
-    )
-}
 
 /// SQL Server 2022 on Linux, IFI on, model 8 MB, recorded answers.
 fn sql_server_2022() -> ScriptedServer {

@@ -513,7 +513,6 @@ super::benchmark! {
 pub fn cancel_runaway<T: Target>(target: &T, name: &str) {
     let sql = *RUNAWAY.get_or_init(|| target.runaway());
     let ctx = context(name, "runaway");
-    let started = Instant::now();
     let Some((result, left)) = on_backend(target, &ctx, async |backend: &mut Backend| {
         run_on(backend, &RUNAWAY_CELLS, &ctx).await
     }) else {
@@ -541,7 +540,6 @@ pub fn cancel_runaway<T: Target>(target: &T, name: &str) {
     let quick = &result.cells[1];
     assert_eq!(quick.status, CellStatus::Ok);
     assert_eq!(quick.runs.len(), 3, "the other cell runs every repetition");
-    assert!(started.elapsed() < Duration::from_secs(60));
 }
 
 // ---------------------------------------------------------------------------------------------
