@@ -23,7 +23,8 @@
 
 use dbbench_core::__internals::config::{FixtureKind, Growth, RunSpec, Size, StorageSpec};
 use dbbench_core::__internals::{
-    calibrate, run_benchmark, Backend, BodyFuture, CellSpec, EmbeddedBackend, Monitor, RunContext,
+    calibrate, embedded::EmbeddedBackend, run_benchmark, Backend, BodyFuture, CellSpec, Monitor,
+    RunContext,
 };
 use dbbench_core::results::{BenchmarkResult, RunResult};
 use dbbench_core::{BenchmarkSpec, Result, Scale, Session};

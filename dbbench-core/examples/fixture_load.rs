@@ -6,7 +6,7 @@
 
 use dbbench_core::__internals::config::{FixtureKind, StorageSpec};
 use dbbench_core::__internals::DatabasePlan;
-use dbbench_core::__internals::{EmbeddedBackend, EngineBackend, EngineDatabase};
+use dbbench_core::__internals::{embedded::EmbeddedBackend, EngineBackend, EngineDatabase};
 use dbbench_core::{Result, Scale};
 use std::time::Instant;
 

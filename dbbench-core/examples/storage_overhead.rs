@@ -13,7 +13,7 @@
 //! `ROWS` (default 200000), `ROUNDS` (default 7) and `GROW_MB` (default 256) change the sizes.
 
 use dbbench_core::__internals::config::{Growth, Size, StorageSpec};
-use dbbench_core::__internals::storage::Layout;
+use dbbench_core::__internals::embedded::storage::Layout;
 use dbbench_core::__internals::Volumes;
 use dbbench_core::fixture::{credit_rows, credit_schema, doubling_insert};
 use dbbench_core::units::MIB;

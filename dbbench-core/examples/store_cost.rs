@@ -7,8 +7,8 @@
 
 use dbbench_core::__internals::config::{FixtureKind, Growth, RunSpec, Size, StorageSpec};
 use dbbench_core::__internals::{
-    run_recorded, Backend, BodyFuture, CellSpec, EmbeddedBackend, InvocationStart, NoJudge,
-    Recorder, RunContext, Store,
+    embedded::EmbeddedBackend, run_recorded, Backend, BodyFuture, CellSpec, InvocationStart,
+    NoJudge, Recorder, RunContext, Store,
 };
 use dbbench_core::results::{BenchmarkResult, CellResult, CellStatus, RunResult, WindowTimes};
 use dbbench_core::{BenchmarkSpec, Result, Scale, Session};

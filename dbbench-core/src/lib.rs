@@ -160,15 +160,9 @@ pub mod __internals {
     pub use crate::analysis::compare::compare_all;
     pub use crate::analysis::precision::IntervalJudge;
     pub use crate::cli::invocation::{Invocation, Ran};
-    #[cfg(feature = "embedded")]
-    pub use crate::engine::embedded::storage;
-    #[cfg(feature = "embedded")]
-    pub use crate::engine::embedded::EmbeddedBackend;
-    #[cfg(feature = "mssql")]
-    pub use crate::engine::mssql;
+    // Every backend this build has, by its module's name (`__internals::mssql`).
+    pub use crate::engine::backends::*;
     pub use crate::engine::plugin::{EngineBackend, EngineConnection, EngineDatabase, Pending};
-    #[cfg(feature = "postgres")]
-    pub use crate::engine::postgres;
     pub use crate::engine::{Backend, Database};
     pub use crate::model::config;
     pub use crate::model::plan::DatabasePlan;

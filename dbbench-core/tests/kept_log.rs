@@ -6,7 +6,7 @@
 mod support;
 
 use dbbench_core::__internals::config::{FixtureKind, RunSpec, StorageSpec};
-use dbbench_core::__internals::{Backend, BodyFuture, EmbeddedBackend, Volumes};
+use dbbench_core::__internals::{embedded::EmbeddedBackend, Backend, BodyFuture, Volumes};
 use dbbench_core::{Scale, Session, Size};
 use support::cell;
 

@@ -8,8 +8,8 @@ mod support;
 
 use dbbench_core::__internals::config::{FixtureKind, Precision, RunSpec, StorageSpec};
 use dbbench_core::__internals::{
-    run_recorded, summary, Backend, BodyFuture, EmbeddedBackend, IntervalJudge, NoRecorder,
-    RunContext, Volumes,
+    embedded::EmbeddedBackend, run_recorded, summary, Backend, BodyFuture, IntervalJudge,
+    NoRecorder, RunContext, Volumes,
 };
 use dbbench_core::results::{BenchmarkResult, StopReason};
 use dbbench_core::{Scale, Session};

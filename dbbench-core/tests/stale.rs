@@ -6,7 +6,7 @@
 mod support;
 
 use dbbench_core::__internals::config::{FixtureKind, RunSpec, StorageSpec};
-use dbbench_core::__internals::storage::Layout;
+use dbbench_core::__internals::embedded::storage::Layout;
 use dbbench_core::__internals::{BodyFuture, Volumes};
 use dbbench_core::Session;
 use std::path::{Path, PathBuf};

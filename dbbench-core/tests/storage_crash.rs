@@ -8,7 +8,7 @@
 mod support;
 
 use dbbench_core::__internals::config::StorageSpec;
-use dbbench_core::__internals::storage::Layout;
+use dbbench_core::__internals::embedded::storage::Layout;
 use dbbench_core::__internals::Volumes;
 use std::io::BufRead;
 use std::path::Path;

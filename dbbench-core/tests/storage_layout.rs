@@ -108,7 +108,8 @@ fn a_closed_database_reattaches_with_its_data() {
     let (_, log_size, segments) = first.log_usage();
     drop(first);
 
-    let again = dbbench_core::__internals::storage::Layout::attach(&dir.join("db.db")).unwrap();
+    let again =
+        dbbench_core::__internals::embedded::storage::Layout::attach(&dir.join("db.db")).unwrap();
     assert_eq!(again.data_usage(), usage, "sizes and extents come back");
     assert_eq!(again.log_usage().1, log_size);
     assert_eq!(

@@ -4,7 +4,7 @@
 mod support;
 
 use dbbench_core::__internals::config::{Growth, StorageSpec};
-use dbbench_core::__internals::storage::Layout;
+use dbbench_core::__internals::embedded::storage::Layout;
 use dbbench_core::__internals::Volumes;
 use dbbench_core::results::{Evidence, FileKind};
 use dbbench_core::units::{EXTENT, MIB};

@@ -6,8 +6,8 @@ mod support;
 
 use dbbench_core::__internals::config::{RunSpec, StorageSpec};
 use dbbench_core::__internals::{
-    exclusive, json, paths, BodyFuture, CellSpec, EmbeddedBackend, Invocation, Ran, RunContext,
-    Store,
+    embedded::EmbeddedBackend, exclusive, json, paths, BodyFuture, CellSpec, Invocation, Ran,
+    RunContext, Store,
 };
 use dbbench_core::__internals::{Backend, Volumes};
 use dbbench_core::results::{BenchmarkResult, CellStatus, WindowTimes};

@@ -1,7 +1,9 @@
 //! A new user's first benchmark measures something at the scale `cargo test` runs it: at smoke,
 //! 1 MB growth grows the data file more often than 64 MB growth does.
 
-use dbbench_core::__internals::{exclusive, run_benchmark, Backend, EmbeddedBackend, RunContext};
+use dbbench_core::__internals::{
+    embedded::EmbeddedBackend, exclusive, run_benchmark, Backend, RunContext,
+};
 use dbbench_core::results::{CellStatus, FileKind};
 use dbbench_core::Scale;
 use dbbench_examples::quick_start::double_charges;

@@ -1,9 +1,9 @@
 //! The physical facts the seed suites rest on, checked on the embedded engine at a small scale:
 //! counts and placements, never timings.
 
+use dbbench_core::__internals::embedded::EmbeddedBackend;
 use dbbench_core::__internals::Backend;
 use dbbench_core::__internals::BenchmarkSpec;
-use dbbench_core::__internals::EmbeddedBackend;
 use dbbench_core::__internals::{exclusive, run_benchmark, RunContext};
 use dbbench_core::results::{BenchmarkResult, CellResult, CellStatus, FileKind, RunResult};
 use dbbench_core::{db_bench, Result, Scale, Session};

@@ -3,8 +3,8 @@
 //! suite: an unchanged cell matches its part, a changed deterministic value does not.
 
 use dbbench_core::__internals::{
-    check_cell, exclusive, run_benchmark, Backend, CellCheck, EmbeddedBackend, RunContext,
-    TimingMode, Tolerance,
+    check_cell, embedded::EmbeddedBackend, exclusive, run_benchmark, Backend, CellCheck,
+    RunContext, TimingMode, Tolerance,
 };
 use dbbench_core::Scale;
 use dbbench_suites::vlf;

@@ -33,8 +33,8 @@ mod hand_loop;
 mod interval;
 
 use dbbench_core::__internals::config::{RunSpec, StorageSpec};
+use dbbench_core::__internals::embedded::EmbeddedBackend;
 use dbbench_core::__internals::Backend;
-use dbbench_core::__internals::EmbeddedBackend;
 use dbbench_core::__internals::{run_benchmark, RunContext};
 use dbbench_core::__internals::{BenchmarkSpec, BodyFuture, CellSpec};
 use dbbench_core::driver::{Load, Op, Work};

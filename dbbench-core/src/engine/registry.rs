@@ -1,7 +1,7 @@
 //! The backends this build of dbbench has: one [`Registration`] each, in [`REGISTERED`], and the
 //! fixture's statements of each one's dialect ([`doubling_insert`]). Adding a backend is its
-//! folder under `engine/`, its Cargo feature, and its entry here (with its `pub mod` line in
-//! `engine/mod.rs`); `docs/architecture.md` shows the steps.
+//! folder under `engine/`, its Cargo feature, and its one line in `engine/mod.rs`'s `backends!`;
+//! `docs/architecture.md` shows the steps.
 
 use super::erased::ErasedBackend;
 use super::plugin::Registration;
@@ -10,15 +10,9 @@ use crate::model::config::BackendKind;
 use crate::model::dialect::Dialect;
 use crate::model::error::{Error, Result};
 
-/// Every backend compiled in, each behind its feature: one line per backend.
-pub const REGISTERED: &[&Registration] = &[
-    #[cfg(feature = "embedded")]
-    &super::embedded::REGISTRATION,
-    #[cfg(feature = "mssql")]
-    &super::mssql::REGISTRATION,
-    #[cfg(feature = "postgres")]
-    &super::postgres::REGISTRATION,
-];
+/// Every backend compiled in, each behind its feature, as `engine/mod.rs`'s `backends!` lists
+/// them (one line per backend there).
+pub const REGISTERED: &[&Registration] = super::REGISTERED;
 
 /// The registration of the backend `kind`, when this build has it.
 pub fn registration(kind: BackendKind) -> Option<&'static Registration> {

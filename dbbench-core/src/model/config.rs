@@ -261,7 +261,7 @@ pub struct BackendKind {
 
 impl BackendKind {
     /// The backend used when `DBBENCH_BACKEND` is unset: needs no server.
-    pub const DEFAULT: BackendKind = BackendKind::named(keyword::EMBEDDED);
+    pub const DEFAULT: BackendKind = BackendKind::named(dbbench_options::defaults::BACKEND);
 
     /// Every backend of the name table, in the order they are documented.
     pub const ALL: [BackendKind; keyword::BACKENDS.len()] = {

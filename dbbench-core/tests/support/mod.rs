@@ -15,10 +15,10 @@ pub(crate) use conformance::backend_conformance;
 
 use dbbench_core::__internals::config::{Growth, Size, StorageSpec};
 #[cfg(feature = "embedded")]
-use dbbench_core::__internals::storage::Layout;
-use dbbench_core::__internals::Backend;
+use dbbench_core::__internals::embedded::storage::Layout;
 #[cfg(feature = "embedded")]
-use dbbench_core::__internals::EmbeddedBackend;
+use dbbench_core::__internals::embedded::EmbeddedBackend;
+use dbbench_core::__internals::Backend;
 use dbbench_core::__internals::Volumes;
 use dbbench_core::__internals::{exclusive, publish, run_benchmark, RunContext};
 use dbbench_core::__internals::{BenchmarkSpec, CellSpec};

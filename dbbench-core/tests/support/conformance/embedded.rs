@@ -4,8 +4,8 @@
 use super::{Owner, Target};
 use crate::support::{listing, my_start};
 use dbbench_core::__internals::config::StorageSpec;
-use dbbench_core::__internals::storage::Layout;
-use dbbench_core::__internals::{Backend, EmbeddedBackend, RunContext, Volumes};
+use dbbench_core::__internals::embedded::storage::Layout;
+use dbbench_core::__internals::{embedded::EmbeddedBackend, Backend, RunContext, Volumes};
 use dbbench_core::Connection;
 use std::path::PathBuf;
 

@@ -1,5 +1,5 @@
 use dbbench_core::__internals::postgres::PostgresConnection;
-use dbbench_core::__internals::{EmbeddedBackend, EngineBackend, EngineDatabase};
+use dbbench_core::__internals::{embedded::EmbeddedBackend, EngineBackend, EngineDatabase};
 
 // A database's methods take its own connection type (the backend traits link them): a
 // PostgreSQL connection handed to an embedded database does not compile.
