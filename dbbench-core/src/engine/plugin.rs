@@ -75,9 +75,9 @@ pub trait EngineBackend: 'static {
         None
     }
 
-    /// Fails with [`Error::Unsupported`](crate::model::error::Error::Unsupported) for a value this backend cannot honour of an option
-    /// its profile lists; the options it does not list the dispatcher refused already
-    /// ([`Profile::refuse_unlisted`]).
+    /// Fails with [`Error::Unsupported`](crate::model::error::Error::Unsupported) for a value
+    /// this backend cannot honour of an option its profile lists; the options it does not list
+    /// the dispatcher refused already (the profile's `refuse_unlisted`).
     fn check(&self, storage: &StorageSpec) -> Result<()>;
 
     /// `storage` with every size raised to this backend's minimum.

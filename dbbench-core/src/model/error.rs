@@ -27,7 +27,7 @@ pub enum Error {
         /// speaks another product's protocol names itself).
         system: &'static str,
         /// The system's own code as its messages write it (an error number, a SQLSTATE); `None`
-        /// where they show none, which reads "<system> error: <message>".
+        /// where they show none, which reads "`<system> error: <message>`".
         code: Option<String>,
         /// The system's message, with what dbbench was doing and the advice the backend has.
         message: String,

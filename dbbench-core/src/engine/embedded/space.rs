@@ -1,7 +1,7 @@
 //! What an embedded database will put on each volume before its body runs: the data files at
 //! their declared size, the log at its pre-grown size, and the fixture's rows, estimated from
 //! their measured size in SQLite. The runner compares this with the free space
-//! ([`crate::util::space`]) before the cell creates anything.
+//! (`util::space`) before the cell creates anything.
 //!
 //! A file that the fixture fills to (or near) its size grows before the body has done much: the
 //! load itself grows it in whole increments, and the body's first writes add the next one. So

@@ -73,6 +73,10 @@ impl Target for Embedded {
         format!("?{n}")
     }
 
+    fn settings(&self) -> &'static [&'static str] {
+        &["pragma.synchronous", "pragma.journal_mode"]
+    }
+
     fn missing_table_error(&self) -> &'static [&'static str] {
         &["no such table: no_such_table"]
     }

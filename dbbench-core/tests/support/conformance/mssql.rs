@@ -106,6 +106,10 @@ impl Target for Live {
         format!("@P{n}")
     }
 
+    fn settings(&self) -> &'static [&'static str] {
+        &["database.recovery_model"]
+    }
+
     fn missing_table_error(&self) -> &'static [&'static str] {
         &["no_such_table"]
     }
@@ -281,6 +285,10 @@ mod scripted {
 
         fn placeholder(&self, n: usize) -> String {
             format!("@P{n}")
+        }
+
+        fn settings(&self) -> &'static [&'static str] {
+            &["database.recovery_model"]
         }
 
         fn missing_table_error(&self) -> &'static [&'static str] {

@@ -44,6 +44,10 @@ impl Target for Managed {
         format!("${n}")
     }
 
+    fn settings(&self) -> &'static [&'static str] {
+        &["pg.fsync", "pg.synchronous_commit", "pg.wal_level"]
+    }
+
     fn missing_table_error(&self) -> &'static [&'static str] {
         &["42P01", "\"no_such_table\" does not exist"]
     }
