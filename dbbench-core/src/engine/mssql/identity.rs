@@ -90,6 +90,35 @@ impl Product {
         }
     }
 
+    /// The longest database name the product keeps whole: SQL Server's `sysname` holds 128
+    /// characters; Babelfish keeps a database as a PostgreSQL name, 63 bytes, and shortens a
+    /// longer one with a hash, so that a second connection naming it finds no such database
+    /// (error 911) and what dbbench left under the shortened name carries no owner it can judge.
+    pub fn database_name_limit(&self) -> usize {
+        match self {
+            Product::Babelfish => 63,
+            _ => 128,
+        }
+    }
+
+    /// Refuses, before anything is created, a database name this product would not keep whole.
+    pub fn check_database_name(&self, name: &str) -> crate::model::error::Result<()> {
+        let limit = self.database_name_limit();
+        if name.len() <= limit {
+            return Ok(());
+        }
+        Err(crate::model::error::Error::NotOnProduct {
+            option: "database name",
+            product: self.name(),
+            reason: format!(
+                "it keeps only {limit} characters of a database name, and this cell's database \
+                 `{name}` has {}: shorten the benchmark file's or the cell's name (the database is \
+                 named `<file>_<cell>_r<repetition>_<pid>`)",
+                name.len()
+            ),
+        })
+    }
+
     /// Every option of `spec` this product cannot honour, with one sentence each. Options the
     /// spec leaves unset are never refused.
     pub fn refusals(&self, spec: &StorageSpec) -> Vec<(&'static str, String)> {
@@ -193,6 +222,27 @@ impl Product {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn babelfish_refuses_a_database_name_it_would_shorten() {
+        let long = format!("{}_r1_12345", "a".repeat(54));
+        assert_eq!(long.len(), 63);
+        assert!(Product::Babelfish.check_database_name(&long).is_ok());
+        let longer = format!("b{long}");
+        let refused = Product::Babelfish
+            .check_database_name(&longer)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.starts_with("cannot run on Babelfish for PostgreSQL: it keeps only 63"),
+            "{refused}"
+        );
+        assert!(refused.contains("has 64"), "{refused}");
+        assert!(Product::SqlServer.check_database_name(&longer).is_ok());
+        assert!(Product::SqlServer
+            .check_database_name(&"c".repeat(129))
+            .is_err());
+    }
     use crate::model::config::{Recovery, Size};
 
     #[test]

@@ -351,6 +351,7 @@ impl EngineBackend for MssqlBackend {
     /// Creates the database of `plan`: restart hook, ownership claim, instance changes,
     /// `CREATE DATABASE` and its configuration. On failure everything done so far is undone.
     async fn create(&mut self, plan: &DatabasePlan) -> Result<MssqlDatabase> {
+        self.facts.product.check_database_name(&plan.name)?;
         self.hooks.restart(&self.settings).await?;
         let mut admin = self.settings.connect(Some("master")).await?;
         // Only a bounded command can time out and leave its statement running: then the
