@@ -187,7 +187,7 @@ fn keywords_suggest_the_nearest() {
     );
     assert_eq!(
         error_of(quote!("oracle"), backend),
-        "`backends` must be \"embedded\", \"mssql\" or \"postgres\"; found \"oracle\""
+        format!("`backends` must be {}; found \"oracle\"", backend_list())
     );
 }
 
@@ -220,4 +220,14 @@ fn case_names_must_be_snake_case_identifiers() {
     assert!(error_of(quote!("bigFile"), case_name).ends_with("such as \"big_file\""));
     assert!(error_of(quote!("match"), case_name).contains("is a Rust keyword"));
     assert!(error_of(quote!(test_3), case_name).starts_with("`name` takes a string"));
+}
+
+/// `"embedded", "mssql" or "postgres"`: the backends of the name table as the macro lists them.
+fn backend_list() -> String {
+    let names: Vec<String> = dbbench_options::keyword::BACKENDS
+        .iter()
+        .map(|b| format!("\"{}\"", b.keyword))
+        .collect();
+    let (last, rest) = names.split_last().unwrap();
+    format!("{} or {last}", rest.join(", "))
 }
