@@ -13,6 +13,7 @@ fn idle(_db: &mut Session) -> BodyFuture<'_> {
 
 super::super::benchmark! {
     static IDLE = idle,
+    module: "conformance",
     title: "",
     run: RunSpec {
         timeout: Some(Duration::from_millis(200)),
@@ -57,6 +58,7 @@ fn runaway<'a>(db: &'a mut Session) -> BodyFuture<'a> {
 
 super::super::benchmark! {
     static RUNAWAY_CELLS = runaway,
+    module: "conformance",
     title: "timeout",
     run: RunSpec {
         repeat: 3,

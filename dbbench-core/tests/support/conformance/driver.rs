@@ -42,6 +42,7 @@ fn workers(db: &mut Session) -> BodyFuture<'_> {
 
 super::super::benchmark! {
     static FOUR_WORKERS = workers,
+    module: "conformance",
     title: "Four workers insert 4.1 KB rows in transactions of ten",
     run: RunSpec::DEFAULT,
     cells: [cell("only", StorageSpec::DEFAULT)],

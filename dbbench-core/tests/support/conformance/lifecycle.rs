@@ -67,6 +67,7 @@ fn doubling<'a>(db: &'a mut Session) -> BodyFuture<'a> {
 
 super::super::benchmark! {
     static DOUBLING = doubling,
+    module: "conformance",
     title: "",
     run: RunSpec {
         repeat: 2,
@@ -139,12 +140,14 @@ fn panicking<'a>(db: &'a mut Session) -> BodyFuture<'a> {
 
 super::super::benchmark! {
     static FAILING = failing,
+    module: "conformance",
     title: "",
     run: RunSpec::DEFAULT,
     cells: [cell("only", StorageSpec::DEFAULT)],
 }
 super::super::benchmark! {
     static PANICKING = panicking,
+    module: "conformance",
     title: "",
     run: RunSpec::DEFAULT,
     cells: [cell("only", StorageSpec::DEFAULT)],

@@ -8,6 +8,7 @@ fn once<'a>(db: &'a mut Session) -> BodyFuture<'a> {
 
 super::super::benchmark! {
     static ALIKE = once,
+    module: "conformance",
     title: "",
     run: RunSpec {
         repeat: 2,

@@ -8,6 +8,7 @@ fn quick(db: &mut Session) -> BodyFuture<'_> {
 
 super::super::benchmark! {
     static QUICK = quick,
+    module: "conformance",
     title: "stale cleanup at start",
     run: RunSpec {
         repeat: 1,
