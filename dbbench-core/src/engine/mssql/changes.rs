@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug, Clone)]
 struct Undo {
     statement: String,
-    /// The ledger entry, when a work directory keeps one.
+    /// The ledger entry, when a ledger is kept.
     id: Option<u64>,
 }
 
@@ -33,7 +33,7 @@ pub struct InstanceChanges {
     undo: Vec<Undo>,
     /// Descriptions of the applied changes, for the results.
     applied: Vec<String>,
-    /// The work directory whose ledger records every undo before its change.
+    /// The directory of the ledger that records every undo before its change.
     owed_in: Option<std::path::PathBuf>,
     /// Why each statement still in `undo` failed at the last `restore` (same order).
     failed: Vec<String>,
@@ -64,9 +64,9 @@ impl InstanceChanges {
         }
     }
 
-    /// Records every undo in the ledger under `work_dir` before its change is applied.
-    pub fn owed_in(mut self, work_dir: &std::path::Path) -> Self {
-        self.owed_in = Some(work_dir.to_path_buf());
+    /// Records every undo in the ledger in directory `dir` before its change is applied.
+    pub fn owed_in(mut self, dir: &std::path::Path) -> Self {
+        self.owed_in = Some(dir.to_path_buf());
         self
     }
 

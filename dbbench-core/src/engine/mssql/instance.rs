@@ -1,7 +1,7 @@
 //! Instance-level changes a cell needs (trace flags, tempdb files) and their undo: the tempdb
 //! plan here, the applying and undoing in [`super::changes`].
 //!
-//! Each change's undo is written to the work directory's ledger ([`super::owed`]) *before* the
+//! Each change's undo is written to the user's ledger ([`super::owed`]) *before* the
 //! change is applied, and the server-wide lock ([`super::applock`]) is held from the first
 //! change until the last undo is verified ([`super::undo_check`]), so no other dbbench process
 //! changes the instance meanwhile. The undo runs when the repetition's database is dropped; if

@@ -186,12 +186,17 @@ impl EngineBackend for MssqlBackend {
         };
         lines.retain(|line| self.swept.insert(line.clone()));
         // Instance changes a dead dbbench process left (its write-ahead ledger), undone now.
-        let line = match settle_owed(self.settings(), work_dir).await {
+        let ledger = owed::home();
+        let settled = match ledger_dir(work_dir, &ledger) {
+            Ok(()) => settle_owed(self.settings(), &ledger).await,
+            Err(e) => Err(e),
+        };
+        let line = match settled {
             Ok(Some(line)) => Some(line.replace("dbbench › ", "")),
             Ok(None) => None,
             Err(e) => Some(format!(
                 "mssql: could not undo the instance changes owed in {}: {e}",
-                owed::path(work_dir).display()
+                owed::path(&ledger).display()
             )),
         };
         // Said once per process, like the sweep's lines.
@@ -360,14 +365,16 @@ impl EngineBackend for MssqlBackend {
             Some(_) => cancel::identify(&mut admin).await,
             None => None,
         };
+        let ledger = owed::home();
         if !self.owed_settled {
             self.owed_settled = true;
-            if let Some(line) = settle_owed(&self.settings, &plan.work_dir).await? {
+            ledger_dir(&plan.work_dir, &ledger)?;
+            if let Some(line) = settle_owed(&self.settings, &ledger).await? {
                 crate::util::console::say(&line);
             }
         }
         claim(&mut admin, &plan.name, &self.facts.product).await?;
-        let changes = InstanceChanges::new(self.settings.clone()).owed_in(&plan.work_dir);
+        let changes = InstanceChanges::new(self.settings.clone()).owed_in(&ledger);
         let probe = changes.sibling();
         let mut build = Build {
             changes,
@@ -432,9 +439,25 @@ impl EngineBackend for MssqlBackend {
 /// is tried again at the next start.
 const SETTLE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Runs the undo that dead dbbench processes left in `work_dir`'s ledger for this server
-/// ([`owed::settle`]), holding the server-wide lock so that no live run is in the middle of its
-/// own changes; returns the one console line that says what it found.
+/// Takes over into the user's ledger directory `ledger` ([`owed::home`]) what an older version
+/// of dbbench left owed in `work_dir`'s own ledger, saying so.
+fn ledger_dir(work_dir: &std::path::Path, ledger: &std::path::Path) -> Result<()> {
+    let moved = owed::adopt(work_dir, ledger)?;
+    if moved > 0 {
+        crate::util::console::say(&format!(
+            "dbbench › mssql: moved {moved} owed undo statement(s) from {} to {}, where every \
+             work directory's runs find them",
+            owed::path(work_dir).display(),
+            owed::path(ledger).display()
+        ));
+    }
+    Ok(())
+}
+
+/// Runs the undo that dead dbbench processes left in the ledger in `work_dir` (the user's
+/// [`owed::home`], or a test's own directory) for this server ([`owed::settle`]), holding the
+/// server-wide lock so that no live run is in the middle of its own changes; returns the one
+/// console line that says what it found.
 pub async fn settle_owed(
     settings: &ConnectSettings,
     work_dir: &std::path::Path,

@@ -1,5 +1,5 @@
-//! The write-ahead ledger of instance changes, `<work_dir>/mssql-owed-undo.json`, keyed by
-//! server: every undo statement of an instance change (trace flags 1805/1806 and 3004/3605,
+//! The write-ahead ledger of instance changes, `mssql-owed-undo.json` in the user's dbbench
+//! state directory ([`home`]), keyed by server: every undo statement of an instance change (trace flags 1805/1806 and 3004/3605,
 //! tempdb files added and sizes raised) is written here, with its owner ([`Whose`]), *before*
 //! the change is applied, and removed only after the undo ran and was verified
 //! ([`super::undo_check`]).
@@ -13,8 +13,11 @@
 //! cannot judge, still owns. An undo that fails stays owed; removing a tempdb file often has to
 //! wait for a restart of SQL Server (Msg 2555, 5042).
 //!
-//! Two dbbench processes may share a work directory: every read-modify-write of the file holds
-//! an exclusive `flock` on `mssql-owed-undo.json.lock`.
+//! The ledger is one per user and machine, not per work directory: a run killed in one checkout
+//! or terminal is finished by the next run from any other ([`home`]). Ledgers that versions
+//! before this one kept in a work directory are taken over when that work directory is used
+//! ([`adopt`]). Every read-modify-write of the file holds an exclusive `flock` on
+//! `mssql-owed-undo.json.lock`, since dbbench processes share it.
 
 use super::errors;
 use super::whose::Whose;
@@ -25,9 +28,57 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The ledger file under the work directory.
-pub fn path(work_dir: &Path) -> PathBuf {
-    work_dir.join("mssql-owed-undo.json")
+/// The ledger file under `dir` (its directory: [`home`], or a test's own).
+pub fn path(dir: &Path) -> PathBuf {
+    dir.join("mssql-owed-undo.json")
+}
+
+/// The directory of the user's ledger: `DBBENCH_STATE_DIR`, else `$XDG_STATE_HOME/dbbench`,
+/// else `~/.local/state/dbbench` (persistent: an added tempdb file outlives a reboot of this
+/// machine, and so must the record of its undo), else `<tmp>/dbbench-state-<uid>`.
+pub fn home() -> PathBuf {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("DBBENCH_STATE_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = var("XDG_STATE_HOME") {
+        return PathBuf::from(dir).join("dbbench");
+    }
+    if let Some(dir) = var("HOME") {
+        return PathBuf::from(dir).join(".local/state/dbbench");
+    }
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    std::env::temp_dir().join(format!("dbbench-state-{uid}"))
+}
+
+/// Moves what an older version's ledger in `old_dir` (a work directory) still owes into the
+/// ledger in `dir`, and removes the old file; returns how many statements it moved. Ids are
+/// renumbered in `dir`'s ledger; owners are kept.
+pub fn adopt(old_dir: &Path, dir: &Path) -> Result<usize> {
+    if old_dir == dir || !path(old_dir).exists() {
+        return Ok(0);
+    }
+    // Written to the new ledger before the old one is emptied, both under their locks (always
+    // the old first): a kill in between leaves an entry twice, never nowhere.
+    with_ledger(old_dir, |old| {
+        let moved = std::mem::take(old);
+        let count = moved.values().map(Vec::len).sum();
+        let kept = with_ledger(dir, |ledger| {
+            let mut next = ledger.values().flatten().map(|o| o.id).max().unwrap_or(0);
+            for (server, list) in &moved {
+                for owed in list {
+                    next += 1;
+                    let owed = Owed { id: next, ..owed.clone() };
+                    ledger.entry(server.clone()).or_default().push(owed);
+                }
+            }
+        });
+        if kept.is_err() {
+            *old = moved;
+        }
+        kept.map(|()| count)
+    })?
 }
 
 /// One undo statement owed on a server.

@@ -102,8 +102,9 @@ fn crash_changes() -> Vec<Change> {
 const CHILD_ENV: &str = "DBBENCH_TEST_OWED_CRASH_CHILD";
 
 /// The child of [`a_run_killed_mid_repetition_is_undone_by_the_next_and_said`]: when that test
-/// starts this binary with the work directory in `DBBENCH_TEST_OWED_CRASH_CHILD`, it applies the
-/// instance changes, says it is ready, and waits to be killed. Run on its own it does nothing.
+/// starts this binary with a directory in `DBBENCH_TEST_OWED_CRASH_CHILD` (and the same in
+/// `DBBENCH_STATE_DIR`), it applies the instance changes with the user's ledger ([`home`]), says
+/// it is ready, and waits to be killed. Run on its own it does nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_child_applies_changes_and_waits_to_be_killed() {
     let Ok(dir) = std::env::var(CHILD_ENV) else {
@@ -113,7 +114,7 @@ async fn crash_child_applies_changes_and_waits_to_be_killed() {
     let server = ScriptedServer::new().with_instance(InstanceModel::sql_server_2022_linux());
     let settings = scripted(&server);
     let mut conn = settings.connect(Some("master")).await.unwrap();
-    let mut changes = InstanceChanges::new(settings.clone()).owed_in(&dir);
+    let mut changes = InstanceChanges::new(settings.clone()).owed_in(&home());
     for change in crash_changes() {
         changes.apply(&mut conn, &change).await.unwrap();
     }
@@ -135,6 +136,7 @@ async fn a_run_killed_mid_repetition_is_undone_by_the_next_and_said() {
             "--test-threads=1",
         ])
         .env(CHILD_ENV, dir.path())
+        .env("DBBENCH_STATE_DIR", dir.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -230,4 +232,29 @@ async fn owed_undo_waits_while_another_process_holds_the_lock() {
         .unwrap();
     assert!(line.contains("undid instance changes"), "{line}");
     assert!(!path(dir.path()).exists());
+}
+
+/// A ledger that an older version kept in a work directory is taken over whole by the user's:
+/// every entry with its owner and statement, renumbered after the entries already there, and
+/// the old file removed; a second take-over moves nothing.
+#[test]
+fn a_work_directory_ledger_is_taken_over_by_the_users() {
+    let old = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ids = pending(home.path(), "h,1433", &["DBCC TRACEOFF(1805, -1);".into()]).unwrap();
+    pending(old.path(), "h,1433", &["DBCC TRACEOFF(3004, -1);".into()]).unwrap();
+    pending(old.path(), "other,1433", &["DBCC TRACEOFF(3605, -1);".into()]).unwrap();
+    let before = owed(old.path(), "h,1433").unwrap();
+
+    assert_eq!(adopt(old.path(), home.path()).unwrap(), 2);
+    assert!(!path(old.path()).exists(), "the old ledger is removed");
+    let here = owed(home.path(), "h,1433").unwrap();
+    assert_eq!(here.len(), 2, "{here:?}");
+    assert_eq!(here[0].id, ids[0]);
+    assert_eq!(here[1].statement, before[0].statement);
+    assert_eq!(here[1].owner, before[0].owner);
+    assert!(here[1].id > ids[0], "renumbered after the entries there");
+    assert_eq!(owed(home.path(), "other,1433").unwrap().len(), 1);
+    assert_eq!(adopt(old.path(), home.path()).unwrap(), 0);
+    assert_eq!(adopt(home.path(), home.path()).unwrap(), 0, "itself: nothing");
 }
