@@ -150,13 +150,14 @@ fn options_without_an_equivalent_are_refused_before_anything_is_made() {
         return;
     }
     let backend = Backend::new(MariaDbBackend::managed().unwrap());
-    for (storage, option) in [
+    for (storage, option, words) in [
         (
             StorageSpec {
                 ifi: Some(false),
                 ..StorageSpec::DEFAULT
             },
             "ifi",
+            "fallocate()",
         ),
         (
             StorageSpec {
@@ -164,13 +165,22 @@ fn options_without_an_equivalent_are_refused_before_anything_is_made() {
                 ..StorageSpec::DEFAULT
             },
             "maxdop",
+            "one thread",
+        ),
+        (
+            StorageSpec {
+                recovery: Some(Recovery::BulkLogged),
+                ..StorageSpec::DEFAULT
+            },
+            "recovery",
+            "only on SQL Server",
         ),
     ] {
         let why = backend.check(&storage).unwrap_err().to_string();
         assert!(
             why.starts_with(&format!(
                 "option `{option}` is not supported by the mariadb backend"
-            )),
+            )) && why.contains(words),
             "{why}"
         );
     }

@@ -354,6 +354,23 @@ mod tests {
     }
 
     #[test]
+    fn an_existing_server_refuses_what_a_managed_instance_honours() {
+        let storage = StorageSpec {
+            log_size: Some(MB(64)),
+            ..StorageSpec::DEFAULT
+        };
+        assert!(check(&storage, Mode::Managed).is_ok());
+        match check(&storage, Mode::External) {
+            Err(Error::Unsupported { option, reason, .. }) => {
+                assert_eq!(option, "log_size");
+                assert!(reason.contains("DBBENCH_MARIADB"), "{reason}");
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+        assert!(check(&StorageSpec::DEFAULT, Mode::External).is_ok());
+    }
+
+    #[test]
     fn sizes_below_the_minimum_are_raised() {
         let small = Size {
             bytes: 64 << 10,
