@@ -11,6 +11,7 @@
 //! [`Deadline::ServerStop`]; its start is waited for under [`Deadline::ServerStart`].
 
 use super::binaries::{is_root, Binaries};
+use super::bootstrap::{self, tail};
 use super::owned::{ender, kill_working_in, remove_owned, MARKER};
 use crate::model::error::{Error, Result};
 use crate::util::deadline::{spoken, Deadline};
@@ -201,8 +202,8 @@ impl Instance {
         let err = out
             .try_clone()
             .map_err(|e| Error::io("cannot open the install log", &log, e))?;
-        let mut child = self
-            .command(&binaries.install)
+        let mut command = self.command(&binaries.install);
+        command
             .args(self.common_args())
             .args([
                 "--auth-root-authentication-method=normal",
@@ -210,36 +211,9 @@ impl Instance {
                 "--skip-name-resolve",
             ])
             .stdout(out)
-            .stderr(err)
-            .spawn()
-            .map_err(|e| Error::io("cannot run", &binaries.install, e))?;
-        let limit = Deadline::ServerStart.limit()?;
-        let started = Instant::now();
-        let status = loop {
-            if let Some(status) = child
-                .try_wait()
-                .map_err(|e| Error::io("waiting for", &binaries.install, e))?
-            {
-                break status;
-            }
-            if started.elapsed() > limit {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(Error::msg(format!(
-                    "mariadb-install-db did not finish within {} ({} sets this limit)",
-                    spoken(limit),
-                    Deadline::ServerStart.env()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        if !status.success() {
-            return Err(Error::msg(format!(
-                "mariadb-install-db failed ({status}): {}",
-                tail(&log)
-            )));
-        }
-        Ok(())
+            .stderr(err);
+        bootstrap::run(command, &binaries.install)
+            .map_err(|e| Error::msg(format!("{e}: {}", tail(&log))))
     }
 
     fn spawn(&self, binaries: &Binaries) -> Result<()> {
@@ -412,13 +386,6 @@ impl Drop for Instance {
         }
         drop(self.held.take());
     }
-}
-
-/// The last lines of `file`.
-fn tail(file: &Path) -> String {
-    let text = std::fs::read_to_string(file).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(8)..].join(" | ")
 }
 
 /// `was killed by signal 9` or `exited with status 1`.

@@ -13,6 +13,7 @@
 //! in `plugin.rs`, with the registry's [`REGISTRATION`].
 
 pub mod binaries;
+mod bootstrap;
 mod cancel;
 pub mod connection;
 mod database;
