@@ -10,7 +10,7 @@
 //! | `recovery` | `simple`: binary log off (`skip-log-bin`); `full`: binary log on with `sync_binlog = 1` and `innodb_flush_log_at_trx_commit = 1` | instance |
 //!
 //! The options the profile leaves out are refused by the dispatcher with the reasons of
-//! [`super::refusals`]; `check` here refuses only values (`bulk_logged`, a percentage growth)
+//! `refusals.rs`; `check` here refuses only values (`bulk_logged`, a percentage growth)
 //! and, on an existing server, every option above (they configure the instance).
 
 use crate::model::config::{Growth, Recovery, Size, StorageSpec};
