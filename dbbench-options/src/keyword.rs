@@ -32,6 +32,8 @@ pub const EMBEDDED: &str = "embedded";
 pub const MSSQL: &str = "mssql";
 /// `backends = ["postgres"]`.
 pub const POSTGRES: &str = "postgres";
+/// `backends = ["mariadb"]`.
+pub const MARIADB: &str = "mariadb";
 
 /// A backend's name: the one table of backends ([`BACKENDS`]) is made of these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +61,10 @@ pub const BACKENDS: &[BackendName] = &[
     BackendName {
         keyword: POSTGRES,
         title: "PostgreSQL",
+    },
+    BackendName {
+        keyword: MARIADB,
+        title: "MariaDB",
     },
 ];
 

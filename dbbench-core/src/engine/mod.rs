@@ -59,6 +59,7 @@ backends! {
     embedded = "embedded",
     mssql = "mssql",
     postgres = "postgres",
+    mariadb = "mariadb",
 }
 
 #[cfg(test)]

@@ -7,14 +7,13 @@ const STATEMENTS: u64 = 400;
 const PER_TRANSACTION: u32 = 10;
 /// The insert of this binary's target, with its placeholders.
 static INSERT: OnceLock<String> = OnceLock::new();
+/// The table of this binary's target, with its payload column.
+static CREATE: OnceLock<String> = OnceLock::new();
 
 fn workers(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
-        db.execute(
-            "CREATE TABLE conformance_rows (id bigint NOT NULL PRIMARY KEY, \
-             worker integer NOT NULL, payload char(4100) NOT NULL DEFAULT 'a')",
-        )
-        .await?;
+        db.execute(CREATE.get().expect("the target's table"))
+            .await?;
         let insert = INSERT.get().expect("the target's insert").as_str();
         let load = Load::new(WORKERS, Work::Statements(STATEMENTS))
             .statements_per_transaction(PER_TRANSACTION);
@@ -49,6 +48,13 @@ super::super::benchmark! {
 }
 
 pub fn driver_load<T: Target>(target: &T, name: &str) {
+    CREATE.get_or_init(|| {
+        format!(
+            "CREATE TABLE conformance_rows (id bigint NOT NULL PRIMARY KEY, \
+             worker integer NOT NULL, {})",
+            target.payload_column()
+        )
+    });
     INSERT.get_or_init(|| {
         format!(
             "INSERT INTO conformance_rows (id, worker) VALUES ({}, {})",

@@ -42,6 +42,8 @@ pub use stale::*;
 
 #[cfg(feature = "embedded")]
 pub mod embedded;
+#[cfg(feature = "mariadb")]
+pub mod mariadb;
 #[cfg(feature = "mssql")]
 pub mod mssql;
 #[cfg(feature = "postgres")]
@@ -86,6 +88,12 @@ pub trait Target {
     /// whose kill needs a login may end the body before it can be named.
     fn names_statement(&self) -> bool {
         true
+    }
+
+    /// The driver test's 4.1 KB payload column, filled by its default (a server whose `char`
+    /// is shorter says how it makes one as long).
+    fn payload_column(&self) -> &'static str {
+        "payload char(4100) NOT NULL DEFAULT 'a'"
     }
 
     /// Settings every window must read back, as results name them (the ones that decide

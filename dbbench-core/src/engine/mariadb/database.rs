@@ -1,0 +1,303 @@
+//! A database dbbench created for one repetition, on a managed instance or an existing server:
+//! connections (each registered with the stop switch, `super::cancel`), the fixture, the
+//! measured window (settled first: purge done, dirty pages flushed) and the drop. It implements
+//! [`EngineDatabase`] here, where it is defined.
+
+use super::cancel::OpenIds;
+use super::connection::MariaDbConnection;
+use super::evidence::{self, Files, Opening};
+use super::instance::Instance;
+use super::{fixture, owner, settings};
+use crate::engine::plugin::EngineDatabase;
+use crate::engine::profile::Profile;
+use crate::model::config::FixtureKind;
+use crate::model::error::{Error, Result};
+use crate::model::evidence::Evidence;
+use crate::model::scale::Scale;
+use crate::model::setting::Settings;
+use crate::model::start::CacheState;
+use crate::util::cancel::Cancel;
+use mysql_async::Opts;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// MariaDB's longest database name.
+const MAX_IDENTIFIER: usize = 64;
+
+/// `name` if it fits in a database name; otherwise `dbbench_`, a hash of the whole name and its
+/// tail (which holds the cell, repetition and pid), so different long names stay different.
+pub fn database_name(name: &str) -> String {
+    if name.len() <= MAX_IDENTIFIER {
+        return name.to_string();
+    }
+    // FNV-1a: stable across runs and platforms, unlike the std hasher.
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    let head = format!("{}{:08x}_", crate::model::plan::OWNED_PREFIX, hash as u32);
+    let tail = &name[name.len() - (MAX_IDENTIFIER - head.len())..];
+    format!("{head}{tail}")
+}
+
+/// What the window's opening read, kept for its close.
+struct Window {
+    files: Files,
+    opening: Opening,
+    settings: Result<Settings, String>,
+    increment: Option<u64>,
+}
+
+/// A database dbbench created, dropped after the repetition.
+pub struct MariaDbDatabase {
+    pub(super) name: String,
+    /// How its server is reached (without a database).
+    pub(super) server: Opts,
+    /// The managed instance it lives on; `None` on an existing server.
+    pub(super) instance: Option<Arc<Instance>>,
+    /// The server settings the cell's declared options set.
+    pub(super) declared: BTreeMap<String, String>,
+    /// Whether the tables live in the system tablespace (its extensions are counted).
+    pub(super) system_tablespace: bool,
+    pub(super) cancel: Arc<Cancel>,
+    /// The ids of its connections that are open: the only ones the stop switch kills.
+    ids: Arc<OpenIds>,
+    window: Mutex<Option<Window>>,
+}
+
+impl std::fmt::Debug for MariaDbDatabase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MariaDbDatabase")
+            .field("name", &self.name)
+            .field("instance", &self.instance)
+            .finish()
+    }
+}
+
+impl MariaDbDatabase {
+    /// Creates database `name` on the server `server` reaches (the managed `instance`, if any),
+    /// marked with its owner (`super::owner`), so a sweep of an existing server judges it.
+    pub(super) async fn create(
+        server: Opts,
+        instance: Option<Arc<Instance>>,
+        name: String,
+        declared: BTreeMap<String, String>,
+        system_tablespace: bool,
+    ) -> Result<MariaDbDatabase> {
+        let mut admin = MariaDbConnection::connect(&server, None).await?;
+        owner::claim(&mut admin, &name).await?;
+        admin
+            .batch(&format!(
+                "CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin COMMENT '{}'",
+                owner::comment()
+            ))
+            .await?;
+        let _ = admin.close().await;
+        Ok(MariaDbDatabase {
+            name,
+            server,
+            instance,
+            declared,
+            system_tablespace,
+            cancel: Cancel::new(),
+            ids: Arc::new(OpenIds::default()),
+            window: Mutex::new(None),
+        })
+    }
+
+    /// The database's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The managed instance it lives on, if it does.
+    pub fn instance(&self) -> Option<&Arc<Instance>> {
+        self.instance.as_ref()
+    }
+
+    /// `e`, with the server's death when that is the reason.
+    fn explained(&self, e: Error) -> Error {
+        match self.instance.as_ref().and_then(|i| Some((i.exited()?, i))) {
+            Some((why, instance)) => Error::msg(format!(
+                "{e}; the managed MariaDB server is gone: {why}; its log says: {}",
+                instance.log_tail()
+            )),
+            None => e,
+        }
+    }
+
+    async fn read(&self, conn: &mut MariaDbConnection, files: &Files) -> Result<Opening> {
+        let status = evidence::status(conn)
+            .await
+            .map_err(|e| self.explained(e))?;
+        let io = evidence::file_io(conn)
+            .await
+            .map_err(|e| self.explained(e))?;
+        Ok(Opening {
+            status,
+            io,
+            sizes: files.sizes(),
+        })
+    }
+}
+
+impl EngineDatabase for MariaDbDatabase {
+    type Connection = MariaDbConnection;
+
+    fn profile(&self) -> &'static Profile {
+        &super::PROFILE
+    }
+
+    /// The switch that stops every connection of this database.
+    fn cancel(&self) -> &Arc<Cancel> {
+        &self.cancel
+    }
+
+    /// Opens another connection to the database, registered with its stop switch.
+    async fn connect(&self) -> Result<MariaDbConnection> {
+        MariaDbConnection::connect(&self.server, Some(&self.name))
+            .await
+            .map(|c| c.with_cancel(self.cancel.clone(), &self.ids, &self.server))
+            .map_err(|e| self.explained(e))
+    }
+
+    /// Loads the fixture through `conn`; the rows loaded.
+    async fn load_fixture(
+        &self,
+        conn: &mut MariaDbConnection,
+        fixture: FixtureKind,
+        scale: &Scale,
+    ) -> Result<u64> {
+        match fixture {
+            FixtureKind::None => Ok(0),
+            FixtureKind::Credit => fixture::load_credit(conn, scale.credit_rows())
+                .await
+                .map_err(|e| self.explained(e)),
+        }
+    }
+
+    /// Settles the server (purge finished, dirty pages flushed, so the fixture's writes are not
+    /// the window's) and reads every counter, file size and setting.
+    async fn open_window(&self, conn: &mut MariaDbConnection, _: CacheState) -> Result<()> {
+        settle(conn).await.map_err(|e| self.explained(e))?;
+        let settings = settings::read(conn, &self.declared).await;
+        let increment = if self.system_tablespace {
+            settings
+                .as_ref()
+                .ok()
+                .and_then(|s| s.get("mdb.innodb_autoextend_increment"))
+                .and_then(|s| s.value.parse::<u64>().ok())
+                .map(|mib| mib << 20)
+        } else {
+            None
+        };
+        // An existing server's files are not dbbench's to read (nor, often, on this machine).
+        let files = match &self.instance {
+            Some(instance) => Files::of(instance.datadir(), instance.redo_dir()),
+            None => Files::none(),
+        };
+        let opening = self.read(conn, &files).await?;
+        *self.window.lock().unwrap_or_else(|p| p.into_inner()) = Some(Window {
+            files,
+            opening,
+            settings,
+            increment,
+        });
+        Ok(())
+    }
+
+    /// Reads the counters again and returns the window's evidence.
+    async fn close_window(&self, conn: &mut MariaDbConnection) -> Result<Evidence> {
+        let window = self
+            .window
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .ok_or_else(|| Error::msg("close_window without open_window"))?;
+        let closing = self.read(conn, &window.files).await?;
+        let mut ev = evidence::evidence(&window.files, &window.opening, &closing, window.increment);
+        if self.instance.is_none() {
+            ev.unavailable.insert(
+                "file sizes".into(),
+                "an existing server's files are not read by dbbench".into(),
+            );
+        }
+        match window.settings {
+            Ok(settings) => ev.settings = settings,
+            Err(why) => {
+                ev.unavailable.insert("settings".into(), why);
+            }
+        }
+        Ok(ev)
+    }
+
+    /// Drops the database (a managed instance stays, for the next repetition, or goes with the
+    /// backend); only a database that carries dbbench's mark.
+    async fn drop_database(self) -> Result<()> {
+        let mut admin = MariaDbConnection::connect(&self.server, None)
+            .await
+            .map_err(|e| self.explained(e))?;
+        owner::drop_owned(&mut admin, &self.name)
+            .await
+            .map_err(|e| self.explained(e))?;
+        let _ = admin.close().await;
+        Ok(())
+    }
+}
+
+/// How long the flush of dirty pages before a window is waited for at most (the window's
+/// deadline bounds it too).
+const SETTLE_LIMIT: Duration = Duration::from_secs(60);
+
+/// Waits for purge to finish and for every dirty page to be written, then restores the
+/// server's flushing threshold.
+async fn settle(conn: &mut MariaDbConnection) -> Result<()> {
+    // Blocks until the purge of the fixture's undo log is done (MariaDB 10.6+).
+    conn.batch("SET GLOBAL innodb_max_purge_lag_wait = 0")
+        .await?;
+    let pct: String = conn
+        .query("SELECT @@innodb_max_dirty_pages_pct", &[])
+        .await?
+        .first()
+        .ok_or_else(|| Error::msg("no @@innodb_max_dirty_pages_pct"))?
+        .get(0)?;
+    conn.batch("SET GLOBAL innodb_max_dirty_pages_pct = 0")
+        .await?;
+    let started = std::time::Instant::now();
+    let flushed = loop {
+        let rows = conn
+            .query(
+                "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'",
+                &[],
+            )
+            .await?;
+        let dirty: i64 = rows.first().map_or(Ok(0), |r| r.get(1))?;
+        if dirty == 0 {
+            break Ok(());
+        }
+        if started.elapsed() > SETTLE_LIMIT {
+            break Err(Error::msg(format!(
+                "{dirty} dirty pages were still not flushed after {} s",
+                SETTLE_LIMIT.as_secs()
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    conn.batch(&format!("SET GLOBAL innodb_max_dirty_pages_pct = {pct}"))
+        .await?;
+    flushed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_are_shortened_and_stay_distinct() {
+        assert_eq!(database_name("dbbench_a_1"), "dbbench_a_1");
+        let long = |c: char| format!("dbbench_{}_cell_1_{c}", "x".repeat(80));
+        let (a, b) = (database_name(&long('a')), database_name(&long('b')));
+        assert!(a.len() <= MAX_IDENTIFIER && a.starts_with("dbbench_"));
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,399 @@
+//! A managed MariaDB instance: `mariadb-install-db` into a folder of the work dir, `mariadbd`
+//! on its own Unix socket with networking off, stopped and removed by dbbench.
+//!
+//! Both programs get `--no-defaults` first, so no `my.cnf` of the machine changes what is
+//! measured, and every setting is on the command line: the pinned ones ([`PINNED`]) and the
+//! cell's ([`super::options::Mapping`]). The installer gets the InnoDB settings too, since the
+//! system tablespace's files and the redo log's directory are made when it bootstraps. Each
+//! directory the instance owns carries a marker with its owner (`util::owner`) and the
+//! directories it owns, so the next run's sweep (`stale`) removes what a killed run
+//! left. The server is ended with SIGTERM (its normal shutdown) and SIGKILL after
+//! [`Deadline::ServerStop`]; its start is waited for under [`Deadline::ServerStart`].
+
+use super::binaries::{is_root, Binaries};
+use super::bootstrap::{self, tail};
+use super::owned::{ender, kill_working_in, remove_owned, MARKER};
+use crate::model::error::{Error, Result};
+use crate::util::deadline::{spoken, Deadline};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Settings every managed instance runs with, whatever the cell: the evidence needs the
+/// performance schema (off by default, and startup-only); the buffer pool is neither dumped
+/// nor reloaded, so every instance starts cold alike.
+pub const PINNED: &[(&str, &str)] = &[
+    ("performance_schema", "ON"),
+    ("innodb_buffer_pool_load_at_startup", "OFF"),
+    ("innodb_buffer_pool_dump_at_shutdown", "OFF"),
+];
+
+/// What an instance is made of: equal specs make interchangeable instances.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstanceSpec {
+    /// The folder instances are made in (`<work dir>/mariadb`).
+    pub work_base: PathBuf,
+    /// The folder of the redo log's directory, when `log_on` puts it on a volume.
+    pub redo_base: Option<PathBuf>,
+    /// The cell's server settings, `--name=value` (`--name` when the value is empty).
+    pub settings: Vec<(String, String)>,
+}
+
+/// A running (or dead) managed instance.
+pub struct Instance {
+    spec: InstanceSpec,
+    id: String,
+    /// The directories it owns, its root first.
+    owned: Vec<PathBuf>,
+    datadir: PathBuf,
+    redo_dir: PathBuf,
+    socket: PathBuf,
+    log_file: PathBuf,
+    child: Mutex<Option<Child>>,
+    exit: Mutex<Option<String>>,
+    destroyed: Mutex<bool>,
+    /// Named (and ended without the server's help) should the interrupt's deadline end the
+    /// process while the runner waits on this server.
+    held: Option<crate::util::leftover::Held>,
+    pid: Arc<AtomicU32>,
+}
+
+impl std::fmt::Debug for Instance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Instance")
+            .field("id", &self.id)
+            .field("datadir", &self.datadir)
+            .finish()
+    }
+}
+
+impl Instance {
+    /// Makes the directories, bootstraps the data directory and starts the server; on failure
+    /// whatever was made is removed again. Blocks for a few seconds.
+    pub fn start(binaries: &Binaries, spec: InstanceSpec, id: String) -> Result<Instance> {
+        let root = spec.work_base.join(&id);
+        let redo_root = spec
+            .redo_base
+            .as_ref()
+            .map(|b| b.join(format!("{id}-redo")));
+        let mut owned = vec![root.clone()];
+        owned.extend(redo_root.iter().cloned());
+        let short = root.join("sock");
+        // A socket path longer than sun_path (108 bytes with its NUL) cannot be bound.
+        let socket = if short.as_os_str().len() > 100 {
+            let dir = std::env::temp_dir().join(format!("dbbench-{id}-sock"));
+            owned.push(dir.clone());
+            dir.join("sock")
+        } else {
+            short
+        };
+        let datadir = root.join("data");
+        let redo_dir = redo_root
+            .as_ref()
+            .map_or(datadir.clone(), |r| r.join("redo"));
+        let pid = Arc::new(AtomicU32::new(0));
+        let held = crate::util::leftover::hold(
+            format!("the managed MariaDB instance {}", root.display()),
+            "the next run's sweep removes it",
+            Some(ender(pid.clone(), datadir.clone(), owned.clone())),
+        );
+        let instance = Instance {
+            held: Some(held),
+            pid,
+            log_file: root.join("mariadbd.log"),
+            spec,
+            id,
+            owned,
+            datadir,
+            redo_dir,
+            socket,
+            child: Mutex::new(None),
+            exit: Mutex::new(None),
+            destroyed: Mutex::new(false),
+        };
+        // From here on, dropping `instance` removes what was made.
+        instance.make_dirs()?;
+        instance.install(binaries)?;
+        instance.spawn(binaries)?;
+        instance.wait_ready()?;
+        Ok(instance)
+    }
+
+    fn make_dirs(&self) -> Result<()> {
+        let marker = self.marker_text();
+        for dir in &self.owned {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io("cannot create the instance directory", dir, e))?;
+            let path = dir.join(MARKER);
+            std::fs::write(&path, &marker)
+                .map_err(|e| Error::io("cannot write the instance marker", &path, e))?;
+        }
+        for dir in [&self.tmpdir(), &self.redo_dir] {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io("cannot create the instance directory", dir, e))?;
+        }
+        Ok(())
+    }
+
+    fn marker_text(&self) -> String {
+        let mut text = format!(
+            "dbbench managed MariaDB instance {}\n{}",
+            self.id,
+            crate::util::owner::Owner::this().lines()
+        );
+        for dir in &self.owned {
+            text.push_str(&format!("owns={}\n", dir.display()));
+        }
+        text.push_str(&format!("datadir={}\n", self.datadir.display()));
+        text
+    }
+
+    /// Its own temporary directory: parallel bootstraps collide in a shared `/tmp`.
+    fn tmpdir(&self) -> PathBuf {
+        self.owned[0].join("tmp")
+    }
+
+    /// The options both programs get after `--no-defaults`: where everything is, and the
+    /// InnoDB settings that decide the files the bootstrap makes.
+    fn common_args(&self) -> Vec<String> {
+        let mut args = vec![
+            format!("--datadir={}", self.datadir.display()),
+            format!("--tmpdir={}", self.tmpdir().display()),
+            format!("--innodb-log-group-home-dir={}", self.redo_dir.display()),
+        ];
+        if is_root() {
+            args.push("--user=root".into());
+        }
+        for (name, value) in PINNED.iter().map(|(n, v)| (*n, *v)).chain(
+            self.spec
+                .settings
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str())),
+        ) {
+            args.push(if value.is_empty() {
+                format!("--{name}")
+            } else {
+                format!("--{name}={value}")
+            });
+        }
+        args
+    }
+
+    fn command(&self, program: &Path) -> Command {
+        let mut command = Command::new(program);
+        command
+            .arg("--no-defaults")
+            .current_dir(&self.owned[0])
+            .env("LC_ALL", "C")
+            .env_remove("MYSQL_HOME")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// `mariadb-install-db`: the system tables, with root reachable through the socket without
+    /// a password (the instance is the run's own and has no network).
+    fn install(&self, binaries: &Binaries) -> Result<()> {
+        let log = self.owned[0].join("install.log");
+        let out = std::fs::File::create(&log)
+            .map_err(|e| Error::io("cannot create the install log", &log, e))?;
+        let err = out
+            .try_clone()
+            .map_err(|e| Error::io("cannot open the install log", &log, e))?;
+        let mut command = self.command(&binaries.install);
+        command
+            .args(self.common_args())
+            .args([
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+                "--skip-name-resolve",
+            ])
+            .stdout(out)
+            .stderr(err);
+        bootstrap::run(command, &binaries.install)
+            .map_err(|e| Error::msg(format!("{e}: {}", tail(&log))))
+    }
+
+    fn spawn(&self, binaries: &Binaries) -> Result<()> {
+        let child = self
+            .command(&binaries.server)
+            .args(self.common_args())
+            .arg(format!("--socket={}", self.socket.display()))
+            .arg("--skip-networking")
+            .arg(format!(
+                "--pid-file={}",
+                self.owned[0].join("mariadbd.pid").display()
+            ))
+            .arg(format!("--log-error={}", self.log_file.display()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| Error::io("cannot start", &binaries.server, e))?;
+        self.pid.store(child.id(), Ordering::SeqCst);
+        *self.child.lock().unwrap_or_else(|p| p.into_inner()) = Some(child);
+        Ok(())
+    }
+
+    /// Waits until the socket accepts a connection (the server listens once it is ready).
+    fn wait_ready(&self) -> Result<()> {
+        let started = Instant::now();
+        let limit = Deadline::ServerStart.limit()?;
+        loop {
+            if let Some(why) = self.exited() {
+                return Err(Error::msg(format!(
+                    "the MariaDB server did not start ({why}); its log says: {}",
+                    self.log_tail()
+                )));
+            }
+            if std::os::unix::net::UnixStream::connect(&self.socket).is_ok() {
+                return Ok(());
+            }
+            if started.elapsed() > limit {
+                return Err(Error::msg(format!(
+                    "the MariaDB server was not ready within {} ({} sets this limit); its log \
+                     says: {}",
+                    spoken(limit),
+                    Deadline::ServerStart.env(),
+                    self.log_tail()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The last lines of the server's error log.
+    pub fn log_tail(&self) -> String {
+        tail(&self.log_file)
+    }
+
+    /// What it was made of.
+    pub fn spec(&self) -> &InstanceSpec {
+        &self.spec
+    }
+
+    /// Its Unix socket.
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// Its data directory (the system tablespace's files, unless placed elsewhere).
+    pub fn datadir(&self) -> &Path {
+        &self.datadir
+    }
+
+    /// The redo log's directory.
+    pub fn redo_dir(&self) -> &Path {
+        &self.redo_dir
+    }
+
+    /// The directories it owns (its root first).
+    pub fn owned(&self) -> &[PathBuf] {
+        &self.owned
+    }
+
+    /// The server's process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        let child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        child.as_ref().map(Child::id)
+    }
+
+    /// `None` while the server runs; how it ended once it has (and it is reaped).
+    pub fn exited(&self) -> Option<String> {
+        let mut exit = self.exit.lock().unwrap_or_else(|p| p.into_inner());
+        if exit.is_some() {
+            return exit.clone();
+        }
+        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(process) = child.as_mut() else {
+            return Some("it was never started".into());
+        };
+        let pid = process.id();
+        match process.try_wait() {
+            Ok(Some(status)) => {
+                *exit = Some(format!("mariadbd pid {pid} {}", describe_exit(status)));
+                exit.clone()
+            }
+            Ok(None) => None,
+            Err(e) => Some(format!("mariadbd pid {pid} cannot be waited for: {e}")),
+        }
+    }
+
+    /// Stops the server and removes every directory it owns; does nothing the second time.
+    pub fn destroy(&self) -> Result<()> {
+        let mut destroyed = self.destroyed.lock().unwrap_or_else(|p| p.into_inner());
+        if *destroyed {
+            return Ok(());
+        }
+        *destroyed = true;
+        let mut problems = Vec::new();
+        if let Err(e) = self.stop() {
+            problems.push(e.to_string());
+        }
+        kill_working_in(&self.datadir);
+        for dir in &self.owned {
+            if let Err(e) = remove_owned(dir) {
+                problems.push(e.to_string());
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::msg(format!(
+                "removing the managed MariaDB instance {}: {}",
+                self.id,
+                problems.join("; ")
+            )))
+        }
+    }
+
+    /// SIGTERM (mariadbd's normal shutdown: InnoDB flushes and closes its files), and SIGKILL
+    /// when it takes longer than [`Deadline::ServerStop`].
+    fn stop(&self) -> Result<()> {
+        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(process) = child.as_mut() else {
+            return Ok(());
+        };
+        if matches!(process.try_wait(), Ok(Some(_))) {
+            return Ok(());
+        }
+        let pid = process.id() as libc::pid_t;
+        // SAFETY: signalling our own child, which has not been reaped (try_wait said so).
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let asked = Instant::now();
+        let limit = Deadline::ServerStop
+            .limit()
+            .unwrap_or(Deadline::ServerStop.default_limit());
+        while asked.elapsed() < limit {
+            if matches!(process.try_wait(), Ok(Some(_))) {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = process.kill();
+        process
+            .wait()
+            .map(|_| ())
+            .map_err(|e| Error::msg(format!("cannot reap mariadbd {pid}: {e}")))
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        if let Err(e) = self.destroy() {
+            eprintln!("dbbench › {e}");
+        }
+        drop(self.held.take());
+    }
+}
+
+/// `was killed by signal 9` or `exited with status 1`.
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (_, Some(sig)) => format!("was killed by signal {sig}"),
+        (Some(code), _) => format!("exited with status {code}"),
+        _ => "ended".into(),
+    }
+}
+

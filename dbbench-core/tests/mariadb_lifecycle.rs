@@ -1,0 +1,187 @@
+//! End to end on a managed MariaDB instance: a database on an instance made from the cell's
+//! options (two system tablespace files, a 4 MB increment, a 16 MB redo log on a volume of its
+//! own, the binary log on), the credit fixture at a small scale, a window around the article's
+//! doubling with its evidence and settings read back, the drop, and nothing left: no server
+//! process, no folder. Skipped with a message when `mariadbd` is not installed, unless
+//! `DBBENCH_REQUIRE_MARIADB=1`.
+
+mod support;
+
+use dbbench_core::__internals::config::{FixtureKind, Growth, Recovery, Size, StorageSpec};
+use dbbench_core::__internals::mariadb::{self, MariaDbBackend};
+use dbbench_core::__internals::{Backend, DatabasePlan};
+use dbbench_core::results::CacheState;
+use dbbench_core::Scale;
+use std::path::Path;
+
+const MB: u64 = 1 << 20;
+
+fn storage() -> StorageSpec {
+    StorageSpec {
+        data_files: 2,
+        data_size: Some(Size::new(32 * MB, "32MB")),
+        growth: Some(Growth::Fixed(Size::new(4 * MB, "4MB"))),
+        log_size: Some(Size::new(16 * MB, "16MB")),
+        log_on: Some("redo"),
+        recovery: Some(Recovery::Full),
+        ..StorageSpec::DEFAULT
+    }
+}
+
+/// The process ids in the pid files of the instances under `base`.
+fn server_pids(base: &Path) -> Vec<u32> {
+    std::fs::read_dir(base)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("mariadbd.pid")).ok())
+        .filter_map(|t| t.trim().parse().ok())
+        .collect()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_database_on_a_managed_instance_is_made_measured_and_removed() {
+    if !mariadb::available_for_tests() {
+        return;
+    }
+    let work_dir = support::scratch("mariadb-lifecycle");
+    let volumes = support::volumes(&work_dir.join("volumes"), &["redo"]);
+    let scale = Scale::parse("0.002").unwrap();
+    let plan = DatabasePlan {
+        name: "dbbench_mdb_lifecycle_1".into(),
+        storage: storage(),
+        volumes,
+        work_dir: work_dir.clone(),
+        scale: scale.clone(),
+    };
+    let mut backend = Backend::new(MariaDbBackend::managed().unwrap());
+    backend.check(&plan.storage).unwrap();
+    let db = backend.create(&plan).await.unwrap();
+    let base = MariaDbBackend::work_base(&work_dir);
+    let pids = server_pids(&base);
+    assert_eq!(pids.len(), 1, "one server runs: {pids:?}");
+
+    let mut conn = db.connect().await.unwrap();
+    let rows = db
+        .load_fixture(&mut conn, FixtureKind::Credit, &scale)
+        .await
+        .unwrap();
+    assert_eq!(rows, scale.credit_rows());
+    let counted: i64 = conn
+        .query_scalar("SELECT count(*) FROM charge")
+        .await
+        .unwrap();
+    assert_eq!(counted as u64, rows);
+
+    db.open_window(&mut conn, CacheState::Warm).await.unwrap();
+    for n in 1..=3 {
+        let sql = dbbench_core::fixture::doubling_insert(mariadb::DIALECT, n);
+        conn.execute(&sql).await.unwrap();
+    }
+    let ev = db.close_window(&mut conn).await.unwrap();
+    let doubled: i64 = conn
+        .query_scalar("SELECT count(*) FROM charge")
+        .await
+        .unwrap();
+    assert_eq!(doubled as u64, rows * 8);
+
+    let count = |n: &str| ev.counts.get(n).copied();
+    let seen = format!("{:?}, unavailable {:?}", ev.counts, ev.unavailable);
+    assert!(count("mdb_redo_bytes").is_some_and(|b| b > 0), "{seen}");
+    assert!(count("mdb_redo_writes").is_some_and(|n| n > 0), "{seen}");
+    assert!(count("mdb_data_fsyncs").is_some_and(|n| n > 0), "{seen}");
+    assert!(ev.unavailable.is_empty(), "{seen}");
+    let names: Vec<&str> = ev.files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["ibdata1", "ibdata2", "ib_logfile0"]);
+    assert_eq!(ev.files[2].size_after_bytes, 16 * MB);
+    let setting = |n: &str| ev.settings[&format!("mdb.{n}")].clone();
+    let path = setting("innodb_data_file_path");
+    assert_eq!(path.value, "ibdata1:16M;ibdata2:16M:autoextend");
+    assert_eq!(path.set_by.as_deref(), Some("data_files,data_size,growth"));
+    assert_eq!(setting("innodb_autoextend_increment").value, "4");
+    assert_eq!(setting("innodb_log_file_size").value, (16 * MB).to_string());
+    assert_eq!(setting("log_bin").value, "1");
+    assert_eq!(setting("sync_binlog").value, "1");
+    assert_eq!(setting("innodb_file_per_table").value, "0");
+    assert_eq!(setting("performance_schema").value, "1");
+    // The redo log is on its volume, not in the data directory.
+    let redo_volume = work_dir.join("volumes").join("redo");
+    let on_volume: Vec<_> = std::fs::read_dir(&redo_volume).unwrap().flatten().collect();
+    assert_eq!(on_volume.len(), 1, "{on_volume:?}");
+    eprintln!(
+        "evidence: counts {:?}; files {:?}",
+        ev.counts,
+        ev.files
+            .iter()
+            .map(|f| (
+                f.name.as_str(),
+                f.size_before_bytes,
+                f.size_after_bytes,
+                f.bytes_written
+            ))
+            .collect::<Vec<_>>()
+    );
+
+    drop(conn);
+    db.drop_database().await.unwrap();
+    drop(backend);
+    for pid in pids {
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists()
+                || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|s| s.contains(") Z ")),
+            "mariadbd {pid} still runs"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(&base)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let left: Vec<_> = std::fs::read_dir(&redo_volume).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left on the redo volume: {left:?}");
+    std::fs::remove_dir_all(&work_dir).unwrap();
+}
+
+#[test]
+fn options_without_an_equivalent_are_refused_before_anything_is_made() {
+    if !mariadb::available_for_tests() {
+        return;
+    }
+    let backend = Backend::new(MariaDbBackend::managed().unwrap());
+    for (storage, option, words) in [
+        (
+            StorageSpec {
+                ifi: Some(false),
+                ..StorageSpec::DEFAULT
+            },
+            "ifi",
+            "fallocate()",
+        ),
+        (
+            StorageSpec {
+                maxdop: Some(4),
+                ..StorageSpec::DEFAULT
+            },
+            "maxdop",
+            "one thread",
+        ),
+        (
+            StorageSpec {
+                recovery: Some(Recovery::BulkLogged),
+                ..StorageSpec::DEFAULT
+            },
+            "recovery",
+            "only on SQL Server",
+        ),
+    ] {
+        let why = backend.check(&storage).unwrap_err().to_string();
+        assert!(
+            why.starts_with(&format!(
+                "option `{option}` is not supported by the mariadb backend"
+            )) && why.contains(words),
+            "{why}"
+        );
+    }
+}
