@@ -36,6 +36,7 @@ mod connection;
 mod errors;
 mod fixture;
 mod plugin;
+mod profile;
 mod settings;
 pub mod space;
 pub mod stale;
@@ -44,21 +45,19 @@ mod template;
 
 pub use connection::EmbeddedConnection;
 pub use plugin::REGISTRATION;
+pub use profile::PROFILE;
 
 use super::plugin::{EngineBackend, EngineDatabase};
-use super::profile::{common_kind, Control, DriverSql, Profile};
-use crate::model::config::BackendKind;
+use super::profile::Profile;
 use crate::model::config::{FixtureKind, Recovery, StorageSpec};
-use crate::model::dialect::Dialect;
 use crate::model::error::{Error, Result};
 use crate::model::evidence::{BackendInfo, Evidence};
-use crate::model::load::{ErrorKind, Execution};
+#[cfg(test)]
+use crate::model::load::ErrorKind;
 use crate::model::plan::DatabasePlan;
-use crate::model::presentation::Presentation;
 use crate::model::scale::Scale;
 use crate::model::start::CacheState;
 use crate::util::space::Shortfall;
-use dbbench_options::Key;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -387,68 +386,6 @@ impl EngineDatabase for EmbeddedDatabase {
                 .map_err(|e| Error::io("cannot remove database directory", &self.dir, e))?;
         }
         Ok(())
-    }
-}
-
-/// The embedded engine's profile: SQLite's SQL, workers on threads (its calls block), busy and
-/// locked databases retried, unbound volumes as directories under the work dir.
-pub static PROFILE: Profile = Profile {
-    kind: BackendKind::named(dbbench_options::keyword::EMBEDDED),
-    dialect: Dialect::Sqlite,
-    fixture: &fixture::SQL,
-    execution: Execution::Threads,
-    driver_sql: DriverSql {
-        // Deferred, so read-only transactions do not serialise; a transaction that writes first
-        // takes the write lock at its first statement.
-        begin: "BEGIN",
-        commit: "COMMIT",
-        rollback: "ROLLBACK",
-        // A new connection otherwise reads the schema inside its first measured statement.
-        warm_up: "SELECT count(*) FROM sqlite_schema",
-        // In process there is no round trip to save.
-        control: Control::Batch,
-    },
-    lock_timeout: |wait| format!("PRAGMA busy_timeout = {}", wait.as_millis()),
-    classify,
-    defaults_unbound_volumes: true,
-    local_page_cache: true,
-    presentation: Presentation::PLAIN,
-    options: &[
-        Key::DataFiles,
-        Key::DataSize,
-        Key::Growth,
-        Key::LogSize,
-        Key::LogGrowth,
-        Key::LogPregrow,
-        Key::Ifi,
-        Key::Recovery,
-        Key::Maxdop,
-        Key::DataOn,
-        Key::LogOn,
-    ],
-    refusals: &[
-        (Key::TempdbFiles, NO_TEMPDB),
-        (Key::TempdbSize, NO_TEMPDB),
-        (Key::TempdbGrowth, NO_TEMPDB),
-    ],
-};
-
-/// Why the tempdb options are refused.
-const NO_TEMPDB: &str = "SQLite has no shared tempdb (each connection has private temporary \
-                         files); restrict the benchmark or case with `backends = [\"mssql\"]`";
-
-/// Busy and locked (SQLite's lock wait ran out) are [`ErrorKind::Busy`].
-fn classify(error: &Error) -> ErrorKind {
-    match errors::sqlite(error) {
-        Some(rusqlite::Error::SqliteFailure(e, _))
-            if matches!(
-                e.code,
-                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-            ) =>
-        {
-            ErrorKind::Busy
-        }
-        _ => common_kind(error).unwrap_or(ErrorKind::Other),
     }
 }
 
