@@ -298,20 +298,28 @@ fn model_words(text: &str) -> Vec<&'static str> {
 }
 
 /// Whether `file` is compiled for tests only: its parent module declares it under `#[cfg(test)]`
-/// (as `model/mod.rs` does `sample`, results invented for tests).
+/// (as `model/mod.rs` does `sample`, results invented for tests, and `model/config.rs` its
+/// `config/tests.rs`). The parent is `mod.rs` beside the file or the folder's `.rs` file above it.
 fn test_only(file: &Path) -> bool {
     let stem = file.file_stem().unwrap().to_string_lossy();
     if stem == "mod" {
         return false;
     }
-    let Ok(text) = std::fs::read_to_string(file.with_file_name("mod.rs")) else {
-        return false;
-    };
-    let lines: Vec<&str> = text.lines().map(str::trim).collect();
-    lines.windows(2).any(|pair| {
-        pair[0] == "#[cfg(test)]"
-            && [format!("mod {stem};"), format!("pub mod {stem};")].contains(&pair[1].to_string())
-    })
+    let parents = [
+        file.with_file_name("mod.rs"),
+        file.parent().unwrap().with_extension("rs"),
+    ];
+    parents
+        .iter()
+        .filter_map(|parent| std::fs::read_to_string(parent).ok())
+        .any(|text| {
+            let lines: Vec<&str> = text.lines().map(str::trim).collect();
+            lines.windows(2).any(|pair| {
+                pair[0] == "#[cfg(test)]"
+                    && [format!("mod {stem};"), format!("pub mod {stem};")]
+                        .contains(&pair[1].to_string())
+            })
+        })
 }
 
 #[test]
@@ -349,6 +357,7 @@ fn the_model_check_sees_crates_and_names_and_skips_test_modules() {
     );
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/model");
     assert!(test_only(&model.join("sample.rs")));
+    assert!(test_only(&model.join("config/tests.rs")));
     assert!(!test_only(&model.join("error.rs")) && !test_only(&model.join("mod.rs")));
 }
 

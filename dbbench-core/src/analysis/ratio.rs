@@ -53,39 +53,12 @@ use crate::analysis::stats::{t_quantile, Interval, Summary, CONFIDENCE};
 use crate::model::results::CellResult;
 use serde::{Deserialize, Serialize};
 
-/// The equivalence margin: a ratio within `[1 − m, 1 + m]` is no difference worth reporting.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Margin(pub f64);
+mod forks;
+mod verdict;
 
-impl Margin {
-    /// The default: the snapshot comparator's default relative tolerance, 10%.
-    pub const DEFAULT: Margin = Margin(0.10);
-
-    /// The margin from `DBBENCH_TOLERANCE` (`10%` or `0.1`), the default when it is unset or
-    /// unreadable (the comparator reports an unreadable value before anything runs).
-    pub fn from_env() -> Margin {
-        std::env::var("DBBENCH_TOLERANCE")
-            .ok()
-            .and_then(|v| Margin::parse(&v))
-            .unwrap_or(Margin::DEFAULT)
-    }
-
-    /// `10%` or `0.1`; `None` for anything else or a negative value.
-    pub fn parse(text: &str) -> Option<Margin> {
-        let text = text.trim();
-        match text.strip_suffix('%') {
-            Some(pct) => pct.trim().parse::<f64>().ok().map(|p| p / 100.0),
-            None => text.parse::<f64>().ok(),
-        }
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .map(Margin)
-    }
-
-    /// `±10%`.
-    pub fn describe(&self) -> String {
-        format!("±{}%", crate::model::units::percent_text(self.0))
-    }
-}
+use forks::rounds_of;
+pub use forks::{components, fork_means, forks_of};
+pub use verdict::{Margin, Verdict};
 
 /// The runs a [`Method::Pooled`] ratio stands on.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -146,56 +119,6 @@ impl Method {
                 "ratio to the baseline cell in each run, the two runs' ratios over each other: \
                  95% t with both runs' interval variances (Welch–Satterthwaite)"
             }
-        }
-    }
-}
-
-/// How a cell's elapsed time compares with the baseline's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The cell is significantly faster (the whole interval of the ratio is below 1).
-    Faster,
-    /// The cell is significantly slower (the whole interval is above 1).
-    Slower,
-    /// The interval lies inside the equivalence margin: no difference larger than the margin.
-    Equivalent,
-    /// The interval contains 1 and reaches beyond the margin: the runs cannot tell.
-    Imprecise,
-    /// One side has fewer than two runs, so there is no interval to judge by.
-    TooFewRuns,
-    /// This is the baseline itself.
-    Baseline,
-    /// Some runs on either side were measured while the machine was busy with other work
-    /// ([`crate::model::interference`]): whatever the interval says, it may be the neighbours'.
-    Inconclusive {
-        /// Disturbed runs, both sides.
-        disturbed: u32,
-        /// Runs, both sides.
-        runs: u32,
-    },
-    /// The two sides were measured on machines whose calibrations differ
-    /// ([`crate::model::calibration`]): their times cannot be compared.
-    NotComparable,
-}
-
-impl Verdict {
-    /// The verdict in a word or two, as narrow places (charts, the Markdown comment's emoji
-    /// column) show it; [`Ratio::verdict_text`] says it whole.
-    pub fn describe(&self) -> String {
-        match self {
-            Verdict::Faster => "faster".into(),
-            Verdict::Slower => "slower".into(),
-            Verdict::Equivalent => "equivalent".into(),
-            Verdict::Imprecise => "inconclusive".into(),
-            Verdict::TooFewRuns => "too few runs to judge".into(),
-            Verdict::Baseline => "baseline".into(),
-            Verdict::Inconclusive { disturbed, runs } => crate::model::interference::Busy {
-                disturbed: *disturbed,
-                runs: *runs,
-            }
-            .inconclusive(),
-            Verdict::NotComparable => "not comparable".into(),
         }
     }
 }
@@ -493,41 +416,6 @@ impl Ratio {
     }
 }
 
-/// `(cell, baseline)` elapsed times of every measured round, when both cells come from one
-/// invocation and ran exactly the same rounds; `None` otherwise (a partial rerun, a cell that
-/// failed part-way).
-fn rounds_of(cell: &CellResult, baseline: &CellResult) -> Option<Vec<(f64, f64)>> {
-    if cell.invocation != baseline.invocation {
-        return None;
-    }
-    let mut c: Vec<(u32, f64)> = cell.measured().map(|r| (r.index, r.elapsed_s)).collect();
-    let mut b: Vec<(u32, f64)> = baseline
-        .measured()
-        .map(|r| (r.index, r.elapsed_s))
-        .collect();
-    c.sort_by_key(|r| r.0);
-    b.sort_by_key(|r| r.0);
-    let same = c.len() == b.len() && c.iter().zip(&b).all(|(x, y)| x.0 == y.0);
-    same.then(|| c.iter().zip(&b).map(|(x, y)| (x.1, y.1)).collect())
-}
-
-/// Each fork's mean log-ratio; `None` when a time is not positive or a fork is empty.
-pub fn fork_means(forks: &[Vec<(f64, f64)>]) -> Option<Vec<f64>> {
-    forks
-        .iter()
-        .map(|pairs| {
-            if pairs.is_empty()
-                || pairs
-                    .iter()
-                    .any(|&(c, b)| !(c > 0.0 && b > 0.0 && c.is_finite()))
-            {
-                return None;
-            }
-            Some(pairs.iter().map(|&(c, b)| (c / b).ln()).sum::<f64>() / pairs.len() as f64)
-        })
-        .collect()
-}
-
 /// `t(0.975, m − 1) · sd(xs) / √n` for the `m` values `xs`: the half-width of a t interval whose
 /// spread comes from `xs` and whose mean is over `n` values.
 fn t_half(xs: &[f64], n: usize) -> f64 {
@@ -538,52 +426,6 @@ fn t_half(xs: &[f64], n: usize) -> f64 {
         return 0.0;
     }
     t_quantile(0.5 + CONFIDENCE / 2.0, (m - 1) as f64) * (var / n as f64).sqrt()
-}
-
-/// `(cell, baseline)` times of every measured round grouped by fork, in fork order, when both
-/// cells come from one invocation, ran exactly the same rounds and every round records its
-/// fork; `None` otherwise (results written before forks, a partial rerun).
-pub fn forks_of(cell: &CellResult, baseline: &CellResult) -> Option<Vec<Vec<(f64, f64)>>> {
-    let rounds = rounds_of(cell, baseline)?;
-    let forks: Vec<u32> = {
-        let mut c: Vec<(u32, Option<u32>)> = cell.measured().map(|r| (r.index, r.fork)).collect();
-        c.sort_by_key(|r| r.0);
-        c.into_iter().map(|r| r.1).collect::<Option<Vec<u32>>>()?
-    };
-    let mut grouped: std::collections::BTreeMap<u32, Vec<(f64, f64)>> = Default::default();
-    for (fork, pair) in forks.into_iter().zip(rounds) {
-        grouped.entry(fork).or_default().push(pair);
-    }
-    (!grouped.is_empty()).then(|| grouped.into_values().collect())
-}
-
-/// The variance components of the log-ratio over the first `pilot` of `forks` (each with two or
-/// more rounds to tell them apart): the variance of a round within its fork, pooled, and the
-/// variance between the forks' true means (the forks' means' variance less what the rounds'
-/// spread puts in it, not below 0). `None` without two forks of two rounds.
-pub fn components(forks: &[Vec<(f64, f64)>], pilot: usize) -> Option<(f64, f64)> {
-    let forks: Vec<&Vec<(f64, f64)>> = forks.iter().take(pilot.max(2)).collect();
-    let usable: Vec<Vec<f64>> = forks
-        .iter()
-        .filter(|p| p.len() >= 2)
-        .map(|p| p.iter().map(|&(c, b)| (c / b).ln()).collect())
-        .collect();
-    if usable.len() < 2 || usable.iter().flatten().any(|d| !d.is_finite()) {
-        return None;
-    }
-    let (mut ss, mut df, mut means, mut inv_n) = (0.0, 0usize, Vec::new(), 0.0);
-    for d in &usable {
-        let m = d.iter().sum::<f64>() / d.len() as f64;
-        ss += d.iter().map(|x| (x - m).powi(2)).sum::<f64>();
-        df += d.len() - 1;
-        means.push(m);
-        inv_n += 1.0 / d.len() as f64;
-    }
-    let within = ss / df as f64;
-    let k = means.len() as f64;
-    let grand = means.iter().sum::<f64>() / k;
-    let of_means = means.iter().map(|m| (m - grand).powi(2)).sum::<f64>() / (k - 1.0);
-    Some((within, (of_means - within * inv_n / k).max(0.0)))
 }
 
 /// `s² / (n · m²)`: the variance of the log of the mean by the delta method.
@@ -617,147 +459,4 @@ fn log_ratio_interval(ratio: f64, a: f64, b: f64, n_a: usize, n_b: usize) -> (In
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ratio(cell: &[f64], baseline: &[f64]) -> Ratio {
-        Ratio::welch(
-            &Summary::of(cell).unwrap(),
-            &Summary::of(baseline).unwrap(),
-            Margin::DEFAULT,
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn doubled_time_with_equal_cv_has_the_textbook_interval() {
-        // Equal squared CVs of the means and n = 3 on both sides give Welch df = 2(n-1) = 4, so
-        // the interval is exp(ln 2 ± 2.7764451 · sqrt(1/300 + 4/1200)).
-        let r = ratio(&[18.0, 20.0, 22.0], &[9.0, 10.0, 11.0]);
-        assert!((r.ratio - 2.0).abs() < 1e-12);
-        let ci = r.ci.unwrap();
-        assert!((ci.low - 1.594_326_5).abs() < 1e-6, "{ci:?}");
-        assert!((ci.high - 2.508_896_4).abs() < 1e-6, "{ci:?}");
-        assert_eq!(r.verdict, Verdict::Slower);
-    }
-
-    #[test]
-    fn the_interval_is_mirrored_when_the_roles_swap() {
-        let ab = ratio(&[18.0, 20.0, 22.0], &[9.0, 10.0, 11.0]);
-        let ba = ratio(&[9.0, 10.0, 11.0], &[18.0, 20.0, 22.0]);
-        let (ab, ba) = (ab.ci.unwrap(), ba.ci.unwrap());
-        assert!((ab.low * ba.high - 1.0).abs() < 1e-12);
-        assert!((ab.high * ba.low - 1.0).abs() < 1e-12);
-        assert_eq!(
-            ratio(&[9.0, 10.0, 11.0], &[18.0, 20.0, 22.0]).verdict,
-            Verdict::Faster
-        );
-    }
-
-    #[test]
-    fn a_wide_interval_around_one_is_inconclusive_a_narrow_one_equivalent() {
-        let r = ratio(&[11.0, 9.0, 10.5], &[10.0, 12.0, 8.0]);
-        assert_eq!(r.verdict, Verdict::Imprecise);
-        assert!(r.ci.unwrap().contains(1.0));
-        assert!(
-            r.verdict_text().starts_with("inconclusive: [0.") && r.verdict_text().ends_with("±10%"),
-            "{}",
-            r.verdict_text()
-        );
-        let r = ratio(&[10.0, 10.1, 9.9, 10.0], &[10.05, 9.95, 10.0, 10.0]);
-        assert_eq!(r.verdict, Verdict::Equivalent, "{r:?}");
-        assert_eq!(r.verdict_text(), "equivalent (within ±10%)");
-        // The same runs against a 0.1% margin cannot be called equivalent.
-        let s = |v: &[f64]| Summary::of(v).unwrap();
-        let strict = Ratio::welch(
-            &s(&[10.0, 10.1, 9.9, 10.0]),
-            &s(&[10.05, 9.95, 10.0, 10.0]),
-            Margin(0.001),
-        )
-        .unwrap();
-        assert_eq!(strict.verdict, Verdict::Imprecise);
-    }
-
-    #[test]
-    fn paired_rounds_cancel_what_a_round_shares() {
-        // Round effects of ±30% move both cells together: Welch sees the spread, the paired
-        // interval sees the steady 0.8.
-        let pairs = [(0.80, 1.0), (1.05, 1.30), (0.57, 0.70), (0.81, 1.0)];
-        let paired = Ratio::paired(&pairs, Margin::DEFAULT).unwrap();
-        assert_eq!(paired.method, Method::Paired);
-        assert_eq!(paired.verdict, Verdict::Faster, "{paired:?}");
-        assert!(paired.relative_half_width().unwrap() < 0.02, "{paired:?}");
-        let s = |v: Vec<f64>| Summary::of(&v).unwrap();
-        let welch = Ratio::welch(
-            &s(pairs.iter().map(|p| p.0).collect()),
-            &s(pairs.iter().map(|p| p.1).collect()),
-            Margin::DEFAULT,
-        )
-        .unwrap();
-        assert_eq!(welch.verdict, Verdict::Imprecise, "{welch:?}");
-        // exp(mean ln) of 0.8, 0.8077, 0.8143, 0.81.
-        assert!((paired.ratio - 0.808).abs() < 0.001, "{}", paired.ratio);
-    }
-
-    #[test]
-    fn the_paired_interval_is_the_t_interval_of_the_log_ratios() {
-        // ln ratios 0, ln 2: mean ln √2, sd ln 2 / √2, se ln 2 / 2, t(0.975, 1) = 12.706.
-        let r = Ratio::paired(&[(1.0, 1.0), (2.0, 1.0)], Margin::DEFAULT).unwrap();
-        let half = 12.706_204_7 * 2f64.ln() / 2.0;
-        let ci = r.ci.unwrap();
-        assert!((r.ratio - 2f64.sqrt()).abs() < 1e-12);
-        assert!(
-            (ci.low.ln() - (2f64.sqrt().ln() - half)).abs() < 1e-6,
-            "{ci:?}"
-        );
-        assert!(
-            (ci.high.ln() - (2f64.sqrt().ln() + half)).abs() < 1e-6,
-            "{ci:?}"
-        );
-        assert!(Ratio::paired(&[(1.0, 0.0)], Margin::DEFAULT).is_none());
-        assert_eq!(
-            Ratio::paired(&[(1.0, 2.0)], Margin::DEFAULT)
-                .unwrap()
-                .verdict,
-            Verdict::TooFewRuns
-        );
-    }
-
-    #[test]
-    fn margins_parse_as_the_comparator_s_tolerance() {
-        assert_eq!(Margin::parse("10%"), Some(Margin(0.10)));
-        assert_eq!(Margin::parse(" 0.05 "), Some(Margin(0.05)));
-        assert_eq!(Margin::parse("-1"), None);
-        assert_eq!(Margin::parse("lots"), None);
-        assert_eq!(Margin(0.025).describe(), "±2.5%");
-    }
-
-    #[test]
-    fn constant_samples_give_an_exact_ratio() {
-        let r = ratio(&[5.0, 5.0], &[10.0, 10.0]);
-        assert_eq!(
-            r.ci,
-            Some(Interval {
-                low: 0.5,
-                high: 0.5
-            })
-        );
-        assert_eq!(r.verdict, Verdict::Faster);
-    }
-
-    #[test]
-    fn a_single_run_cannot_be_judged() {
-        let r = ratio(&[5.0], &[10.0, 11.0]);
-        assert_eq!(r.ci, None);
-        assert_eq!(r.verdict, Verdict::TooFewRuns);
-        assert!((r.ratio - 5.0 / 10.5).abs() < 1e-12);
-    }
-
-    #[test]
-    fn non_positive_means_have_no_ratio() {
-        let zero = Summary::of(&[0.0, 0.0]).unwrap();
-        let one = Summary::of(&[1.0, 1.0]).unwrap();
-        assert!(Ratio::welch(&one, &zero, Margin::DEFAULT).is_none());
-        assert!(Ratio::welch(&zero, &one, Margin::DEFAULT).is_none());
-    }
-}
+mod tests;

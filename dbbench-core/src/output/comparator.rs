@@ -38,88 +38,20 @@
 use crate::model::error::{Error, Result};
 use yaml_rust2::{Yaml, YamlLoader};
 
+mod adapter;
+mod findings;
+mod node;
 pub(crate) mod ratio;
 #[cfg(test)]
 mod simulation;
 
-/// What a comparison compared and what it did not.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Findings {
-    /// Ratios judged (both sides had one and neither was busy).
-    pub ratios: usize,
-    /// Timing blocks whose seconds were compared (this machine, neither side busy).
-    pub seconds: usize,
-    /// The drift between machines the ratios were judged with, when any was judged.
-    pub drift: Option<f64>,
-    /// `cells[test_1].timing: seconds not compared: another machine (…)`: every measurement
-    /// left unjudged, and why.
-    pub notes: Vec<String>,
-}
-
-impl Findings {
-    /// Adds another comparison's findings.
-    pub fn extend(&mut self, other: Findings) {
-        self.ratios += other.ratios;
-        self.seconds += other.seconds;
-        self.drift = self.drift.or(other.drift);
-        self.notes.extend(other.notes);
-    }
-
-    /// One phrase for the console: "compared: ratios of 5 cells; seconds not compared for
-    /// test_1, …: another machine (commit ×1.68, fsync ×1.57)"; `None` when the snapshot holds
-    /// no measurements (smoke scale).
-    pub fn describe(&self) -> Option<String> {
-        let mut compared = Vec::new();
-        if self.ratios > 0 {
-            let drift = self.drift.map_or(String::new(), |tau| {
-                format!(
-                    ", allowing for a drift between machines of τ = {tau} (assumed: our VM's; \
-                     DBBENCH_SNAPSHOT_DRIFT)"
-                )
-            });
-            compared.push(format!("ratios of {} cells{drift}", self.ratios));
-        }
-        if self.seconds > 0 {
-            compared.push(format!("seconds of {} cells (this machine)", self.seconds));
-        }
-        let mut parts = Vec::new();
-        if !compared.is_empty() {
-            parts.push(format!("compared: {}", compared.join(", ")));
-        } else if !self.notes.is_empty() {
-            parts.push("compared: deterministic fields only".to_string());
-        }
-        // `cells[test_1].timing: seconds not compared: why` → ("seconds not compared", why, test_1)
-        let mut reasons: Vec<(String, String, Vec<String>)> = Vec::new();
-        for note in &self.notes {
-            let (path, rest) = note.split_once(": ").unwrap_or(("", note.as_str()));
-            let (what, why) = rest.split_once(": ").unwrap_or((rest, ""));
-            // How busy each cell was differs cell by cell; the summary above the line and the
-            // main job's warning give the counts, so one phrase covers every busy cell.
-            let why = if why.starts_with("inconclusive: ") {
-                "inconclusive: the machine was busy (this run's or the recording's)"
-            } else {
-                why
-            };
-            let cell = path
-                .split_once('[')
-                .and_then(|(_, rest)| rest.split_once(']'))
-                .map_or(path, |(cell, _)| cell)
-                .to_string();
-            match reasons.iter_mut().find(|(w, r, _)| w == what && r == why) {
-                Some((_, _, cells)) => cells.push(cell),
-                None => reasons.push((what.to_string(), why.to_string(), vec![cell])),
-            }
-        }
-        parts.extend(reasons.into_iter().map(|(what, why, cells)| {
-            if why.is_empty() {
-                format!("{what} for {}", cells.join(", "))
-            } else {
-                format!("{what} for {}: {why}", cells.join(", "))
-            }
-        }));
-        (!parts.is_empty()).then(|| parts.join("; "))
-    }
-}
+pub use adapter::NoiseComparator;
+pub use findings::Findings;
+pub use node::ratios_in;
+use node::{
+    busy_sides, count_ratios, display, entry_label, interval, is_measurement, is_ratio,
+    is_statistic, key_text, number, scalar_text, text, without_table,
+};
 
 /// Whether timing fields take part in the comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -516,168 +448,6 @@ impl Tolerance {
             Some(why) => Err(why),
             None => Ok(()),
         }
-    }
-}
-
-/// The text of `key` in `h`.
-fn text(h: &yaml_rust2::yaml::Hash, key: &str) -> Option<String> {
-    h.get(&Yaml::String(key.into()))
-        .and_then(|v| v.as_str())
-        .map(str::to_string)
-}
-
-/// Why measurements of either side cannot be judged because the machine was busy.
-fn busy_sides(old: &yaml_rust2::yaml::Hash, new: &yaml_rust2::yaml::Hash) -> Option<String> {
-    match (text(new, "busy"), text(old, "busy")) {
-        (Some(now), then) => Some(format!(
-            "inconclusive: the machine was busy in {now}{}",
-            then.map_or(String::new(), |then| format!(
-                " (and in {then} of the recording)"
-            ))
-        )),
-        (None, Some(then)) => Some(format!(
-            "inconclusive: the recording's machine was busy in {then}"
-        )),
-        (None, None) => None,
-    }
-}
-
-/// A ratio node: `baseline` and `value` ([`crate::output::snapshot`]).
-fn is_ratio(map: &yaml_rust2::yaml::Hash) -> bool {
-    map.contains_key(&Yaml::String("baseline".into()))
-        && map.contains_key(&Yaml::String("value".into()))
-}
-
-/// The number of ratio nodes in `doc`: how many ratios one snapshot check judges at once.
-fn count_ratios(doc: &Yaml) -> usize {
-    match doc {
-        Yaml::Hash(h) if is_ratio(h) => 1,
-        Yaml::Hash(h) => h.values().map(count_ratios).sum(),
-        Yaml::Array(a) => a.iter().map(count_ratios).sum(),
-        _ => 0,
-    }
-}
-
-/// The ratios a recorded snapshot body holds (the Bonferroni count of a check of one cell).
-pub fn ratios_in(body: &str) -> usize {
-    YamlLoader::load_from_str(body)
-        .ok()
-        .and_then(|docs| docs.first().map(count_ratios))
-        .unwrap_or(0)
-}
-
-fn is_measurement(map: &yaml_rust2::yaml::Hash) -> bool {
-    map.contains_key(&Yaml::String("mean_s".into()))
-}
-
-fn is_statistic(key: &Yaml) -> bool {
-    matches!(key.as_str(), Some("mean_s" | "ci95_s"))
-}
-
-fn number(value: &Yaml) -> Option<f64> {
-    match value {
-        Yaml::Real(_) => value.as_f64(),
-        Yaml::Integer(i) => Some(*i as f64),
-        _ => None,
-    }
-}
-
-fn interval(value: &Yaml) -> Option<crate::analysis::stats::Interval> {
-    match value.as_vec()?.as_slice() {
-        [low, high] => Some(crate::analysis::stats::Interval {
-            low: number(low)?,
-            high: number(high)?,
-        }),
-        _ => None,
-    }
-}
-
-fn key_text(key: &Yaml) -> String {
-    scalar_text(key)
-}
-
-fn scalar_text(value: &Yaml) -> String {
-    match value {
-        Yaml::String(s) | Yaml::Real(s) => s.clone(),
-        Yaml::Integer(i) => i.to_string(),
-        Yaml::Boolean(b) => b.to_string(),
-        Yaml::Null => "~".into(),
-        Yaml::Array(_) => "a list".into(),
-        Yaml::Hash(_) => "a mapping".into(),
-        other => format!("{other:?}"),
-    }
-}
-
-/// A list entry is named by its `name` field where it has one (cells, files, laps).
-fn entry_label(entry: &Yaml, index: usize) -> String {
-    entry["name"]
-        .as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| index.to_string())
-}
-
-fn display(path: &str) -> &str {
-    if path.is_empty() {
-        "the snapshot"
-    } else {
-        path.trim_start_matches('.')
-    }
-}
-
-/// insta's `Comparator` applying a [`Tolerance`] to text snapshots; binary snapshots compare as
-/// insta's default does.
-#[derive(Debug, Clone)]
-pub struct NoiseComparator {
-    /// The tolerance applied.
-    pub tolerance: Tolerance,
-    /// The findings of every comparison made, for the caller to show once (what was compared,
-    /// what was not, and why).
-    pub findings: std::sync::Arc<std::sync::Mutex<Findings>>,
-}
-
-impl insta::Comparator for NoiseComparator {
-    fn matches(&self, reference: &insta::Snapshot, test: &insta::Snapshot) -> bool {
-        match (reference.as_text(), test.as_text()) {
-            (Some(old), Some(new)) => {
-                let (outcome, findings) = self
-                    .tolerance
-                    .compare_noting(&old.to_string(), &new.to_string());
-                if let Ok(mut kept) = self.findings.lock() {
-                    kept.extend(findings);
-                }
-                match outcome {
-                    Ok(()) => true,
-                    Err(differences) => {
-                        // Printed before insta's diff (and captured with it by the test
-                        // harness), so the output says which change was judged real and why.
-                        eprintln!("dbbench: the snapshot differs:");
-                        for d in differences {
-                            eprintln!("  {d}");
-                        }
-                        false
-                    }
-                }
-            }
-            _ => insta::DefaultComparator.matches(reference, test),
-        }
-    }
-
-    fn dyn_clone(&self) -> Box<dyn insta::Comparator> {
-        Box::new(self.clone())
-    }
-}
-
-/// The snapshot without its `table`: the table is derived from the fields below it, which are
-/// compared, and its elapsed column is a measurement the timing block already judges. Snapshots
-/// recorded before it existed still match.
-fn without_table(doc: &Yaml) -> Yaml {
-    match doc {
-        Yaml::Hash(h) => {
-            let mut h = h.clone();
-            h.remove(&Yaml::String("table".into()));
-            Yaml::Hash(h)
-        }
-        other => other.clone(),
     }
 }
 

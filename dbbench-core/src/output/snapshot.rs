@@ -11,17 +11,23 @@
 //! them and compared only on that machine. At `smoke` scale both are left out, since millisecond
 //! runs measure scheduler noise.
 
-use crate::analysis::stats::Summary;
 use crate::model::config::BackendKind;
 use crate::model::results::{BenchmarkResult, CellStatus, FileKind, RunResult};
 use crate::model::scale::ScaleKind;
 use crate::output::comparator::{Findings, NoiseComparator, Tolerance};
 use serde::Serialize;
 
+mod cell_check;
 mod ratio;
 mod table;
+mod timing;
+
+pub use cell_check::{check_cell, CellCheck};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+#[cfg(test)]
+use timing::significant;
+use timing::{timing, Measurement, TimingView};
 
 /// The snapshot's content.
 #[derive(Debug, Serialize)]
@@ -70,117 +76,6 @@ pub(crate) struct CellView {
     ratio: Option<ratio::RatioView>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timing: Option<TimingView>,
-}
-
-/// The cell's timings; every entry is a measurement (see [`crate::output::comparator`]).
-#[derive(Debug, Serialize)]
-struct TimingView {
-    /// Where the timings were measured, for the reader.
-    machine: String,
-    /// The machine's calibration ([`crate::model::calibration`]): timings are checked only
-    /// against a recording whose calibration agrees (see [`crate::output::comparator`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    calibration: Option<String>,
-    /// "3 of 5 runs" when runs were measured while the machine was busy: such timings are not
-    /// checked, in either direction.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    busy: Option<String>,
-    /// The measured runs, where a precision target chose their number: it varies from run to
-    /// run, so it is not compared.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    runs: Option<usize>,
-    elapsed: Measurement,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    laps: Vec<LapMeasurement>,
-}
-
-/// Mean and 95% interval in seconds, rounded to four significant digits so the file stays
-/// readable; `ci95_s` is null for a single run.
-#[derive(Debug, Serialize)]
-struct Measurement {
-    mean_s: f64,
-    ci95_s: Option<[f64; 2]>,
-}
-
-#[derive(Debug, Serialize)]
-struct LapMeasurement {
-    name: String,
-    mean_s: f64,
-    ci95_s: Option<[f64; 2]>,
-}
-
-impl Measurement {
-    fn of(values: &[f64]) -> Option<Measurement> {
-        let s = Summary::of(values)?;
-        Some(Measurement {
-            mean_s: significant(s.mean),
-            ci95_s: s.ci.map(|ci| [significant(ci.low), significant(ci.high)]),
-        })
-    }
-}
-
-/// `x` rounded to four significant digits.
-fn significant(x: f64) -> f64 {
-    if x == 0.0 || !x.is_finite() {
-        return x;
-    }
-    let digits = 3 - x.abs().log10().floor() as i32;
-    if digits >= 0 {
-        let scale = 10f64.powi(digits);
-        (x * scale).round() / scale
-    } else {
-        let scale = 10f64.powi(-digits);
-        (x / scale).round() * scale
-    }
-}
-
-/// Timings of the measured runs: elapsed, and each lap of the first run's lap list whose name
-/// every run shares at the same position.
-fn timing(
-    cell: &crate::model::results::CellResult,
-    machine: &str,
-    adaptive: bool,
-) -> Option<TimingView> {
-    let runs: Vec<&RunResult> = cell.measured().collect();
-    let elapsed: Vec<f64> = runs.iter().map(|r| r.elapsed_s).collect();
-    let laps = runs
-        .first()
-        .map(|first| {
-            first
-                .laps
-                .iter()
-                .enumerate()
-                .filter_map(|(i, lap)| {
-                    let splits: Option<Vec<f64>> = runs
-                        .iter()
-                        .map(|r| {
-                            r.laps
-                                .get(i)
-                                .filter(|l| l.name == lap.name)
-                                .map(|l| l.split_s)
-                        })
-                        .collect();
-                    let m = Measurement::of(&splits?)?;
-                    Some(LapMeasurement {
-                        name: lap.name.clone(),
-                        mean_s: m.mean_s,
-                        ci95_s: m.ci95_s,
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let busy = crate::model::interference::Busy::of(runs.iter().copied());
-    Some(TimingView {
-        machine: machine.to_string(),
-        calibration: cell.calibration.as_ref().map(|c| c.line()),
-        busy: busy
-            .any()
-            .then(|| format!("{} of {} runs", busy.disturbed, busy.runs)),
-        runs: adaptive.then_some(runs.len()),
-        elapsed: Measurement::of(&elapsed)?,
-        laps,
-    })
 }
 
 #[derive(Debug, Serialize)]
@@ -508,99 +403,5 @@ fn assert_into(
     settings.bind(|| insta::assert_yaml_snapshot!(name, view));
 }
 
-/// What checking one cell against the recorded snapshot found.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CellCheck {
-    /// The cell's part of the recorded snapshot matches; the findings say what was compared and
-    /// what was not, and why.
-    Matches(Findings),
-    /// No snapshot is recorded for the benchmark, or it has no entry for the cell.
-    NotRecorded(PathBuf),
-    /// The cell differs: every difference found.
-    Differs(Vec<String>),
-}
-
-/// Checks the cell `cell` of `current` (the benchmark's current results) against its part of the
-/// recorded snapshot, with the noise-aware comparison: the check a process that ran one cell can
-/// make (nextest runs each cell test in its own process).
-pub fn check_cell(
-    current: &BenchmarkResult,
-    cell: &str,
-    stem: &str,
-    manifest_dir: &str,
-    work_dir: &Path,
-    tolerance: &Tolerance,
-) -> CellCheck {
-    let path = snapshot_file(current, stem, manifest_dir);
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return CellCheck::NotRecorded(path);
-    };
-    // An insta snapshot is a header, a `---` line and the YAML.
-    let body = text
-        .split_once("\n---\n")
-        .map_or(text.as_str(), |(_, body)| body);
-    let Some(recorded) = recorded_cell(body, cell) else {
-        return CellCheck::NotRecorded(path);
-    };
-    let view = SnapshotView::of(current, work_dir);
-    let Some(new) = view.cells.iter().find(|c| c.name == cell) else {
-        return CellCheck::Differs(vec![format!("cell `{cell}` has no current results")]);
-    };
-    // JSON is YAML, so the new cell is compared through the same YAML walk as whole snapshots.
-    let new = serde_json::to_string(new).unwrap_or_default();
-    // One cell's ratio is judged with the Bonferroni count of the whole snapshot, as a check of
-    // the whole would judge it.
-    let ratios = crate::output::comparator::ratios_in(body);
-    let (outcome, mut findings) = tolerance.compare_among(&recorded, &new, Some(ratios));
-    // The recorded cell is the walk's root: name it as in a whole snapshot, for the notes.
-    findings.notes = findings
-        .notes
-        .into_iter()
-        .map(|n| format!("cells[{cell}].{n}"))
-        .collect();
-    match outcome {
-        Ok(()) => CellCheck::Matches(findings),
-        Err(differences) => CellCheck::Differs(differences),
-    }
-}
-
-/// The YAML text of the entry of `cells` named `cell` in a recorded snapshot body.
-fn recorded_cell(body: &str, cell: &str) -> Option<String> {
-    use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
-    let docs = YamlLoader::load_from_str(body).ok()?;
-    let cells = docs.first()?["cells"].as_vec()?;
-    let found = cells
-        .iter()
-        .find(|c| c["name"] == Yaml::String(cell.to_string()))?;
-    let mut out = String::new();
-    YamlEmitter::new(&mut out).dump(found).ok()?;
-    Some(out)
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn view_holds_deterministic_fields_and_measurements() {
-        let view = SnapshotView::of(&crate::model::sample::vlf(), Path::new("/nowhere"));
-        insta::assert_yaml_snapshot!(view);
-    }
-
-    #[test]
-    fn each_backend_has_its_own_snapshot() {
-        assert_eq!(snapshot_name("s.vlf", "smoke", "embedded"), "s.vlf__smoke");
-        assert_eq!(
-            snapshot_name("s.vlf", "smoke", "mssql"),
-            "s.vlf__smoke__mssql"
-        );
-    }
-
-    #[test]
-    fn significant_keeps_four_digits() {
-        assert_eq!(significant(10.7234), 10.72);
-        assert_eq!(significant(0.034_567_8), 0.03457);
-        assert_eq!(significant(21_167.4), 21_170.0);
-        assert_eq!(significant(0.0), 0.0);
-    }
-}
+mod tests;

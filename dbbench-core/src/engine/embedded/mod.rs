@@ -36,6 +36,7 @@ mod connection;
 mod errors;
 mod fixture;
 mod plugin;
+mod profile;
 mod settings;
 pub mod space;
 pub mod stale;
@@ -44,21 +45,19 @@ mod template;
 
 pub use connection::EmbeddedConnection;
 pub use plugin::REGISTRATION;
+pub use profile::PROFILE;
 
 use super::plugin::{EngineBackend, EngineDatabase};
-use super::profile::{common_kind, Control, DriverSql, Profile};
-use crate::model::config::BackendKind;
+use super::profile::Profile;
 use crate::model::config::{FixtureKind, Recovery, StorageSpec};
-use crate::model::dialect::Dialect;
 use crate::model::error::{Error, Result};
 use crate::model::evidence::{BackendInfo, Evidence};
-use crate::model::load::{ErrorKind, Execution};
+#[cfg(test)]
+use crate::model::load::ErrorKind;
 use crate::model::plan::DatabasePlan;
-use crate::model::presentation::Presentation;
 use crate::model::scale::Scale;
 use crate::model::start::CacheState;
 use crate::util::space::Shortfall;
-use dbbench_options::Key;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -390,104 +389,8 @@ impl EngineDatabase for EmbeddedDatabase {
     }
 }
 
-/// The embedded engine's profile: SQLite's SQL, workers on threads (its calls block), busy and
-/// locked databases retried, unbound volumes as directories under the work dir.
-pub static PROFILE: Profile = Profile {
-    kind: BackendKind::named(dbbench_options::keyword::EMBEDDED),
-    dialect: Dialect::Sqlite,
-    fixture: &fixture::SQL,
-    execution: Execution::Threads,
-    driver_sql: DriverSql {
-        // Deferred, so read-only transactions do not serialise; a transaction that writes first
-        // takes the write lock at its first statement.
-        begin: "BEGIN",
-        commit: "COMMIT",
-        rollback: "ROLLBACK",
-        // A new connection otherwise reads the schema inside its first measured statement.
-        warm_up: "SELECT count(*) FROM sqlite_schema",
-        // In process there is no round trip to save.
-        control: Control::Batch,
-    },
-    lock_timeout: |wait| format!("PRAGMA busy_timeout = {}", wait.as_millis()),
-    classify,
-    defaults_unbound_volumes: true,
-    local_page_cache: true,
-    presentation: Presentation::PLAIN,
-    options: &[
-        Key::DataFiles,
-        Key::DataSize,
-        Key::Growth,
-        Key::LogSize,
-        Key::LogGrowth,
-        Key::LogPregrow,
-        Key::Ifi,
-        Key::Recovery,
-        Key::Maxdop,
-        Key::DataOn,
-        Key::LogOn,
-    ],
-    refusals: &[
-        (Key::TempdbFiles, NO_TEMPDB),
-        (Key::TempdbSize, NO_TEMPDB),
-        (Key::TempdbGrowth, NO_TEMPDB),
-    ],
-};
-
-/// Why the tempdb options are refused.
-const NO_TEMPDB: &str = "SQLite has no shared tempdb (each connection has private temporary \
-                         files); restrict the benchmark or case with `backends = [\"mssql\"]`";
-
-/// Busy and locked (SQLite's lock wait ran out) are [`ErrorKind::Busy`].
-fn classify(error: &Error) -> ErrorKind {
-    match errors::sqlite(error) {
-        Some(rusqlite::Error::SqliteFailure(e, _))
-            if matches!(
-                e.code,
-                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-            ) =>
-        {
-            ErrorKind::Busy
-        }
-        _ => common_kind(error).unwrap_or(ErrorKind::Other),
-    }
-}
-
 #[cfg(test)]
-mod profile_tests {
-    use super::*;
-
-    fn sqlite(code: i32) -> Error {
-        Error::from(rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(code),
-            None,
-        ))
-    }
-
-    #[test]
-    fn busy_and_locked_are_retried_full_is_not() {
-        let kind = PROFILE.classify;
-        assert_eq!(kind(&sqlite(rusqlite::ffi::SQLITE_BUSY)), ErrorKind::Busy);
-        assert_eq!(kind(&sqlite(rusqlite::ffi::SQLITE_LOCKED)), ErrorKind::Busy);
-        // SQLITE_BUSY_SNAPSHOT is an extended busy code.
-        assert_eq!(kind(&sqlite(517)), ErrorKind::Busy);
-        assert_eq!(kind(&sqlite(rusqlite::ffi::SQLITE_FULL)), ErrorKind::Other);
-        let timeout = Error::Cancelled {
-            statement: "SELECT 1".into(),
-        };
-        assert_eq!(kind(&timeout), ErrorKind::Timeout);
-        assert_eq!(kind(&Error::msg("x")), ErrorKind::Other);
-    }
-
-    #[test]
-    fn driver_statements() {
-        assert_eq!(
-            (PROFILE.driver_sql.begin, PROFILE.driver_sql.commit),
-            ("BEGIN", "COMMIT")
-        );
-        let wait = std::time::Duration::from_millis(250);
-        assert_eq!((PROFILE.lock_timeout)(wait), "PRAGMA busy_timeout = 250");
-    }
-}
+mod profile_tests;
 
 /// Asserts SQLite finds the database behind `conn` intact (`PRAGMA integrity_check`).
 #[cfg(test)]
@@ -499,175 +402,7 @@ fn assert_intact(conn: &rusqlite::Connection) {
 }
 
 #[cfg(test)]
-mod window_tests {
-    use super::*;
-    use crate::model::volume::Volumes;
-
-    fn plan(work_dir: &Path, name: &str) -> DatabasePlan {
-        DatabasePlan {
-            name: format!("dbbench_window_unit_{name}_{}", std::process::id()),
-            storage: StorageSpec::DEFAULT,
-            volumes: Volumes::default(),
-            work_dir: work_dir.to_path_buf(),
-            scale: Scale::smoke(),
-        }
-    }
-
-    fn frames_in_wal(conn: &rusqlite::Connection) -> i64 {
-        conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get(1))
-            .unwrap()
-    }
-
-    /// The window's connection closes without checkpointing: its WAL is still there, valid, for
-    /// a later connection, and the log kept for the next database is zero all the same.
-    #[tokio::test]
-    async fn the_window_connection_closes_without_a_checkpoint() {
-        let tmp = tempfile::tempdir().unwrap();
-        let mut backend = EmbeddedBackend::new();
-        let db = backend.create(&plan(tmp.path(), "a")).await.unwrap();
-        let mut conn = db.connect().await.unwrap();
-        conn.conn
-            .execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);")
-            .unwrap();
-        db.open_window(&mut conn, CacheState::Warm).await.unwrap();
-        conn.conn
-            .execute_batch(
-                "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 500) \
-                 INSERT INTO t SELECT n FROM r;",
-            )
-            .unwrap();
-        db.close_window(&mut conn).await.unwrap();
-        drop(conn);
-        let later = db.connect().await.unwrap();
-        assert!(
-            frames_in_wal(&later.conn) > 0,
-            "closing the window's connection checkpointed its WAL"
-        );
-        let rows: i64 = later
-            .conn
-            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(rows, 501);
-        assert_intact(&later.conn);
-        drop(later);
-        db.drop_database().await.unwrap();
-
-        let next = backend.create(&plan(tmp.path(), "b")).await.unwrap();
-        assert!(!next.reused().is_empty(), "the log was kept");
-        let log = next
-            .layout()
-            .unwrap()
-            .files()
-            .into_iter()
-            .find(|p| p.to_string_lossy().ends_with("_log.ldf"))
-            .unwrap();
-        let bytes = std::fs::read(&log).unwrap();
-        assert!(!bytes.is_empty() && bytes.iter().all(|b| *b == 0));
-        next.drop_database().await.unwrap();
-        backend.release_kept().unwrap();
-    }
-}
+mod window_tests;
 
 #[cfg(test)]
-mod fixture_tests {
-    use super::*;
-    use crate::model::volume::Volumes;
-
-    /// What a loaded database is, as the window sees it: its pages, its rows, where its extents
-    /// went in the data files, the log, and the data files' bytes (page 1's header aside: its
-    /// change counters say how the pages got there).
-    #[derive(Debug, PartialEq)]
-    struct State {
-        pages: i64,
-        rows: (i64, f64, String),
-        data: Vec<(u64, u64)>,
-        log: (u64, u64),
-        bytes: Vec<Vec<u8>>,
-    }
-
-    async fn state(db: &EmbeddedDatabase, conn: &mut EmbeddedConnection) -> State {
-        db.open_window(conn, CacheState::Warm).await.unwrap();
-        let c = &conn.conn;
-        let pages = c.query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap();
-        let rows = c
-            .query_row(
-                "SELECT count(*), sum(charge_amt * member_no), group_concat(charge_code, '') \
-                 FROM (SELECT * FROM charge ORDER BY charge_no)",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .unwrap();
-        let layout = db.layout().unwrap();
-        let usage = layout.data_usage();
-        let (_, log_size, segments) = layout.log_usage();
-        let bytes = usage
-            .iter()
-            .map(|f| {
-                let mut b = std::fs::read(&f.path).unwrap();
-                // The header's file change counter and "version valid for" (offsets 24 and 92).
-                for at in [24..28, 92..96] {
-                    b[at].fill(0);
-                }
-                b
-            })
-            .collect();
-        State {
-            pages,
-            rows,
-            data: usage.iter().map(|f| (f.size_bytes, f.extents)).collect(),
-            log: (log_size, segments),
-            bytes,
-        }
-    }
-
-    /// A copied fixture is the loaded one: the same pages in the same extents of the data files,
-    /// the same log; the first database of a backend loads the template, the others copy it.
-    #[tokio::test]
-    async fn a_copied_fixture_is_the_loaded_one_page_for_page() {
-        let tmp = tempfile::tempdir().unwrap();
-        // The default scale's 100,000 rows: more than SQLite's page cache holds, so the load
-        // spills pages into the WAL before it commits, as the VLF suite's does.
-        let scale = Scale::default_scale();
-        let rows = scale.credit_rows();
-        let mut storage = StorageSpec::DEFAULT;
-        // Several files, so the extents' placement (proportional fill) is compared too.
-        storage.data_files = 3;
-        let plan = |name: &str| DatabasePlan {
-            name: format!("dbbench_fixture_unit_{name}_{}", std::process::id()),
-            storage,
-            volumes: Volumes::default(),
-            work_dir: tmp.path().to_path_buf(),
-            scale: scale.clone(),
-        };
-        let mut backend = EmbeddedBackend::new();
-
-        let loaded = backend.create(&plan("loaded")).await.unwrap();
-        let mut conn = loaded.connect().await.unwrap();
-        fixture::load_credit(&mut conn.conn, rows).unwrap();
-        let expected = state(&loaded, &mut conn).await;
-        assert_eq!(expected.rows.0, rows as i64);
-        drop(conn);
-        loaded.drop_database().await.unwrap();
-
-        for (name, copy) in [("first", false), ("second", true)] {
-            let db = backend.create(&plan(name)).await.unwrap();
-            let mut conn = db.connect().await.unwrap();
-            assert_eq!(
-                db.load_fixture(&mut conn, FixtureKind::Credit, &scale)
-                    .await
-                    .unwrap(),
-                rows
-            );
-            assert_eq!(db.fixture_copied.load(Ordering::Relaxed), copy, "{name}");
-            assert_eq!(
-                db.reused().iter().any(|r| r.contains("fixture copied")),
-                copy
-            );
-            assert_eq!(state(&db, &mut conn).await, expected, "{name}");
-            assert_intact(&conn.conn);
-            drop(conn);
-            db.drop_database().await.unwrap();
-        }
-        backend.release_kept().unwrap();
-    }
-}
+mod fixture_tests;

@@ -25,10 +25,11 @@ compile_error!(
      the private feature `_mssql_scripted`, never into a user's `mssql` build"
 );
 
-use crate::model::value::{Row, Value};
+use crate::model::value::Value;
 use std::sync::{Arc, Mutex};
 
 mod catalog;
+mod exchange;
 pub mod instance;
 pub(super) mod link;
 pub mod sessions;
@@ -36,84 +37,9 @@ pub mod settings;
 
 pub(crate) use catalog::literal_after;
 use catalog::Catalog;
+pub use exchange::{rows, Api, Call, Recorded, Reply};
 pub use instance::{InstanceModel, TempdbFileModel};
 pub use sessions::{SessionRow, SessionTable};
-
-/// The tiberius API a statement went through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Api {
-    /// A login; the recorded text is the database connected to.
-    Login,
-    /// `Client::simple_query`: a plain SQL batch.
-    Batch,
-    /// `Client::execute` / `Client::query`: an RPC call of `sp_executesql`.
-    Rpc,
-    /// `Client::bulk_insert`: TDS `INSERT BULK`; the text names the table and the row count.
-    Bulk,
-}
-
-/// One recorded statement.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Call {
-    /// The API it took.
-    pub api: Api,
-    /// The statement text.
-    pub sql: String,
-    /// The database of the connection that sent it.
-    pub database: String,
-}
-
-/// Whose behaviour the catalog answers with, where products differ. Babelfish for PostgreSQL
-/// 4.2.0 (PostgreSQL 16.3, built from `shared/babelfish/`) was recorded from a real server; no
-/// SQL Server was available, so SQL Server's answers are modelled from Microsoft's documentation
-/// (each rule names its document) and were never recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Recorded {
-    /// Microsoft SQL Server 2022, modelled from its documentation (not recorded).
-    #[default]
-    SqlServer2022,
-    /// Babelfish for PostgreSQL 4.2.0: `EXEC [db].sys.sp_addextendedproperty` from master puts
-    /// the property on master; a missing table is error 33557097 `relation "<db>_dbo.<table>"
-    /// does not exist`; `ALTER DATABASE … SET SINGLE_USER` is "not currently supported".
-    Babelfish42,
-}
-
-/// How the scripted server answers a statement.
-#[derive(Debug, Clone)]
-pub enum Reply {
-    /// These result sets (a batch may return several).
-    Sets(Vec<Vec<Row>>),
-    /// No result set; this many rows changed.
-    Affected(u64),
-    /// A server error with its number and message, as SQL Server sends it.
-    Error {
-        /// The error number.
-        code: u32,
-        /// The message.
-        message: String,
-    },
-    /// No answer within the command timeout. tiberius 0.13 then marks the connection out of
-    /// sync and refuses every later statement on it without sending it (`RoundTripTimeout` and
-    /// `Connection::ensure_not_poisoned` in tiberius' `src/tds/stream/token.rs` and
-    /// `src/client/connection.rs`); it sends no Attention, so SQL Server goes on running the
-    /// statement: the catalog applies it, as the server does when the statement finishes later.
-    Timeout,
-}
-
-impl Reply {
-    /// One result set with `columns` and `values`, e.g. rows recorded from a real server.
-    pub fn rows(columns: &[&str], values: Vec<Vec<Value>>) -> Reply {
-        Reply::Sets(vec![rows(columns, values)])
-    }
-
-    /// A server error.
-    pub fn error(code: u32, message: &str) -> Reply {
-        Reply::Error {
-            code,
-            message: message.to_string(),
-        }
-    }
-}
 
 /// What SQL Server keeps for one connection between statements, as far as the double models it:
 /// the transaction isolation level and whether the connection is still usable.
@@ -183,15 +109,6 @@ impl Session {
         }
         None
     }
-}
-
-/// Rows with the given column names.
-pub fn rows(columns: &[&str], values: Vec<Vec<Value>>) -> Vec<Row> {
-    let columns: Arc<[String]> = columns.iter().map(|c| c.to_string()).collect();
-    values
-        .into_iter()
-        .map(|v| Row::new(columns.clone(), v))
-        .collect()
 }
 
 struct Rule {
@@ -474,60 +391,4 @@ impl ScriptedServer {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_catalog_models_databases_and_markers() {
-        let server = ScriptedServer::new().with_catalog(Recorded::SqlServer2022);
-        let id = |server: &ScriptedServer| match server.answer(
-            Api::Batch,
-            "SELECT CAST(DB_ID(N'dbbench_a') AS int) AS database_id;",
-        ) {
-            Reply::Sets(s) => s[0][0].get::<Option<i64>>(0).unwrap(),
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(id(&server), None);
-        server.answer(
-            Api::Batch,
-            "CREATE DATABASE [dbbench_a]\nON PRIMARY (NAME = N'data_1')",
-        );
-        assert_eq!(id(&server), Some(7));
-        server.answer(Api::Batch, "EXEC [dbbench_a].sys.sp_addextendedproperty @name = N'dbbench_owner', @value = N'it''s me';");
-        match server.answer(Api::Batch, "SELECT CAST(value AS nvarchar(4000)) AS marker FROM [dbbench_a].sys.extended_properties WHERE class = 0;") {
-            Reply::Sets(s) => assert_eq!(s[0][0].get::<String>(0).unwrap(), "it's me"),
-            other => panic!("{other:?}"),
-        }
-        // The same, from a connection to the database itself.
-        match server.answer_in(Api::Batch, "dbbench_a", "SELECT CAST(value AS nvarchar(4000)) AS marker FROM sys.extended_properties WHERE class = 0;") {
-            Reply::Sets(s) => assert_eq!(s[0][0].get::<String>(0).unwrap(), "it's me"),
-            other => panic!("{other:?}"),
-        }
-        server.answer(
-            Api::Batch,
-            "ALTER DATABASE [dbbench_a] SET SINGLE_USER;\nDROP DATABASE [dbbench_a];",
-        );
-        assert_eq!(id(&server), None);
-        assert!(server.databases().is_empty());
-    }
-
-    #[test]
-    fn newest_rule_wins_and_counted_rules_run_out() {
-        let server = ScriptedServer::new();
-        server.on("SELECT", Reply::Affected(1));
-        server.times("SELECT 2", 1, Reply::error(208, "Invalid object name"));
-        assert!(matches!(
-            server.answer(Api::Rpc, "SELECT 2"),
-            Reply::Error { code: 208, .. }
-        ));
-        assert!(matches!(
-            server.answer(Api::Rpc, "SELECT 2"),
-            Reply::Affected(1)
-        ));
-        assert!(matches!(server.answer(Api::Batch, "DROP x"), Reply::Sets(s) if s.is_empty()));
-        assert_eq!(
-            server.calls().iter().map(|c| c.api).collect::<Vec<_>>(),
-            vec![Api::Rpc, Api::Rpc, Api::Batch]
-        );
-    }
-}
+mod tests;

@@ -23,13 +23,21 @@
 use super::settings::PgSettings;
 use crate::model::error::{Error, Result};
 use crate::util::deadline::Deadline;
-use std::io::Write;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+mod binaries;
+mod setup;
+mod teardown;
+mod user;
+
+pub use binaries::Binaries;
+pub use teardown::{sweep_stale, working_in};
+use teardown::{ender, kill_working_in, remove_leftover_segment, remove_owned};
+pub use user::{reachable, run_as, RunAs};
 
 /// The name of the marker file in every directory a managed cluster owns.
 pub const MARKER: &str = "DBBENCH_CLUSTER";
@@ -37,117 +45,6 @@ pub const MARKER: &str = "DBBENCH_CLUSTER";
 pub const SUPERUSER: &str = "dbbench";
 /// The variable that names the directory of `initdb` and `postgres`.
 pub const BINDIR_ENV: &str = "DBBENCH_PG_BINDIR";
-
-/// The server binaries.
-#[derive(Debug, Clone)]
-pub struct Binaries {
-    /// The directory of `initdb` and `postgres`.
-    pub dir: PathBuf,
-    /// `postgres --version`, e.g. `postgres (PostgreSQL) 15.14`.
-    pub version: String,
-}
-
-impl Binaries {
-    /// `DBBENCH_PG_BINDIR`, else `pg_config --bindir`, else the newest `/usr/lib/postgresql/*/bin`
-    /// (Debian's layout, where `pg_config` may belong to the client package).
-    pub fn find() -> Result<Binaries> {
-        let mut tried = Vec::new();
-        let mut candidates = Vec::new();
-        if let Some(dir) = std::env::var_os(BINDIR_ENV).filter(|d| !d.is_empty()) {
-            candidates.push(PathBuf::from(dir));
-        } else {
-            if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
-                if out.status.success() {
-                    let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
-                    candidates.push(PathBuf::from(dir));
-                }
-            }
-            let mut debian: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|e| e.path().join("bin"))
-                .collect();
-            debian.sort_by_key(|p| {
-                let version = p.parent().and_then(|v| v.file_name());
-                version.and_then(|v| v.to_str()?.parse::<u32>().ok())
-            });
-            candidates.extend(debian.into_iter().rev());
-        }
-        for dir in candidates {
-            if dir.join("initdb").is_file() && dir.join("postgres").is_file() {
-                let out = Command::new(dir.join("postgres")).arg("--version").output();
-                let version = match out {
-                    Ok(o) if o.status.success() => {
-                        String::from_utf8_lossy(&o.stdout).trim().to_string()
-                    }
-                    _ => continue,
-                };
-                return Ok(Binaries { dir, version });
-            }
-            tried.push(dir.display().to_string());
-        }
-        Err(Error::Config(format!(
-            "PostgreSQL server binaries (initdb, postgres) not found{}: install PostgreSQL \
-             (`apt-get install postgresql`), set {BINDIR_ENV} to their directory, or set {} to \
-             the connection string of an existing server",
-            if tried.is_empty() {
-                String::new()
-            } else {
-                format!(" in {}", tried.join(", "))
-            },
-            super::settings::ENV
-        )))
-    }
-}
-
-/// The unprivileged user the server runs as when dbbench runs as root.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunAs {
-    /// Its uid.
-    pub uid: u32,
-    /// Its primary gid.
-    pub gid: u32,
-}
-
-/// `Some(postgres user)` when running as root, `None` (the current user) otherwise.
-pub fn run_as() -> Result<Option<RunAs>> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Ok(None);
-    }
-    let name = std::ffi::CString::new("postgres").expect("no NUL");
-    // SAFETY: getpwnam returns null or a pointer to a static record, read at once.
-    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
-    if entry.is_null() {
-        return Err(Error::Config(
-            "dbbench runs as root, and initdb/postgres refuse to: the managed cluster runs as the \
-             `postgres` user, which does not exist here (apt-get install postgresql creates it)"
-                .into(),
-        ));
-    }
-    // SAFETY: checked non-null above.
-    let (uid, gid) = unsafe { ((*entry).pw_uid, (*entry).pw_gid) };
-    Ok(Some(RunAs { uid, gid }))
-}
-
-/// Whether user `who` can reach `dir`: every ancestor searchable by it.
-pub fn reachable(dir: &Path, who: Option<RunAs>) -> std::result::Result<(), PathBuf> {
-    let Some(who) = who else { return Ok(()) };
-    for ancestor in dir.ancestors().skip(1) {
-        let Ok(meta) = std::fs::metadata(ancestor) else {
-            continue;
-        };
-        let mode = meta.permissions().mode();
-        let ok = mode & 0o001 != 0
-            || (meta.uid() == who.uid && mode & 0o100 != 0)
-            || (meta.gid() == who.gid && mode & 0o010 != 0);
-        if !ok {
-            return Err(ancestor.to_path_buf());
-        }
-    }
-    Ok(())
-}
 
 /// What makes two clusters differ: a cell whose spec equals the running cluster's reuses it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,119 +150,6 @@ impl Cluster {
         cluster.spawn(binaries)?;
         cluster.wait_ready()?;
         Ok(cluster)
-    }
-
-    fn make_dirs(&self) -> Result<()> {
-        let marker = self.marker_text();
-        for dir in self.owned.iter().chain([&self.socket_dir]) {
-            if dir.exists() {
-                continue;
-            }
-            // Checked before anything is made: a refused volume gets no directory of ours.
-            if let Err(ancestor) = reachable(dir, self.run_as) {
-                return Err(Error::Config(format!(
-                    "the managed PostgreSQL cluster runs as user `postgres`, which cannot reach \
-                     `{}`: `{}` is not searchable by it (chmod o+x it, or bind the volume to \
-                     another directory with DBBENCH_VOLUMES)",
-                    dir.display(),
-                    ancestor.display()
-                )));
-            }
-            std::fs::create_dir_all(dir)
-                .map_err(|e| Error::io("cannot create cluster directory", dir, e))?;
-            if self.owned.contains(dir) {
-                let path = dir.join(MARKER);
-                std::fs::write(&path, &marker)
-                    .map_err(|e| Error::io("cannot write the cluster marker", &path, e))?;
-            }
-            self.give(dir, 0o700)?;
-        }
-        Ok(())
-    }
-
-    /// Hands `path` to the server's user with `mode`.
-    fn give(&self, path: &Path, mode: u32) -> Result<()> {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| Error::io("cannot set permissions of", path, e))?;
-        if let Some(who) = self.run_as {
-            std::os::unix::fs::chown(path, Some(who.uid), Some(who.gid))
-                .map_err(|e| Error::io("cannot hand to user postgres", path, e))?;
-        }
-        Ok(())
-    }
-
-    fn marker_text(&self) -> String {
-        let mut text = format!(
-            "dbbench managed PostgreSQL cluster {}\n{}",
-            self.id,
-            crate::util::owner::Owner::this().lines()
-        );
-        for dir in &self.owned {
-            text.push_str(&format!("owns={}\n", dir.display()));
-        }
-        text
-    }
-
-    /// A command that runs as the server's user in the cluster's directory.
-    fn command(&self, program: PathBuf) -> Command {
-        let mut command = Command::new(program);
-        command
-            .current_dir(&self.owned[0])
-            .env("LC_ALL", "C")
-            .env_remove("PGDATA")
-            .stdin(Stdio::null());
-        if let Some(who) = self.run_as {
-            command.uid(who.uid).gid(who.gid);
-        }
-        command
-    }
-
-    fn initdb(&self, binaries: &Binaries) -> Result<()> {
-        let mut command = self.command(binaries.dir.join("initdb"));
-        command
-            .arg("-D")
-            .arg(&self.pgdata)
-            .args(["-U", SUPERUSER, "--auth=trust", "-E", "UTF8", "--locale=C"])
-            // A throwaway cluster: nothing to gain from fsyncing the template files.
-            .arg("--no-sync");
-        if self.spec.wal_base.is_some() {
-            command.arg(format!("--waldir={}", self.wal_dir.display()));
-        }
-        if let Some(mb) = self.spec.wal_segsize_mb {
-            command.arg(format!("--wal-segsize={mb}"));
-        }
-        let out = command
-            .output()
-            .map_err(|e| Error::io("cannot run initdb", binaries.dir.join("initdb"), e))?;
-        if !out.status.success() {
-            return Err(Error::msg(format!(
-                "initdb failed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        Ok(())
-    }
-
-    fn configure(&self) -> Result<()> {
-        let path = self.pgdata.join("postgresql.conf");
-        let mut lines = format!(
-            "\n# dbbench managed cluster {}\nlisten_addresses = ''\nport = {}\n\
-             unix_socket_directories = '{}'\nunix_socket_permissions = 0700\n\
-             track_io_timing = on\ntrack_wal_io_timing = on\n",
-            self.id,
-            self.port,
-            self.socket_dir.display()
-        );
-        for (name, value) in &self.spec.settings {
-            lines.push_str(&format!("{name} = {value}\n"));
-        }
-        let mut file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .map_err(|e| Error::io("cannot open", &path, e))?;
-        file.write_all(lines.as_bytes())
-            .map_err(|e| Error::io("cannot write", &path, e))
     }
 
     fn spawn(&self, binaries: &Binaries) -> Result<()> {
@@ -554,36 +338,6 @@ impl Drop for Cluster {
     }
 }
 
-/// What ends a cluster from the signal thread, without its server's help and without the
-/// `Cluster` (which the runner's thread holds): SIGKILL to the postmaster and to every process
-/// working in its data directory, its shared memory segment and its directories removed.
-fn ender(
-    postmaster: std::sync::Arc<std::sync::atomic::AtomicU32>,
-    pgdata: PathBuf,
-    owned: Vec<PathBuf>,
-) -> Box<dyn Fn() -> std::result::Result<(), String> + Send + Sync> {
-    Box::new(move || {
-        let pid = postmaster.load(std::sync::atomic::Ordering::SeqCst);
-        if pid > 0 {
-            // SAFETY: kill has no memory preconditions; the postmaster is our child, not yet
-            // reaped (the process exits right after).
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-        }
-        kill_working_in(&pgdata);
-        remove_leftover_segment(&pgdata);
-        let problems: Vec<String> = owned
-            .iter()
-            .rev()
-            .filter_map(|dir| remove_owned(dir).err().map(|e| e.to_string()))
-            .collect();
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems.join("; "))
-        }
-    })
-}
-
 /// `killed by signal 9 (SIGKILL)` or `exited with status 1`.
 fn describe_exit(status: std::process::ExitStatus) -> String {
     match (status.code(), status.signal()) {
@@ -602,108 +356,6 @@ fn free_port() -> Result<u16> {
         .local_addr()
         .map(|a| a.port())
         .map_err(|e| Error::msg(format!("cannot find a free port: {e}")))
-}
-
-/// Processes whose working directory is `dir` (PostgreSQL's processes work in the data
-/// directory).
-pub fn working_in(dir: &Path) -> Vec<u32> {
-    let Ok(target) = std::fs::canonicalize(dir) else {
-        return Vec::new();
-    };
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == target))
-        .collect()
-}
-
-/// SIGKILLs what still works in `dir` (backends whose postmaster was killed) and waits up to
-/// five seconds for them to go.
-fn kill_working_in(dir: &Path) {
-    let started = Instant::now();
-    loop {
-        let pids = working_in(dir);
-        if pids.is_empty() || started.elapsed() > Duration::from_secs(5) {
-            return;
-        }
-        for pid in pids {
-            // SAFETY: kill has no memory preconditions; these are the cluster's processes.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Removes the small System V segment a killed postmaster leaves (its id is in line 7 of
-/// `postmaster.pid`), once nothing is attached to it.
-fn remove_leftover_segment(pgdata: &Path) {
-    let Ok(text) = std::fs::read_to_string(pgdata.join("postmaster.pid")) else {
-        return;
-    };
-    let Some(shmid) = text
-        .lines()
-        .nth(6)
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|s| s.parse::<libc::c_int>().ok())
-    else {
-        return;
-    };
-    // SAFETY: shmid_ds is plain data; IPC_STAT fills it or fails.
-    unsafe {
-        let mut ds: libc::shmid_ds = std::mem::zeroed();
-        if libc::shmctl(shmid, libc::IPC_STAT, &mut ds) == 0 && ds.shm_nattch == 0 {
-            libc::shmctl(shmid, libc::IPC_RMID, std::ptr::null_mut());
-        }
-    }
-}
-
-/// Removes `dir` if it carries the cluster marker; refuses otherwise.
-fn remove_owned(dir: &Path) -> Result<()> {
-    if !dir.exists() {
-        return Ok(());
-    }
-    if !dir.join(MARKER).is_file() {
-        return Err(Error::NotOwned(dir.display().to_string()));
-    }
-    std::fs::remove_dir_all(dir).map_err(|e| Error::io("cannot remove", dir, e))
-}
-
-/// Removes clusters that earlier dbbench processes left under `base` (their owner is gone, by
-/// PID and start time): kills what still runs in them, then removes every directory their
-/// marker lists, and says so.
-pub fn sweep_stale(base: &Path) {
-    use crate::util::owner::{Liveness, Owner};
-    for entry in std::fs::read_dir(base).into_iter().flatten().flatten() {
-        let marker = entry.path().join(MARKER);
-        let Ok(text) = std::fs::read_to_string(&marker) else {
-            continue;
-        };
-        let Some(owner) = Owner::parse(&text) else {
-            continue;
-        };
-        if owner.liveness() != Liveness::Gone {
-            continue;
-        }
-        crate::util::console::say(&format!(
-            "dbbench › removing PostgreSQL cluster {} left by {}, which is gone",
-            entry.path().display(),
-            owner.describe()
-        ));
-        let dirs: Vec<PathBuf> = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("owns="))
-            .map(PathBuf::from)
-            .collect();
-        for dir in &dirs {
-            kill_working_in(&dir.join("data"));
-            remove_leftover_segment(&dir.join("data"));
-        }
-        for dir in dirs.iter().rev() {
-            let _ = remove_owned(dir);
-        }
-    }
 }
 
 /// The variable that makes missing PostgreSQL binaries an error of the tests that need a managed
@@ -727,27 +379,4 @@ pub fn available_for_tests() -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn refuses_to_remove_a_directory_without_the_marker() {
-        let dir = std::env::temp_dir().join(format!("dbbench-unmarked-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("precious"), "keep").unwrap();
-        assert!(matches!(remove_owned(&dir), Err(Error::NotOwned(_))));
-        assert!(dir.join("precious").exists());
-        std::fs::write(dir.join(MARKER), "x").unwrap();
-        remove_owned(&dir).unwrap();
-        assert!(!dir.exists());
-    }
-
-    #[test]
-    fn exits_are_described() {
-        use std::os::unix::process::ExitStatusExt;
-        let killed = std::process::ExitStatus::from_raw(9);
-        assert_eq!(describe_exit(killed), "was killed by signal 9 (SIGKILL)");
-        let failed = std::process::ExitStatus::from_raw(1 << 8);
-        assert_eq!(describe_exit(failed), "exited with status 1");
-    }
-}
+mod tests;

@@ -26,6 +26,7 @@ pub mod options;
 pub mod pinned;
 pub mod place;
 mod plugin;
+mod profile;
 pub mod provision;
 pub mod settings;
 mod socket;
@@ -39,22 +40,20 @@ mod wire;
 pub use connection::PostgresConnection;
 pub use database::PostgresDatabase;
 pub use plugin::REGISTRATION;
+pub use profile::PROFILE;
 pub use settings::{LibpqTarget, PgSettings};
 
 use super::plugin::EngineBackend;
-use super::profile::{common_kind, Control, DriverSql, Profile};
-use crate::model::config::{BackendKind, StorageSpec};
-use crate::model::dialect::Dialect;
+use super::profile::Profile;
+use crate::model::config::StorageSpec;
 use crate::model::error::{Error, Result};
 use crate::model::evidence::BackendInfo;
-use crate::model::load::{ErrorKind, Execution};
+#[cfg(test)]
+use crate::model::load::ErrorKind;
 use crate::model::plan::DatabasePlan;
-use crate::model::presentation::{EvidenceColumn, EvidenceUnit, Presentation};
 use crate::util::space::Shortfall;
 use cluster::{Binaries, Cluster, ClusterSpec, RunAs};
-use dbbench_options::Key;
 use options::{Mapping, Mode};
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -446,107 +445,5 @@ fn cluster_spec(
     })
 }
 
-/// The evidence that answers the storage questions on PostgreSQL (`docs/postgres.md`): whether
-/// the WAL's segments were created or recycled, what zero-filling them wrote, how much WAL the
-/// window wrote, the checkpoints it forced and the time WAL syncs took.
-static EVIDENCE_COLUMNS: [EvidenceColumn; 6] = [
-    EvidenceColumn::new(
-        "segments created",
-        "pg_wal_segments_created",
-        EvidenceUnit::Count,
-    ),
-    EvidenceColumn::new(
-        "segments recycled",
-        "pg_wal_segments_recycled",
-        EvidenceUnit::Count,
-    ),
-    EvidenceColumn::new("zero-filled", "pg_wal_zero_fill_bytes", EvidenceUnit::Bytes),
-    EvidenceColumn::new("WAL written", "pg_wal_bytes", EvidenceUnit::Bytes),
-    EvidenceColumn::new(
-        "checkpoints requested",
-        "pg_checkpoints_req",
-        EvidenceUnit::Count,
-    ),
-    EvidenceColumn::new("WAL sync time", "pg_wal_sync_time_ms", EvidenceUnit::Millis),
-];
-
-/// PostgreSQL's profile: its SQL, a thread per worker (as pgbench's `-j C`: one thread driving every
-/// connection measured 0.76–0.80 of pgbench's throughput at 4 and 16 connections, a thread each
-/// 0.94 and 0.84), serialization failures
-/// and deadlocks retried, unbound volumes as directories under the work dir (the managed cluster
-/// runs on this machine; on an external server volume options are refused).
-pub static PROFILE: Profile = Profile {
-    kind: BackendKind::named(dbbench_options::keyword::POSTGRES),
-    dialect: Dialect::Postgres,
-    fixture: &fixture::SQL,
-    execution: Execution::Threads,
-    driver_sql: DriverSql {
-        begin: "BEGIN",
-        commit: "COMMIT",
-        // ROLLBACK outside a transaction only warns, so it is safe after any failure.
-        rollback: "ROLLBACK",
-        warm_up: "SELECT 1",
-        // Bind and execute of a cached statement, not a simple query the server parses each
-        // time: as pgbench -M prepared sends its BEGIN and END.
-        control: Control::Prepared,
-    },
-    lock_timeout: |wait| format!("SET lock_timeout = {}", wait.as_millis()),
-    classify,
-    defaults_unbound_volumes: true,
-    local_page_cache: true,
-    presentation: Presentation {
-        segments_label: Cow::Borrowed("WAL segments"),
-        evidence_columns: Cow::Borrowed(&EVIDENCE_COLUMNS),
-    },
-    // What each one means here is `options.rs`'s table; SQL Server's file options have no
-    // equivalent (`options::REFUSALS`).
-    options: &[
-        Key::LogSize,
-        Key::LogGrowth,
-        Key::LogPregrow,
-        Key::Ifi,
-        Key::Recovery,
-        Key::Maxdop,
-        Key::DataOn,
-        Key::LogOn,
-    ],
-    refusals: options::REFUSALS,
-};
-
-/// SQLSTATE `serialization_failure`: "could not serialize access due to concurrent update"; the
-/// documented remedy is to retry the whole transaction.
-const SERIALIZATION_FAILURE: &str = "40001";
-/// SQLSTATE `deadlock_detected`.
-const DEADLOCK: &str = "40P01";
-/// SQLSTATE `lock_not_available` (`lock_timeout` ran out, or `NOWAIT`).
-const LOCK_NOT_AVAILABLE: &str = "55P03";
-
-/// Serialization failures count as busy and deadlocks as deadlocks (both retried); a lock
-/// timeout as a timeout.
-fn classify(error: &Error) -> ErrorKind {
-    match errors::sqlstate(error) {
-        Some(SERIALIZATION_FAILURE) => ErrorKind::Busy,
-        Some(DEADLOCK) => ErrorKind::Deadlock,
-        Some(LOCK_NOT_AVAILABLE) => ErrorKind::Timeout,
-        Some(_) => ErrorKind::Other,
-        None => common_kind(error).unwrap_or(ErrorKind::Other),
-    }
-}
-
 #[cfg(test)]
-mod profile_tests {
-    use super::*;
-
-    #[test]
-    fn serialization_failures_and_deadlocks_are_retried() {
-        let pg = |code: &str| errors::raised(code, "m".into());
-        let kind = PROFILE.classify;
-        assert_eq!(kind(&pg("40001")), ErrorKind::Busy);
-        assert_eq!(kind(&pg("40P01")), ErrorKind::Deadlock);
-        assert_eq!(kind(&pg("55P03")), ErrorKind::Timeout);
-        assert_eq!(kind(&pg("23505")), ErrorKind::Other);
-        assert!(kind(&pg("40001")).retryable() && kind(&pg("40P01")).retryable());
-        let wait = std::time::Duration::from_millis(250);
-        assert_eq!((PROFILE.lock_timeout)(wait), "SET lock_timeout = 250");
-    }
-}
+mod profile_tests;

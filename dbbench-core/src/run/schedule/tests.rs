@@ -2,7 +2,9 @@
 //! the balanced order, resume, failures, the allocation, and every reason a benchmark stops.
 
 use super::*;
+use crate::model::config::{BackendKind, RunSpec};
 use crate::model::results::RunResult;
+use crate::model::scale::Scale;
 use crate::run::target::NoJudge;
 
 /// ±5%, 3 to 6 forks, 45 s.

@@ -1,0 +1,150 @@
+use super::*;
+use crate::analysis::ratio::Verdict;
+
+#[test]
+fn each_side_is_measured_in_forks() {
+    let mut cell = crate::model::sample::vlf().cells[0].clone();
+    let times: Vec<f64> = elapsed_of(&cell);
+    assert_eq!(fork_times(&cell), times, "without forks: the repetitions");
+    for (i, run) in cell.runs.iter_mut().filter(|r| !r.warmup).enumerate() {
+        run.fork = Some(i as u32 / 2);
+    }
+    let forks = fork_times(&cell);
+    assert_eq!(forks.len(), times.len().div_ceil(2));
+    assert!((forks[0] - (times[0] + times[1]) / 2.0).abs() < 1e-12);
+}
+
+#[test]
+fn a_doubled_cell_is_slower_and_an_unchanged_one_is_not() {
+    let baseline = crate::model::sample::vlf();
+    let mut current = baseline.clone();
+    for run in &mut current.cells[1].runs {
+        run.elapsed_s *= 2.0;
+    }
+    for (run, wobble) in current.cells[2]
+        .runs
+        .iter_mut()
+        .zip([1.01, 0.98, 1.0, 1.02])
+    {
+        run.elapsed_s *= wobble;
+    }
+    current.host.cpu_model = "Other CPU".into();
+    let c = compare(&current, &baseline);
+    let verdict = |i: usize| c.rows[i].ratio.as_ref().unwrap().verdict;
+    assert_eq!(verdict(0), Verdict::Baseline);
+    assert_eq!(verdict(1), Verdict::Slower);
+    assert!((c.rows[1].ratio.as_ref().unwrap().ratio - 2.0).abs() < 1e-9);
+    assert_ne!(verdict(2), Verdict::Slower);
+    assert_ne!(verdict(2), Verdict::Faster);
+    assert_eq!(c.environment_changes, ["CPU: `Test CPU` → `Other CPU`"]);
+    insta::assert_snapshot!(c.render());
+}
+
+#[test]
+fn a_slower_machine_moves_the_seconds_not_the_verdicts() {
+    let baseline = crate::model::sample::vlf();
+    let mut current = baseline.clone();
+    for run in current.cells.iter_mut().flat_map(|c| c.runs.iter_mut()) {
+        run.elapsed_s *= 1.6;
+    }
+    let calibrated = |mut r: crate::model::results::BenchmarkResult, slower: f64| {
+        let c = crate::model::calibration::Calibration {
+            build_profile: "release".into(),
+            cpu_loop_ms: 70.4,
+            volumes: vec![crate::model::calibration::VolumeCalibration {
+                name: "default".into(),
+                fsync_ms: 0.124 * slower,
+                write_mb_s: 1753.0,
+                commit_ms: 0.23 * slower,
+            }],
+        };
+        r.calibration = Some(c.clone());
+        for cell in &mut r.cells {
+            cell.calibration = Some(c.clone());
+        }
+        r
+    };
+    let (baseline, current) = (calibrated(baseline, 1.0), calibrated(current, 1.6));
+    let same = compare(&baseline, &baseline);
+    let moved = compare(&current, &baseline);
+    for (a, b) in same.rows.iter().zip(&moved.rows) {
+        let (a, b) = (a.ratio.as_ref().unwrap(), b.ratio.as_ref().unwrap());
+        assert_eq!(a.verdict, b.verdict);
+        assert!(
+            (a.ratio - b.ratio).abs() < 1e-9,
+            "{} vs {}",
+            a.ratio,
+            b.ratio
+        );
+    }
+    assert_eq!(same.seconds_note, None);
+    assert_eq!(
+        moved.seconds_note.as_deref(),
+        Some(
+            "seconds not compared: another machine (commit ×1.6, fsync ×1.6); the verdicts \
+                 judge the ratios between cells, which the machine does not move"
+        )
+    );
+    // Judged by the seconds, every cell would be "slower" by 1.6.
+    assert!(moved
+        .rows
+        .iter()
+        .all(|r| r.ratio.as_ref().unwrap().verdict != Verdict::Slower));
+}
+
+#[test]
+fn the_ratio_of_ratios_adds_both_runs_variances() {
+    let margin = Margin::DEFAULT;
+    let side = |ratio: f64, half: f64, df: f64| {
+        let q = crate::analysis::stats::t_quantile(0.975, df);
+        let mut r = Ratio::welch(
+            &Summary::of(&[1.0, 1.0]).unwrap(),
+            &Summary::of(&[1.0, 1.0]).unwrap(),
+            margin,
+        )
+        .unwrap();
+        r.ratio = ratio;
+        r.ci = Some(crate::analysis::stats::Interval {
+            low: ratio * (-half * q).exp(),
+            high: ratio * (half * q).exp(),
+        });
+        r.df = Some(df);
+        r
+    };
+    // Two ratios of standard error 0.03 and 0.04 on the log scale: 0.05 together.
+    let r = Ratio::of_ratios(&side(0.8, 0.03, 6.0), &side(0.74, 0.04, 6.0), margin).unwrap();
+    assert!((r.ratio - 0.8 / 0.74).abs() < 1e-12);
+    let df = 0.05f64.powi(4) / ((0.03f64.powi(4) + 0.04f64.powi(4)) / 6.0);
+    let half = crate::analysis::stats::t_quantile(0.975, df) * 0.05;
+    let ci = r.ci.unwrap();
+    assert!(((ci.high / r.ratio).ln() - half).abs() < 1e-9, "{ci:?}");
+    assert!((r.df.unwrap() - df).abs() < 1e-9);
+}
+
+#[test]
+fn cells_in_one_run_only_are_listed() {
+    let baseline = crate::model::sample::vlf();
+    let mut current = baseline.clone();
+    current.cells.remove(2);
+    current.cells[1].name = "test_5".into();
+    let text = compare(&current, &baseline).render();
+    assert!(text.contains("new cell"), "{text}");
+    assert!(text.contains("not in the current run"), "{text}");
+}
+
+#[test]
+fn sets_compare_namesakes() {
+    let vlf = crate::model::sample::vlf();
+    let mut other = vlf.clone();
+    other.benchmark = "other::bench".into();
+    let all = compare_all(&[vlf.clone(), other.clone()], std::slice::from_ref(&vlf)).unwrap();
+    assert_eq!(all.len(), 1);
+    assert!(all[0].rows.iter().all(|r| matches!(
+        r.ratio.as_ref().unwrap().verdict,
+        Verdict::Baseline | Verdict::Equivalent | Verdict::Imprecise
+    )));
+    let mut third = vlf.clone();
+    third.benchmark = "third::bench".into();
+    let err = compare_all(&[other, third], &[vlf.clone(), vlf]).unwrap_err();
+    assert!(err.to_string().contains("no benchmark is in both"), "{err}");
+}

@@ -1,0 +1,115 @@
+use super::*;
+use crate::engine::mssql::provision::Platform;
+use crate::model::config::Size;
+
+fn current() -> Vec<TempdbFile> {
+    vec![TempdbFile {
+        name: "tempdev".into(),
+        physical: "C:\\SQLData\\tempdb.mdf".into(),
+        size_pages: 1024,
+        current_pages: 1024,
+        growth: 10,
+        is_percent: true,
+    }]
+}
+
+#[test]
+fn tempdb_four_files_of_2048mb() {
+    // Test 6 of the VLF article: four tempdb data files of 2048 MB growing by 1024 MB.
+    let spec = StorageSpec {
+        tempdb_files: Some(4),
+        tempdb_size: Some(Size::new(2048 << 20, "2048MB")),
+        tempdb_growth: Some(Growth::Fixed(Size::new(1024 << 20, "1024MB"))),
+        ..StorageSpec::DEFAULT
+    };
+    let plan = tempdb_plan_for(&spec, &current(), Platform::Windows, 4242).unwrap();
+    insta::assert_snapshot!(render(&plan.changes));
+}
+
+#[test]
+fn more_tempdb_files_than_declared_run_as_they_are() {
+    // SQL Server 2016+ setup: one tempdb data file per core up to 8, so Test 6's
+    // tempdb_files = 4 meets 8 files on most machines.
+    let spec = StorageSpec {
+        tempdb_files: Some(4),
+        ..StorageSpec::DEFAULT
+    };
+    let eight: Vec<TempdbFile> = (1..=8)
+        .map(|i| TempdbFile {
+            name: format!("temp{i}"),
+            ..current()[0].clone()
+        })
+        .collect();
+    let plan = tempdb_plan(&spec, &eight, Platform::Linux).unwrap();
+    assert!(plan.changes.is_empty(), "{:?}", plan.changes);
+    assert_eq!(plan.files, 8);
+    assert!(plan.notes[0].contains("already has 8"), "{:?}", plan.notes);
+}
+
+#[test]
+fn sizes_compare_with_the_current_size() {
+    // Autogrown since the start: 1024 pages (8 MB) at startup, 4096 (32 MB) now.
+    let grown = vec![TempdbFile {
+        current_pages: 4096,
+        ..current()[0].clone()
+    }];
+    let at = |mb: u64| StorageSpec {
+        tempdb_size: Some(Size::new(mb << 20, "declared")),
+        ..StorageSpec::DEFAULT
+    };
+    let plan = tempdb_plan(&at(16), &grown, Platform::Linux).unwrap();
+    assert!(plan.changes.is_empty(), "{:?}", plan.changes);
+    assert_eq!(plan.larger_than_declared, 1);
+    assert!(
+        plan.notes[0]
+            .contains("tempdev (32768KB); MODIFY FILE can only grow a file (error 5039)"),
+        "{:?}",
+        plan.notes
+    );
+    let plan = tempdb_plan(&at(64), &grown, Platform::Linux).unwrap();
+    assert_eq!(
+        plan.changes[0].apply,
+        "ALTER DATABASE tempdb MODIFY FILE (NAME = N'tempdev', SIZE = 65536KB);"
+    );
+    // The undo restores the startup size, not the autogrown one.
+    assert_eq!(
+        plan.changes[0].undo,
+        vec!["USE tempdb; DBCC SHRINKFILE (N'tempdev', 8); USE master;"]
+    );
+}
+
+/// Findings C6 and A6: a file added to a tempdb whose files have autogrown starts at the
+/// largest current size, and its physical name carries the process id.
+#[test]
+fn added_files_match_the_largest_and_are_named_per_process() {
+    let spec = StorageSpec {
+        tempdb_files: Some(3),
+        ..StorageSpec::DEFAULT
+    };
+    let mut files = vec![current()[0].clone(), current()[0].clone()];
+    files[1].name = "temp2".into();
+    files[1].current_pages = 4096;
+    let plan = tempdb_plan_for(&spec, &files, Platform::Linux, 77).unwrap();
+    assert!(
+        plan.changes[0].apply.contains("SIZE = 32768KB")
+            && plan.changes[0].apply.contains("dbbench_temp_3_77.ndf"),
+        "{}",
+        plan.changes[0].apply
+    );
+    assert!(
+        plan.notes.iter().any(|n| n.contains("unequal")),
+        "{:?}",
+        plan.notes
+    );
+}
+
+#[test]
+fn unchanged_tempdb_needs_no_statement() {
+    let spec = StorageSpec {
+        tempdb_files: Some(1),
+        ..StorageSpec::DEFAULT
+    };
+    let plan = tempdb_plan(&spec, &current(), Platform::Linux).unwrap();
+    assert!(plan.changes.is_empty());
+    assert_eq!(plan.files, 1);
+}
