@@ -85,11 +85,11 @@ async fn a_database_on_a_managed_instance_is_made_measured_and_removed() {
         .unwrap();
     assert_eq!(doubled as u64, rows * 8);
 
-    let count = |n: &str| ev.counts.get(n).copied();
-    let seen = format!("{:?}, unavailable {:?}", ev.counts, ev.unavailable);
-    assert!(count("mdb_redo_bytes").is_some_and(|b| b > 0), "{seen}");
-    assert!(count("mdb_redo_writes").is_some_and(|n| n > 0), "{seen}");
-    assert!(count("mdb_data_fsyncs").is_some_and(|n| n > 0), "{seen}");
+    let count = |n: &str| ev.values.get(n).copied();
+    let seen = format!("{:?}, unavailable {:?}", ev.values, ev.unavailable);
+    assert!(count("mdb_redo_bytes").is_some_and(|b| b > 0.0), "{seen}");
+    assert!(count("mdb_redo_writes").is_some_and(|n| n > 0.0), "{seen}");
+    assert!(count("mdb_data_fsyncs").is_some_and(|n| n > 0.0), "{seen}");
     assert!(ev.unavailable.is_empty(), "{seen}");
     let names: Vec<&str> = ev.files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["ibdata1", "ibdata2", "ib_logfile0"]);
@@ -109,8 +109,8 @@ async fn a_database_on_a_managed_instance_is_made_measured_and_removed() {
     let on_volume: Vec<_> = std::fs::read_dir(&redo_volume).unwrap().flatten().collect();
     assert_eq!(on_volume.len(), 1, "{on_volume:?}");
     eprintln!(
-        "evidence: counts {:?}; files {:?}",
-        ev.counts,
+        "evidence: values {:?}; files {:?}",
+        ev.values,
         ev.files
             .iter()
             .map(|f| (

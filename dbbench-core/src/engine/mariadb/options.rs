@@ -23,8 +23,11 @@ const MIB: u64 = 1 << 20;
 const DEFAULT_FILE_MIB: u64 = 12;
 /// `innodb_autoextend_increment`'s range, in MiB.
 const INCREMENT_MIB: std::ops::RangeInclusive<u64> = 1..=1000;
-/// The smallest `innodb_log_file_size` MariaDB 10.11 accepts.
-const MIN_LOG: u64 = MIB;
+/// The smallest `innodb_log_file_size` MariaDB 10.11 accepts: 4 MiB (`mariadbd
+/// --innodb-log-file-size=1M` warns "unsigned value 1048576 adjusted to 4194304" and makes a
+/// 4 MiB `ib_logfile0`), so a smaller scaled size is raised here, where the effective size says
+/// so, not by the server.
+const MIN_LOG: u64 = 4 * MIB;
 
 /// The backend's keyword in refusals.
 const BACKEND: &str = "mariadb";
@@ -84,7 +87,7 @@ impl Mapping {
 }
 
 /// `storage` raised to MariaDB's minimum: a fixed `growth` below 1 MiB (the smallest
-/// `innodb_autoextend_increment`) becomes 1 MiB, a `log_size` below 1 MiB becomes 1 MiB.
+/// `innodb_autoextend_increment`) becomes 1 MiB, a `log_size` below 4 MiB becomes 4 MiB.
 /// Scaling makes such sizes; the raised size is the one the results record as effective.
 pub fn floor(storage: &StorageSpec) -> StorageSpec {
     let mut out = *storage;
@@ -124,7 +127,7 @@ pub fn map(storage: &StorageSpec) -> Result<Mapping> {
             return Err(refuse(
                 "log_size",
                 format!(
-                    "innodb_log_file_size must be at least 1MiB; `{}` is {} bytes here (after \
+                    "innodb_log_file_size must be at least 4MiB; `{}` is {} bytes here (after \
                      scaling)",
                     size.text, size.bytes
                 ),
@@ -293,8 +296,8 @@ mod tests {
     fn the_redo_log_and_recovery_map_to_instance_settings() {
         let m = map(&StorageSpec {
             log_size: Some(Size {
-                bytes: 3 * MIB + 1,
-                text: "3MB",
+                bytes: 5 * MIB + 1,
+                text: "5MB",
             }),
             log_on: Some("fast"),
             recovery: Some(Recovery::Full),
@@ -303,7 +306,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             m.server[0],
-            ("innodb_log_file_size".into(), (4 * MIB).to_string())
+            ("innodb_log_file_size".into(), (6 * MIB).to_string())
         );
         assert_eq!(m.log_volume, Some("fast"));
         assert!(m.server.contains(&("sync_binlog".into(), "1".into())));
@@ -388,7 +391,16 @@ mod tests {
                 ..small
             }))
         );
-        assert_eq!(raised.log_size.unwrap().bytes, MIB);
+        // MariaDB 10.11's floor for the redo log is 4 MiB, not 1 MiB.
+        assert_eq!(raised.log_size.unwrap().bytes, 4 * MIB);
         assert!(map(&raised).is_ok());
+        let under = StorageSpec {
+            log_size: Some(Size {
+                bytes: 3 * MIB,
+                text: "3MB",
+            }),
+            ..StorageSpec::DEFAULT
+        };
+        assert!(map(&under).is_err(), "a 3 MiB redo log is below the server's floor");
     }
 }
