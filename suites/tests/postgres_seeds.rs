@@ -137,7 +137,7 @@ fn the_vlf_suite_on_postgres_shows_segment_size_zero_fill_and_pregrowth() {
         ]
     );
     assert_eq!(result.run.baseline, "pg_test_1");
-    assert_eq!(result.elsewhere.len(), 7, "{:?}", result.elsewhere);
+    assert_eq!(result.elsewhere.len(), 10, "{:?}", result.elsewhere);
     let runs: Vec<&RunResult> = names.iter().map(|n| measured(&result, n)).collect();
     for run in &runs {
         assert_eq!(run.counts["rows_after"], 32 * run.counts["fixture_rows"]);
