@@ -40,10 +40,56 @@ pub(super) fn run(mut command: Command, program: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The last lines of `file`.
+/// What `file`, a server's log, says of why it stopped: its first error lines, or its last lines
+/// when it has none. A server that aborts ends its log with a dump of its limits and stack, so
+/// the last lines alone would hide the cause ("InnoDB: … No space left on device").
 pub(super) fn tail(file: &Path) -> String {
-    let text = std::fs::read_to_string(file).unwrap_or_default();
+    excerpt(&std::fs::read_to_string(file).unwrap_or_default())
+}
+
+fn excerpt(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(8)..].join(" | ")
+    // Each error once (InnoDB repeats a failing write's line for every retry), the first four
+    // and the last, which is the abort's own where there is one.
+    let mut errors: Vec<&str> = Vec::new();
+    for line in &lines {
+        let Some(at) = line.find("[ERROR]").or_else(|| line.find("Assertion failure")) else {
+            continue;
+        };
+        if !errors.iter().any(|e| e.ends_with(&line[at..])) {
+            errors.push(line);
+        }
+    }
+    if errors.len() > 5 {
+        errors.drain(4..errors.len() - 1);
+    }
+    if errors.is_empty() {
+        lines[lines.len().saturating_sub(8)..].join(" | ")
+    } else {
+        errors.join(" | ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::excerpt;
+
+    #[test]
+    fn the_cause_is_taken_before_an_aborted_servers_dump() {
+        let log = "2026-12-05 0 [Note] ready for connections.\n\
+                   2026-12-05 5 [ERROR] InnoDB: Write to file ./ibdata1 failed at offset 1. \
+                   No space left on device\n\
+                   2026-12-05 0 [ERROR] mariadbd got signal 6 ;\n\
+                   Max pending signals 96367\nCore pattern: core\n";
+        let said = excerpt(log);
+        assert!(said.contains("No space left on device"), "{said}");
+        assert!(said.contains("got signal 6"), "{said}");
+        assert!(!said.contains("Core pattern"), "{said}");
+        // A repeated error is said once.
+        let repeated = "1 [ERROR] InnoDB: failed with error 28\n2 [ERROR] InnoDB: failed with error 28";
+        assert_eq!(excerpt(repeated), "1 [ERROR] InnoDB: failed with error 28");
+        // Without an error line, the last lines.
+        assert_eq!(excerpt("a\nb\nc"), "a | b | c");
+    }
 }
 
