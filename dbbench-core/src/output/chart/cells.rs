@@ -236,8 +236,16 @@ fn size_line(cell: &CellResult, kind: FileKind, label: &str) -> Option<Line> {
     }
     let end: u64 = files.iter().map(|f| f.size_after_bytes).sum();
     points.push((run.elapsed_s, bytes(end.max(size))));
+    // A backend may count its files' growths without timing each (InnoDB has no growth event):
+    // the legend gives that count, not the zero of an empty timeline.
+    let counted: u64 = files.iter().map(|f| f.growth_events).sum();
+    let growths = if marks.is_empty() && counted > 0 {
+        format!("{counted} growths, times not recorded")
+    } else {
+        format!("{} growths", marks.len())
+    };
     Some(Line {
-        label: format!("{label} ({} growths)", marks.len()),
+        label: format!("{label} ({growths})"),
         points,
         marks,
     })

@@ -123,13 +123,30 @@ fn growth_chart_steps_at_every_autogrowth() {
     assert!(
         texts
             .iter()
-            .any(|t| t.starts_with("test_3") && t.ends_with("(0 growths)")),
+            // The sample's test_3 counts its growths but has no timeline of them.
+            .any(|t| t.starts_with("test_3") && t.ends_with("(2 growths, times not recorded)")),
         "{texts:?}"
     );
     assert_eq!(
         svg.matches("<circle").count(),
         3,
         "one mark per growth event"
+    );
+    // Growths counted but not timed are said as such, not as none.
+    for run in &mut result.cells[2].runs {
+        run.autogrowths.clear();
+        for file in &mut run.files {
+            file.growth_events = if file.name == "data_1" { 7 } else { 0 };
+        }
+    }
+    let untimed = cells::growth_chart(&result).unwrap().unwrap();
+    let texts = self::texts(&untimed);
+    let name = result.cells[2].name.clone();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with(&name) && t.ends_with("(7 growths, times not recorded)")),
+        "{texts:?}"
     );
 }
 
