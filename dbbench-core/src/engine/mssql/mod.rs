@@ -37,10 +37,12 @@ pub mod owed;
 pub mod permissions;
 mod plugin;
 pub mod preflight;
+mod profile;
 pub mod provision;
 pub mod readback;
 pub mod routing;
 pub mod script;
+mod settle;
 pub mod server;
 pub mod settings;
 pub mod space;
@@ -58,24 +60,22 @@ pub use connection::{MssqlConnection, TdsClient};
 pub use database::MssqlDatabase;
 pub use hooks::Hooks;
 pub use plugin::REGISTRATION;
+pub use profile::PROFILE;
 pub use server::ServerFacts;
+pub use settle::settle_owed;
+use settle::ledger_dir;
 
 use super::plugin::EngineBackend;
-use super::profile::{common_kind, Control, DriverSql, Profile};
-use crate::model::config::BackendKind;
+use super::profile::Profile;
 use crate::model::config::StorageSpec;
-use crate::model::dialect::Dialect;
 use crate::model::error::{Error, Result};
 use crate::model::evidence::BackendInfo;
-use crate::model::load::{ErrorKind, Execution};
 use crate::model::plan::DatabasePlan;
-use crate::model::presentation::Presentation;
 use crate::util::owner::Owner;
 use crate::util::space::Shortfall;
 use creation::{touches_tempdb, volumes_by_file, Build};
 use database::claim;
 use instance::InstanceChanges;
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
@@ -434,105 +434,7 @@ impl EngineBackend for MssqlBackend {
     }
 }
 
-/// How long settling owed undo waits for another dbbench process's instance changes: not the
-/// whole of its repetition (a run without instance changes of its own need not wait); the undo
-/// is tried again at the next start.
-const SETTLE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Takes over into the user's ledger directory `ledger` ([`owed::home`]) what an older version
-/// of dbbench left owed in `work_dir`'s own ledger, saying so.
-fn ledger_dir(work_dir: &std::path::Path, ledger: &std::path::Path) -> Result<()> {
-    let moved = owed::adopt(work_dir, ledger)?;
-    if moved > 0 {
-        crate::util::console::say(&format!(
-            "dbbench › mssql: moved {moved} owed undo statement(s) from {} to {}, where every \
-             work directory's runs find them",
-            owed::path(work_dir).display(),
-            owed::path(ledger).display()
-        ));
-    }
-    Ok(())
-}
-
-/// Runs the undo that dead dbbench processes left in the ledger in `work_dir` (the user's
-/// [`owed::home`], or a test's own directory) for this server ([`owed::settle`]), holding the
-/// server-wide lock so that no live run is in the middle of its own changes; returns the one
-/// console line that says what it found.
-pub async fn settle_owed(
-    settings: &ConnectSettings,
-    work_dir: &std::path::Path,
-) -> Result<Option<String>> {
-    let owed = owed::owed(work_dir, settings.server())?;
-    if owed.is_empty() {
-        return Ok(None);
-    }
-    let lock = match applock::ServerLock::acquire(settings, SETTLE_PATIENCE).await {
-        Ok(lock) => lock,
-        Err(e) => {
-            return Ok(Some(format!(
-                "dbbench › mssql: the undo owed on {} ({} statement(s) in {}) waits: {e}; it is \
-                 tried again at the next start",
-                settings.server(),
-                owed.len(),
-                owed::path(work_dir).display()
-            )))
-        }
-    };
-    let mut admin = settings.connect(Some("master")).await?;
-    let settled = owed::settle(&mut admin, work_dir, settings.server()).await;
-    drop(lock);
-    Ok(settled?.line(settings.server()))
-}
-
 fn on_off(on: bool) -> String {
     if on { "on" } else { "off" }.to_string()
 }
 
-/// SQL Server's profile: T-SQL, workers as tasks on one thread (they wait on sockets), deadlock
-/// victims retried, lock timeouts counted, volumes only where `DBBENCH_VOLUMES` binds them (the
-/// server's disks are not this machine's).
-pub static PROFILE: Profile = Profile {
-    kind: BackendKind::named(dbbench_options::keyword::MSSQL),
-    dialect: Dialect::TSql,
-    fixture: &fixture::SQL,
-    execution: Execution::Tasks,
-    driver_sql: DriverSql {
-        begin: "BEGIN TRANSACTION",
-        commit: "COMMIT TRANSACTION",
-        rollback: "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION",
-        warm_up: "SELECT 1",
-        // A prepared statement goes as an RPC (sp_executesql), which may not change the
-        // transaction count (error 266).
-        control: Control::Batch,
-    },
-    lock_timeout: |wait| format!("SET LOCK_TIMEOUT {}", wait.as_millis()),
-    classify,
-    defaults_unbound_volumes: false,
-    local_page_cache: false,
-    presentation: Presentation {
-        segments_label: Cow::Borrowed("VLFs"),
-        evidence_columns: Cow::Borrowed(&[]),
-    },
-    // The storage options are SQL Server's own vocabulary: it honours every one.
-    options: &dbbench_options::Key::STORAGE,
-    refusals: &[],
-};
-
-/// SQL Server: "Transaction was deadlocked … and has been chosen as the deadlock victim."
-const DEADLOCK: u32 = 1205;
-/// SQL Server: "Lock request time out period exceeded."
-const LOCK_TIMEOUT: u32 = 1222;
-
-/// Error 1205 is a deadlock (retried), 1222 a lock timeout, 40501/40613 transient (retried).
-fn classify(error: &Error) -> ErrorKind {
-    match errors::code_of(error) {
-        Some(DEADLOCK) => ErrorKind::Deadlock,
-        Some(LOCK_TIMEOUT) => ErrorKind::Timeout,
-        // Azure SQL throttling / briefly unavailable: retrying the transaction is the remedy.
-        Some(code) if errors::is_transient(code) => ErrorKind::Busy,
-        _ => common_kind(error).unwrap_or(ErrorKind::Other),
-    }
-}
-
-#[cfg(test)]
-mod profile_tests;
