@@ -22,7 +22,7 @@ use dbbench_core::__internals::BodyFuture;
 use dbbench_core::__private::{FixtureKind, RunSpec, StorageSpec};
 use dbbench_core::Session;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::cell;
 
 /// The body's statement that meets the fault: a few seconds of work at this size.
@@ -116,33 +116,6 @@ fn assert_cell_failed(outcome: &Outcome, says: &str) {
     );
 }
 
-/// The instance the child stopped or killed is gone: its processes and its data directory.
-fn assert_instance_gone(outcome: &Outcome) {
-    let line = outcome
-        .line("TEST: data_dir=")
-        .unwrap_or_else(|| panic!("the body names the instance:\n{}", outcome.text()));
-    let rest = line.split("data_dir=").nth(1).unwrap();
-    let (data_dir, pids) = rest.split_once(" stopped=").unwrap();
-    // Killed processes are reaped by their parent, or by init once it is gone: allow a moment.
-    let started = Instant::now();
-    let alive = || -> Vec<&str> {
-        pids.split(',')
-            .filter(|pid| {
-                std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .is_ok_and(|stat| !stat.contains(") Z ") && !stat.contains(") X "))
-            })
-            .collect()
-    };
-    while !alive().is_empty() && started.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(alive().is_empty(), "server processes left: {:?}", alive());
-    assert!(
-        !Path::new(data_dir.trim_end_matches('/')).exists(),
-        "the instance's data directory is left: {data_dir}"
-    );
-}
-
 const FAILED: &str = "the server stopped answering: no reply to the cancel request within 5 s \
                       after the 3 s timeout (statement: INSERT INTO t SELECT a.x + b.x FROM t a, \
                       t b)";
@@ -179,7 +152,7 @@ fn managed_instance_stopped_by_sigstop() {
         "{to_failure:?}"
     );
     assert_cell_failed(&timed, FAILED);
-    assert_instance_gone(&timed);
+    assert_server_gone(&timed);
 
     // One Ctrl-C, with the default deadlines, ends the run within 30 s.
     let interrupted = run_child(
@@ -207,7 +180,7 @@ fn managed_instance_stopped_by_sigstop() {
         "{}",
         interrupted.text()
     );
-    assert_instance_gone(&interrupted);
+    assert_server_gone(&interrupted);
     assert_store_intact(&dir, 1, "interrupted");
 }
 
@@ -231,5 +204,5 @@ fn managed_instance_killed_mid_cell() {
     assert_cell_failed(&crashed, "Connection reset by peer");
     assert_cell_failed(&crashed, "the managed MariaDB server is gone: mariadbd pid");
     assert_cell_failed(&crashed, "was killed by signal 9");
-    assert_instance_gone(&crashed);
+    assert_server_gone(&crashed);
 }

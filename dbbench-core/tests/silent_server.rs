@@ -20,7 +20,7 @@ use dbbench_core::__internals::BodyFuture;
 use dbbench_core::__private::{FixtureKind, RunSpec, StorageSpec};
 use dbbench_core::Session;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::cell;
 
 /// The body's statement that meets the silence.
@@ -141,33 +141,6 @@ fn assert_cell_failed(outcome: &Outcome) {
     );
 }
 
-/// The managed cluster the child stopped is gone: its processes and its data directory.
-fn assert_cluster_gone(outcome: &Outcome) {
-    let line = outcome
-        .line("TEST: data_dir=")
-        .expect("the body names the cluster");
-    let rest = line.split("data_dir=").nth(1).unwrap();
-    let (data_dir, pids) = rest.split_once(" stopped=").unwrap();
-    // Killed processes are reaped by their parent, or by init once it is gone: allow a moment.
-    let started = Instant::now();
-    let alive = || -> Vec<&str> {
-        pids.split(',')
-            .filter(|pid| {
-                std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .is_ok_and(|stat| !stat.contains(") Z "))
-            })
-            .collect()
-    };
-    while !alive().is_empty() && started.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(alive().is_empty(), "cluster processes left: {:?}", alive());
-    assert!(
-        !Path::new(data_dir).exists(),
-        "the cluster's data directory is left: {data_dir}"
-    );
-}
-
 const FAILED: &str = "the server stopped answering: no reply to the cancel request within 5 s \
                       after the 3 s timeout (statement: INSERT INTO t SELECT x + 1 FROM t)";
 
@@ -203,7 +176,7 @@ fn managed_cluster_stopped_by_sigstop() {
         "{to_failure:?}"
     );
     assert_cell_failed(&timed);
-    assert_cluster_gone(&timed);
+    assert_server_gone(&timed);
 
     // One Ctrl-C, with the default deadlines, ends the run within 30 s.
     let interrupted = run_child(
@@ -231,7 +204,7 @@ fn managed_cluster_stopped_by_sigstop() {
         "{}",
         interrupted.text()
     );
-    assert_cluster_gone(&interrupted);
+    assert_server_gone(&interrupted);
     assert_store_intact(&dir, 1, "interrupted");
 }
 

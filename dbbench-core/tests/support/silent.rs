@@ -161,3 +161,31 @@ pub fn assert_store_intact(dir: &Path, runs: usize, status: &str) {
         .unwrap();
     assert_eq!(check, "ok");
 }
+
+/// The server the child stopped or killed is gone, from the line its body printed
+/// (`TEST: data_dir=<dir> stopped=<pid,…>`): every one of those processes (reaped by its parent,
+/// or by init once that is gone: a moment is allowed) and its data directory.
+pub fn assert_server_gone(outcome: &Outcome) {
+    let line = outcome
+        .line("TEST: data_dir=")
+        .unwrap_or_else(|| panic!("the body names its server:\n{}", outcome.text()));
+    let rest = line.split("data_dir=").nth(1).unwrap();
+    let (data_dir, pids) = rest.split_once(" stopped=").unwrap();
+    let started = Instant::now();
+    let alive = || -> Vec<&str> {
+        pids.split(',')
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|stat| !stat.contains(") Z ") && !stat.contains(") X "))
+            })
+            .collect()
+    };
+    while !alive().is_empty() && started.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(alive().is_empty(), "server processes left: {:?}", alive());
+    assert!(
+        !Path::new(data_dir.trim_end_matches('/')).exists(),
+        "the server's data directory is left: {data_dir}"
+    );
+}
