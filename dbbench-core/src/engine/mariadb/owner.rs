@@ -14,18 +14,22 @@ use crate::util::owner::{Liveness, Owner};
 pub const COMMENT_PREFIX: &str = "dbbench:owned";
 
 /// The comment of a database this process creates, as the body of a SQL string literal: the
-/// prefix, then the owner's marker lines.
+/// prefix, then the owner's marker fields, on one line. One line because the server keeps the
+/// comment as a `comment=` line of the database's `db.opt`: after a restart it reads back only
+/// the first line of a comment, and a mark whose owner was on the next lines named nobody.
 pub fn comment() -> String {
-    let text = format!("{COMMENT_PREFIX}\n{}", Owner::this().lines());
-    text.replace('\\', "\\\\")
-        .replace('\'', "\\'")
-        .replace('\n', "\\n")
+    let lines = Owner::this().lines();
+    let fields: Vec<&str> = lines.lines().collect();
+    let text = format!("{COMMENT_PREFIX} {}", fields.join(" "));
+    text.replace('\\', "\\\\").replace('\'', "\\'")
 }
 
-/// The owner a database comment names, when it is dbbench's mark.
+/// The owner a database comment names, when it is dbbench's mark (its fields on one line, or
+/// one per line as earlier versions wrote them).
 pub fn owner_of(comment: &str) -> Option<Owner> {
     let rest = comment.strip_prefix(COMMENT_PREFIX)?;
-    rest.contains("owner_pid=").then(|| Owner::parse(rest))?
+    let fields = rest.split_whitespace().collect::<Vec<_>>().join("\n");
+    fields.contains("owner_pid=").then(|| Owner::parse(&fields))?
 }
 
 /// The comment of database `name`, or `None` when there is no such database.
@@ -109,6 +113,9 @@ mod tests {
         let owner = owner_of(&stored(&comment())).unwrap();
         assert_eq!(owner, Owner::this());
         assert_eq!(owner.liveness(), Liveness::Alive);
+        // All of it on the line a restarted server reads back from `db.opt`.
+        let first_line = stored(&comment()).lines().next().unwrap().to_string();
+        assert_eq!(owner_of(&first_line), Some(Owner::this()));
     }
 
     #[test]
@@ -117,5 +124,7 @@ mod tests {
         assert!(owner_of("dbbench:owned").is_none());
         assert!(owner_of("a note\ndbbench:owned\nowner_pid=1").is_none());
         assert!(owner_of("dbbench:owned\nowner_pid=1\n").is_some());
+        assert!(owner_of("dbbench:owned owner_host=h owner_pid=1").is_some());
+        assert!(owner_of("dbbench:owned note=owner_pid=1").is_none());
     }
 }

@@ -217,7 +217,7 @@ impl Target for Existing {
         };
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
         let comment = format!(
-            "dbbench:owned\\nowner_host={}\\nowner_pid={pid}\\nowner_start={start}\\n",
+            "dbbench:owned owner_host={} owner_pid={pid} owner_start={start}",
             host.trim()
         );
         admin
