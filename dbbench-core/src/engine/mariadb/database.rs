@@ -126,6 +126,32 @@ impl MariaDbDatabase {
         }
     }
 
+    /// `cache = "cold"`: InnoDB has no statement that empties its buffer pool, so the managed
+    /// instance is restarted (after the settle, nothing is left to flush) and `conn`, which the
+    /// restart ended, is replaced by a new connection; the runner then drops the OS page cache.
+    /// Refused on an existing server, whose restart is not dbbench's to make.
+    async fn empty_buffer_pool(&self, conn: &mut MariaDbConnection) -> Result<()> {
+        let Some(instance) = self.instance.clone() else {
+            return Err(Error::Unsupported {
+                option: "cache",
+                backend: dbbench_options::keyword::MARIADB,
+                reason: "`cache = \"cold\"` empties InnoDB's buffer pool, which only a restart \
+                         of the server does, and dbbench does not restart a server it did not \
+                         start (DBBENCH_MARIADB): run the benchmark on a managed instance (unset \
+                         DBBENCH_MARIADB) or with `cache = \"warm\"`"
+                    .into(),
+            });
+        };
+        tokio::task::spawn_blocking(move || instance.restart())
+            .await
+            .map_err(|e| Error::msg(format!("restarting the instance: {e}")))??;
+        let fresh = self.connect().await.map_err(|e| self.explained(e))?;
+        let ended = std::mem::replace(conn, fresh);
+        // Its server is gone: the close fails, and says nothing worth keeping.
+        let _ = ended.close().await;
+        Ok(())
+    }
+
     async fn read(&self, conn: &mut MariaDbConnection, files: &Files) -> Result<Opening> {
         let status = evidence::status(conn)
             .await
@@ -133,10 +159,14 @@ impl MariaDbDatabase {
         let io = evidence::file_io(conn)
             .await
             .map_err(|e| self.explained(e))?;
+        let waits = super::waits::sums(conn)
+            .await
+            .map_err(|e| self.explained(e))?;
         Ok(Opening {
             status,
             io,
             sizes: files.sizes(),
+            waits,
         })
     }
 }
@@ -178,8 +208,11 @@ impl EngineDatabase for MariaDbDatabase {
 
     /// Settles the server (purge finished, dirty pages flushed, so the fixture's writes are not
     /// the window's) and reads every counter, file size and setting.
-    async fn open_window(&self, conn: &mut MariaDbConnection, _: CacheState) -> Result<()> {
+    async fn open_window(&self, conn: &mut MariaDbConnection, cache: CacheState) -> Result<()> {
         settle(conn).await.map_err(|e| self.explained(e))?;
+        if cache == CacheState::Cold {
+            self.empty_buffer_pool(conn).await?;
+        }
         let settings = settings::read(conn, &self.declared).await;
         let increment = if self.system_tablespace {
             settings

@@ -1,7 +1,7 @@
 //! What a window measures on MariaDB: the InnoDB status counters' deltas (redo bytes and writes,
 //! fsyncs, data bytes written, log waits), the checkpoint age at the close, the system
 //! tablespace's and the redo log's file sizes before and after (and the extensions they imply),
-//! and `performance_schema`'s file I/O per file.
+//! `performance_schema`'s file I/O per file and its waits (`super::waits`).
 //!
 //! There is no growth counter in InnoDB: the system tablespace's extensions are its size change
 //! divided by `innodb_autoextend_increment`, which is exact since only the last file grows, by
@@ -27,6 +27,8 @@ pub const COUNTERS: &[(&str, &str)] = &[
     ("Innodb_data_writes", "mdb_data_writes"),
     ("Innodb_log_waits", "mdb_log_waits"),
     ("Innodb_dblwr_pages_written", "mdb_doublewrite_pages"),
+    // Pages read from disk because the buffer pool lacked them: what a cold window pays.
+    ("Innodb_buffer_pool_reads", "mdb_pool_reads"),
 ];
 
 /// Read at the close only: levels, not counters.
@@ -178,6 +180,28 @@ pub struct Opening {
     pub io: BTreeMap<String, FileIo>,
     /// The sizes of [`Files`], in its order.
     pub sizes: Vec<u64>,
+    /// The wait sums, `None` without `performance_schema`.
+    pub waits: Option<super::waits::Sums>,
+}
+
+/// The redo log's writes into its file's row (the last one pushed): MariaDB 10.11's
+/// `performance_schema` has no instrument for the redo log, so its bytes and writes are InnoDB's
+/// own counters, and the time they took is not known.
+fn redo_writes(ev: &mut Evidence, open: &Opening, close: &Opening) {
+    let delta = |status: &str| {
+        let before = open.status.get(status)?;
+        Some(close.status.get(status)?.saturating_sub(*before).max(0) as u64)
+    };
+    if let Some(file) = ev.files.last_mut() {
+        file.bytes_written = delta("Innodb_os_log_written").unwrap_or(0);
+        file.writes = delta("Innodb_log_writes").unwrap_or(0);
+    }
+    ev.unavailable.insert(
+        "redo log I/O time".into(),
+        "MariaDB's performance_schema does not instrument the redo log's I/O; its bytes and \
+         writes are InnoDB's counters (Innodb_os_log_written, Innodb_log_writes)"
+            .into(),
+    );
 }
 
 /// The evidence of a window from its opening and closing reads; `increment` is the system
@@ -249,6 +273,7 @@ pub fn evidence(
             growth_max_ms: 0.0,
         });
         if kind == FileKind::Log {
+            redo_writes(&mut ev, open, close);
             ev.log = Some(LogStats {
                 growths: 0,
                 segments_before: 1,
@@ -256,6 +281,15 @@ pub fn evidence(
                 size_before_bytes: before,
                 size_after_bytes: after,
             });
+        }
+    }
+    match (&open.waits, &close.waits) {
+        (Some(before), Some(after)) => ev.waits = super::waits::table(before, after),
+        _ => {
+            for metric in ["waits", "file I/O"] {
+                ev.unavailable
+                    .insert(metric.into(), super::waits::SCHEMA_OFF.into());
+            }
         }
     }
     let extensions: u64 = ev.files.iter().map(|f| f.growth_events).sum();
@@ -304,11 +338,17 @@ mod tests {
             status: status(1000),
             io: BTreeMap::new(),
             sizes: vec![16 << 20, 16 << 20, 8 << 20],
+            waits: Some(BTreeMap::new()),
         };
         let close = Opening {
             status: status(5000),
             io,
             sizes: vec![16 << 20, 40 << 20, 8 << 20],
+            waits: Some(
+                [("wait/io/file/innodb/innodb_log_file".to_string(), (2, 500))]
+                    .into_iter()
+                    .collect(),
+            ),
         };
         let ev = evidence(&files, &open, &close, Some(8 << 20));
         assert_eq!(ev.values["mdb_redo_bytes"], 4000.0);
@@ -319,8 +359,21 @@ mod tests {
         assert!(ev.counts.is_empty(), "{:?}", ev.counts);
         assert_eq!(ev.files[1].growth_bytes, 24 << 20);
         assert_eq!(ev.files[2].kind, FileKind::Log);
-        assert_eq!(ev.files[2].bytes_written, 4096);
+        // The redo log's bytes are InnoDB's counter, not the (absent) file I/O's.
+        assert_eq!(ev.files[2].bytes_written, 4000);
+        assert_eq!(ev.files[2].writes, 0);
+        assert!(ev.unavailable.contains_key("redo log I/O time"));
         assert_eq!(ev.log.as_ref().unwrap().size_after_bytes, 8 << 20);
         assert!(status_sql().contains("'Innodb_os_log_written'"));
+        assert_eq!(ev.waits.len(), 1);
+        assert_eq!(ev.waits[0].waiting_tasks, 2);
+        assert!(!ev.unavailable.contains_key("waits"));
+        let off = Opening {
+            waits: None,
+            ..close.clone()
+        };
+        let ev = evidence(&files, &off, &off, None);
+        assert!(ev.waits.is_empty());
+        assert!(ev.unavailable["waits"].contains("performance_schema is off"));
     }
 }

@@ -45,6 +45,8 @@ pub struct InstanceSpec {
 /// A running (or dead) managed instance.
 pub struct Instance {
     spec: InstanceSpec,
+    /// The programs it was made with, for a restart.
+    binaries: Binaries,
     id: String,
     /// The directories it owns, its root first.
     owned: Vec<PathBuf>,
@@ -101,6 +103,7 @@ impl Instance {
             Some(ender(pid.clone(), datadir.clone(), owned.clone())),
         );
         let instance = Instance {
+            binaries: binaries.clone(),
             held: Some(held),
             pid,
             log_file: root.join("mariadbd.log"),
@@ -261,6 +264,23 @@ impl Instance {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Stops the server and starts it again on the same files, for a window that starts cold:
+    /// its buffer pool comes back empty (it is neither dumped nor reloaded, [`PINNED`]). A
+    /// server that died is not started again: its death is the error. Blocks for a few seconds.
+    pub fn restart(&self) -> Result<()> {
+        if let Some(why) = self.exited() {
+            return Err(Error::msg(format!(
+                "the managed MariaDB server is gone: {why}; its log says: {}",
+                self.log_tail()
+            )));
+        }
+        self.stop()?;
+        self.spawn(&self.binaries)?;
+        // The stopped process's exit, if something asked meanwhile, is not the new one's.
+        *self.exit.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.wait_ready()
     }
 
     /// The last lines of the server's error log.

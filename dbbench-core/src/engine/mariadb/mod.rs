@@ -31,6 +31,7 @@ mod refusals;
 pub mod settings;
 mod stale;
 mod types;
+mod waits;
 
 pub use binaries::{available_for_tests, REQUIRE_ENV};
 pub use connection::MariaDbConnection;

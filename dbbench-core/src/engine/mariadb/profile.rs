@@ -50,7 +50,9 @@ pub static PROFILE: Profile = Profile {
     },
     classify,
     defaults_unbound_volumes: true,
-    local_page_cache: false,
+    // A managed instance's files are this machine's: `cache = "cold"` drops them from the OS
+    // page cache after the instance's restart has emptied the buffer pool (`database.rs`).
+    local_page_cache: true,
     presentation: Presentation {
         segments_label: Cow::Borrowed("redo log files"),
         evidence_columns: Cow::Borrowed(&EVIDENCE_COLUMNS),
