@@ -75,6 +75,7 @@ pub fn run_child(
         .env("DBBENCH_DIR", dir)
         .env("DBBENCH_BACKEND", backend)
         .env_remove("DBBENCH_POSTGRES")
+        .env_remove("DBBENCH_MARIADB")
         .env_remove(NEVER_SILENT)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());

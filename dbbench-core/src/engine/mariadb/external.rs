@@ -37,12 +37,18 @@ pub fn opts(spec: &str) -> Result<Opts> {
         Some(rest) => format!("mysql://{rest}"),
         None => spec.to_string(),
     };
-    Opts::from_url(&url).map_err(|e| {
+    let opts = Opts::from_url(&url).map_err(|e| {
         Error::Config(format!(
             "{ENV} must be a Unix socket's path (/run/mysqld/mysqld.sock) or a URL \
              (mysql://user:password@host:3306/); `{spec}` is neither: {e}"
         ))
-    })
+    })?;
+    // The driver's default reconnects every TCP connection to the socket path the server reports
+    // (`@@socket`), opened on *this* machine: a path where another server may listen (the
+    // packaged default, /run/mysqld/mysqld.sock), which would then be measured, or written to,
+    // instead of the one named. The server a URL names is reached as written; a socket is named
+    // by its path (or `?socket=`).
+    Ok(OptsBuilder::from_opts(opts).prefer_socket(false).into())
 }
 
 /// What each option MariaDB honours sets on the instance, for its refusal on an existing server.
@@ -105,6 +111,13 @@ mod tests {
         assert_eq!(url.ip_or_hostname(), "db.example");
         assert_eq!(url.tcp_port(), 3307);
         assert_eq!(url.user(), Some("bench"));
+        // Reached as named, never through a socket of this machine the server reports.
+        assert!(!url.prefer_socket());
+        assert!(!opts("mysql://bench@127.0.0.1:3306/?prefer_socket=true")
+            .unwrap()
+            .prefer_socket());
+        let by_socket = opts("mysql://bench:pw@localhost/?socket=/tmp/m.sock").unwrap();
+        assert_eq!(by_socket.socket(), Some("/tmp/m.sock"));
         assert!(matches!(opts("db.example"), Err(Error::Config(_))));
     }
 
