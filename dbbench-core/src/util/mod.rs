@@ -7,8 +7,9 @@
 //! name (`leftover`), and who owns
 //! what dbbench created (`owner`: host, PID, start time), free space before work (`space`),
 //! the busy-machine guard's sampler (`monitor`) with this machine's processes (`procfs`) and a
-//! database server among them (`local_server`), the calibration probes (`probe`), and the
-//! flush and wait that give every window the same starting state (`settle`).
+//! database server among them (`local_server`), the calibration probes (`probe`), the
+//! flush and wait that give every window the same starting state (`settle`), and the stop of a
+//! server dbbench spawned itself (`shutdown`: its signal, SIGKILL after the deadline, the reap).
 //!
 //! May import: `model`.
 
@@ -29,6 +30,10 @@ pub mod procfs;
 pub mod progress;
 pub mod rng;
 pub mod settle;
+// A managed server's stop (`shutdown`): a build with no backend that spawns its own server uses
+// none of it.
+#[allow(dead_code)]
+pub mod shutdown;
 pub mod signals;
 // What the space check needs of this machine's file systems, for a backend whose files are on
 // this machine; a build of only backends whose server keeps its own files uses none of it.
