@@ -5,7 +5,9 @@
 //! statements from outside them (`cancel`: timeouts and signals), the signal handlers, the limit
 //! of every wait on a server (`deadline`), what dbbench holds now for a forced exit to end or
 //! name (`leftover`), and who owns
-//! what dbbench created (`owner`: host, PID, start time), free space before work (`space`),
+//! what dbbench created (`owner`: host, PID, start time), the marked directories of a server
+//! dbbench manages and their removal without the server's help (`owned_dir`), free space before
+//! work (`space`),
 //! the busy-machine guard's sampler (`monitor`) with this machine's processes (`procfs`) and a
 //! database server among them (`local_server`), the calibration probes (`probe`), the
 //! flush and wait that give every window the same starting state (`settle`), and the stop of a
@@ -23,6 +25,10 @@ pub mod leftover;
 pub mod local_server;
 pub mod machine_lock;
 pub mod monitor;
+// A managed server's marked directories (`owned_dir`): a build with no backend that spawns its
+// own server uses none of it.
+#[allow(dead_code)]
+pub mod owned_dir;
 pub mod owner;
 pub mod paths;
 pub mod probe;

@@ -23,6 +23,7 @@
 use super::settings::PgSettings;
 use crate::model::error::{Error, Result};
 use crate::util::deadline::Deadline;
+use crate::util::owned_dir::kill_working_in;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Child;
@@ -35,8 +36,8 @@ mod teardown;
 mod user;
 
 pub use binaries::Binaries;
-pub use teardown::{sweep_stale, working_in};
-use teardown::{ender, kill_working_in, remove_leftover_segment, remove_owned};
+pub use teardown::sweep_stale;
+use teardown::{ender, remove_leftover_segment, remove_owned};
 pub use user::{reachable, run_as, RunAs};
 
 /// The name of the marker file in every directory a managed cluster owns.
