@@ -10,7 +10,8 @@
 //! work (`space`),
 //! the busy-machine guard's sampler (`monitor`) with this machine's processes (`procfs`) and a
 //! database server among them (`local_server`), the calibration probes (`probe`), the
-//! flush and wait that give every window the same starting state (`settle`), and the stop of a
+//! flush and wait that give every window the same starting state (`settle`), a database name
+//! within a server's identifier limit (`short_name`), and the stop of a
 //! server dbbench spawned itself (`shutdown`: its signal, SIGKILL after the deadline, the reap).
 //!
 //! May import: `model`.
@@ -36,6 +37,10 @@ pub mod procfs;
 pub mod progress;
 pub mod rng;
 pub mod settle;
+// A database name within a server's identifier limit (`short_name`): a build with only the
+// embedded engine (its databases are files) uses none of it.
+#[allow(dead_code)]
+pub mod short_name;
 // A managed server's stop (`shutdown`): a build with no backend that spawns its own server uses
 // none of it.
 #[allow(dead_code)]
