@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// What ends a held thing from any thread (a managed server's SIGKILL and directory removal).
-type Ender = Box<dyn Fn() -> Result<(), String> + Send + Sync>;
+pub type Ender = Box<dyn Fn() -> Result<(), String> + Send + Sync>;
 
 struct Entry {
     id: u64,
@@ -31,11 +31,7 @@ pub struct Held(u64);
 /// Holds `what` (e.g. "database dbbench_x_1 on PostgreSQL at host:5432"); `next_run` says how
 /// the next run removes it if this one cannot; `end`, when given, removes it from any thread
 /// (without a server's help).
-pub fn hold(
-    what: impl Into<String>,
-    next_run: impl Into<String>,
-    end: Option<Box<dyn Fn() -> Result<(), String> + Send + Sync>>,
-) -> Held {
+pub fn hold(what: impl Into<String>, next_run: impl Into<String>, end: Option<Ender>) -> Held {
     let id = NEXT.fetch_add(1, Ordering::SeqCst);
     HELD.lock().unwrap_or_else(|p| p.into_inner()).push(Entry {
         id,

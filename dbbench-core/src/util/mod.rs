@@ -5,10 +5,14 @@
 //! statements from outside them (`cancel`: timeouts and signals), the signal handlers, the limit
 //! of every wait on a server (`deadline`), what dbbench holds now for a forced exit to end or
 //! name (`leftover`), and who owns
-//! what dbbench created (`owner`: host, PID, start time), free space before work (`space`),
+//! what dbbench created (`owner`: host, PID, start time), the marked directories of a server
+//! dbbench manages and their removal without the server's help (`owned_dir`), free space before
+//! work (`space`),
 //! the busy-machine guard's sampler (`monitor`) with this machine's processes (`procfs`) and a
-//! database server among them (`local_server`), the calibration probes (`probe`), and the
-//! flush and wait that give every window the same starting state (`settle`).
+//! database server among them (`local_server`), the calibration probes (`probe`), the
+//! flush and wait that give every window the same starting state (`settle`), a database name
+//! within a server's identifier limit (`short_name`), and the stop of a
+//! server dbbench spawned itself (`shutdown`: its signal, SIGKILL after the deadline, the reap).
 //!
 //! May import: `model`.
 
@@ -22,6 +26,10 @@ pub mod leftover;
 pub mod local_server;
 pub mod machine_lock;
 pub mod monitor;
+// A managed server's marked directories (`owned_dir`): a build with no backend that spawns its
+// own server uses none of it.
+#[allow(dead_code)]
+pub mod owned_dir;
 pub mod owner;
 pub mod paths;
 pub mod probe;
@@ -29,6 +37,14 @@ pub mod procfs;
 pub mod progress;
 pub mod rng;
 pub mod settle;
+// A database name within a server's identifier limit (`short_name`): a build with only the
+// embedded engine (its databases are files) uses none of it.
+#[allow(dead_code)]
+pub mod short_name;
+// A managed server's stop (`shutdown`): a build with no backend that spawns its own server uses
+// none of it.
+#[allow(dead_code)]
+pub mod shutdown;
 pub mod signals;
 // What the space check needs of this machine's file systems, for a backend whose files are on
 // this machine; a build of only backends whose server keeps its own files uses none of it.

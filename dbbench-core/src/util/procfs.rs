@@ -1,13 +1,14 @@
 //! This machine's processes as Linux's `/proc` shows them: a process's name, parent and CPU
 //! ticks, its children, and the CPU ticks of a whole process tree (the busy-machine guard counts
-//! dbbench's own tree and a local server's apart from the neighbours').
+//! dbbench's own tree and a local server's apart from the neighbours'), and the processes that
+//! work in a directory (what still runs of a managed server, `owned_dir`).
 //!
 //! Reads go through a [`ProcFs`] rooted at `/proc`, or in tests at a directory laid out like it,
 //! so the tree walks can be checked against a listing with known answers. Nothing here fails:
 //! a process that ended between two reads, or a file that cannot be read, is simply not there.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where process files are read from.
 #[derive(Debug, Clone)]
@@ -74,6 +75,25 @@ impl ProcFs {
         }
         found.sort_unstable();
         found
+    }
+
+    /// The processes whose working directory is `dir` (a server's processes work in its data
+    /// directory, so these are what still runs of a server whose parent is gone). Empty when
+    /// `dir` does not exist.
+    pub fn working_in(&self, dir: &Path) -> Vec<u32> {
+        let Ok(target) = std::fs::canonicalize(dir) else {
+            return Vec::new();
+        };
+        std::fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                std::fs::read_link(self.root.join(pid.to_string()).join("cwd"))
+                    .is_ok_and(|cwd| cwd == target)
+            })
+            .collect()
     }
 
     /// The CPU ticks of the trees under `roots` (each process with its reaped children's),
@@ -182,6 +202,22 @@ mod tests {
         assert_eq!(fs.tree_ticks(&[200, 100], &mut seen), Some(500));
         // A root that does not exist.
         assert_eq!(fs.tree_ticks(&[999], &mut HashSet::new()), None);
+    }
+
+    #[test]
+    fn the_processes_working_in_a_directory_are_found_by_their_cwd() {
+        let proc_dir = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let fs = fake(
+            proc_dir.path(),
+            &[(10, 1, "postgres", 0), (11, 1, "postgres", 0)],
+        );
+        // /proc shows a process's cwd resolved, as canonicalize does.
+        let resolved = std::fs::canonicalize(data.path()).unwrap();
+        std::os::unix::fs::symlink(&resolved, proc_dir.path().join("10/cwd")).unwrap();
+        std::os::unix::fs::symlink("/", proc_dir.path().join("11/cwd")).unwrap();
+        assert_eq!(fs.working_in(data.path()), [10]);
+        assert!(fs.working_in(&data.path().join("missing")).is_empty());
     }
 
     #[cfg(target_os = "linux")]

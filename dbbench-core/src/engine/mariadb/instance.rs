@@ -15,6 +15,7 @@ use super::bootstrap::{self, tail};
 use super::owned::{ender, kill_working_in, remove_owned, MARKER};
 use crate::model::error::{Error, Result};
 use crate::util::deadline::{spoken, Deadline};
+use crate::util::shutdown;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -372,30 +373,7 @@ impl Instance {
     /// when it takes longer than [`Deadline::ServerStop`].
     fn stop(&self) -> Result<()> {
         let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(process) = child.as_mut() else {
-            return Ok(());
-        };
-        if matches!(process.try_wait(), Ok(Some(_))) {
-            return Ok(());
-        }
-        let pid = process.id() as libc::pid_t;
-        // SAFETY: signalling our own child, which has not been reaped (try_wait said so).
-        unsafe { libc::kill(pid, libc::SIGTERM) };
-        let asked = Instant::now();
-        let limit = Deadline::ServerStop
-            .limit()
-            .unwrap_or(Deadline::ServerStop.default_limit());
-        while asked.elapsed() < limit {
-            if matches!(process.try_wait(), Ok(Some(_))) {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = process.kill();
-        process
-            .wait()
-            .map(|_| ())
-            .map_err(|e| Error::msg(format!("cannot reap mariadbd {pid}: {e}")))
+        shutdown::stop(child.as_mut(), libc::SIGTERM, "mariadbd")
     }
 }
 

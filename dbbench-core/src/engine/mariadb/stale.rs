@@ -4,32 +4,18 @@
 //! other PID namespaces are left alone.
 
 use super::owned::{kill_working_in, remove_owned, MARKER};
-use crate::util::owner::{Liveness, Owner};
-use std::path::{Path, PathBuf};
+use crate::util::owned_dir;
+use std::path::Path;
 
 /// Removes the stale instances under `base`; one line per instance removed.
 pub fn sweep(base: &Path) -> Vec<String> {
     let mut lines = Vec::new();
-    for entry in std::fs::read_dir(base).into_iter().flatten().flatten() {
-        let Ok(text) = std::fs::read_to_string(entry.path().join(MARKER)) else {
-            continue;
-        };
-        let Some(owner) = Owner::parse(&text) else {
-            continue;
-        };
-        if owner.liveness() != Liveness::Gone {
-            continue;
-        }
-        let field = |key: &str| -> Vec<PathBuf> {
-            text.lines()
-                .filter_map(|l| l.strip_prefix(key))
-                .map(PathBuf::from)
-                .collect()
-        };
-        for datadir in field("datadir=") {
+    for stale in owned_dir::stale(base, MARKER) {
+        for datadir in stale.listed("datadir=") {
             kill_working_in(&datadir);
         }
-        let problems: Vec<String> = field("owns=")
+        let problems: Vec<String> = stale
+            .listed("owns=")
             .iter()
             .rev()
             .filter_map(|dir| remove_owned(dir).err().map(|e| e.to_string()))
@@ -37,14 +23,14 @@ pub fn sweep(base: &Path) -> Vec<String> {
         lines.push(if problems.is_empty() {
             format!(
                 "mariadb: removed the instance {} left by {}, which is gone",
-                entry.path().display(),
-                owner.describe()
+                stale.dir.display(),
+                stale.owner.describe()
             )
         } else {
             format!(
                 "mariadb: could not remove the instance {} left by {}: {}",
-                entry.path().display(),
-                owner.describe(),
+                stale.dir.display(),
+                stale.owner.describe(),
                 problems.join("; ")
             )
         });
@@ -55,6 +41,7 @@ pub fn sweep(base: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::owner::Owner;
 
     #[test]
     fn an_instance_of_a_gone_owner_is_removed_and_a_live_one_kept() {

@@ -23,6 +23,7 @@
 use super::settings::PgSettings;
 use crate::model::error::{Error, Result};
 use crate::util::deadline::Deadline;
+use crate::util::owned_dir::kill_working_in;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Child;
@@ -35,8 +36,8 @@ mod teardown;
 mod user;
 
 pub use binaries::Binaries;
-pub use teardown::{sweep_stale, working_in};
-use teardown::{ender, kill_working_in, remove_leftover_segment, remove_owned};
+pub use teardown::sweep_stale;
+use teardown::{ender, remove_leftover_segment, remove_owned};
 pub use user::{reachable, run_as, RunAs};
 
 /// The name of the marker file in every directory a managed cluster owns.
@@ -302,30 +303,7 @@ impl Cluster {
     /// (SIGKILL also ends a stopped process, which a pending SIGINT never reaches).
     fn stop(&self) -> Result<()> {
         let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(process) = child.as_mut() else {
-            return Ok(());
-        };
-        if matches!(process.try_wait(), Ok(Some(_))) {
-            return Ok(());
-        }
-        let pid = process.id() as libc::pid_t;
-        // SAFETY: signalling our own child, which has not been reaped (try_wait said so).
-        unsafe { libc::kill(pid, libc::SIGINT) };
-        let asked = Instant::now();
-        let limit = Deadline::ServerStop
-            .limit()
-            .unwrap_or(Deadline::ServerStop.default_limit());
-        while asked.elapsed() < limit {
-            if matches!(process.try_wait(), Ok(Some(_))) {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = process.kill();
-        process
-            .wait()
-            .map(|_| ())
-            .map_err(|e| Error::msg(format!("cannot reap postmaster {pid}: {e}")))
+        crate::util::shutdown::stop(child.as_mut(), libc::SIGINT, "postmaster")
     }
 }
 
