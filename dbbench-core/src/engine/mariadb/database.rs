@@ -39,6 +39,9 @@ struct Window {
     increment: Option<u64>,
 }
 
+/// How long a lost connection waits for its managed server to end, to say why it was lost.
+const SERVER_END_WAIT: Duration = Duration::from_secs(3);
+
 /// A database dbbench created, dropped after the repetition.
 pub struct MariaDbDatabase {
     pub(super) name: String,
@@ -106,9 +109,17 @@ impl MariaDbDatabase {
         self.instance.as_ref()
     }
 
-    /// `e`, with the server's death when that is the reason.
+    /// `e`, with the server's death when that is the reason. A lost connection waits a moment
+    /// for the server's end: an aborting server closes its connections before it ends, and the
+    /// reason would otherwise be missed.
     fn explained(&self, e: Error) -> Error {
-        match self.instance.as_ref().and_then(|i| Some((i.exited()?, i))) {
+        let lost = matches!(e, Error::Database { .. }) && super::errors::code(&e).is_none();
+        let wait = if lost { SERVER_END_WAIT } else { Duration::ZERO };
+        match self
+            .instance
+            .as_ref()
+            .and_then(|i| Some((i.exited_within(wait)?, i)))
+        {
             Some((why, instance)) => Error::msg(format!(
                 "{e}; the managed MariaDB server is gone: {why}; its log says: {}",
                 instance.log_tail()

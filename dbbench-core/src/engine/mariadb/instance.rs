@@ -341,6 +341,19 @@ impl Instance {
         }
     }
 
+    /// [`Instance::exited`], waiting up to `wait` for the server to end: a server that aborts
+    /// (InnoDB on a full disk) closes its connections, then writes its log, and only then ends.
+    pub fn exited_within(&self, wait: Duration) -> Option<String> {
+        let asked = Instant::now();
+        loop {
+            let exit = self.exited();
+            if exit.is_some() || asked.elapsed() >= wait {
+                return exit;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Stops the server and removes every directory it owns; does nothing the second time.
     pub fn destroy(&self) -> Result<()> {
         let mut destroyed = self.destroyed.lock().unwrap_or_else(|p| p.into_inner());
