@@ -115,6 +115,15 @@ pub enum StopReason {
 }
 
 impl Stopping {
+    /// How the forks' rounds were allocated, said only when rounds ran: where every cell was
+    /// skipped, the design the schedule holds describes rounds that never ran.
+    pub fn design_line(&self) -> Option<String> {
+        self.design
+            .as_ref()
+            .filter(|_| self.rounds > 0)
+            .map(Design::line)
+    }
+
     /// What a precision target counted: forks, or rounds in results written before forks.
     fn count(&self) -> u32 {
         self.design.as_ref().map_or(self.rounds, |d| d.forks)

@@ -68,8 +68,8 @@ pub fn render(result: &BenchmarkResult) -> String {
     }
     if let Some(stopping) = &result.stopping {
         let _ = writeln!(out, "  {}", stopping.line(result.run.precision.as_ref()));
-        if let Some(design) = &stopping.design {
-            let _ = writeln!(out, "  {}", design.line());
+        if let Some(design) = stopping.design_line() {
+            let _ = writeln!(out, "  {design}");
         }
     }
     if let Some(check) = crate::analysis::position::PositionCheck::of(result) {

@@ -105,9 +105,12 @@ impl Executor<'_> {
                     target,
                     widths,
                 } => {
-                    let line =
-                        widths_line(&self.bench.test_path(), rounds, forks, &target, &widths);
-                    crate::util::console::say(&line);
+                    // No cell ran to have an interval (all skipped): nothing to say.
+                    if !widths.is_empty() {
+                        let line =
+                            widths_line(&self.bench.test_path(), rounds, forks, &target, &widths);
+                        crate::util::console::say(&line);
+                    }
                     continue;
                 }
                 Step::Done => return Ok(None),

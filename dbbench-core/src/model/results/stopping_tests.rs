@@ -104,3 +104,20 @@ fn a_backend_s_own_run_options_are_named_in_the_stop_line() {
         "±5% (3 to 12 forks, within 300 s, postgres's own)"
     );
 }
+
+#[test]
+fn the_design_is_said_only_when_rounds_ran() {
+    let mut design = Design::allocate(None, None, None, 2, 4);
+    design.forks = 3;
+    design.rounds = 6;
+    let stopping = |rounds| Stopping {
+        rounds,
+        reason: StopReason::Unjudged("no ratio".into()),
+        widest: None,
+        elapsed_s: 0.0,
+        design: Some(design.clone()),
+    };
+    // Every cell skipped: the schedule's pilot never ran, so its allocation is not a fact.
+    assert_eq!(stopping(0).design_line(), None);
+    assert_eq!(stopping(6).design_line(), Some(design.line()));
+}

@@ -116,8 +116,8 @@ fn method_notes(out: &mut String, result: &BenchmarkResult, table: &BenchmarkTab
             "<p class=\"note\">{}.</p>",
             escape(&stopping.line(result.run.precision.as_ref()))
         );
-        if let Some(design) = &stopping.design {
-            let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&design.line()));
+        if let Some(design) = stopping.design_line() {
+            let _ = writeln!(out, "<p class=\"note\">{}.</p>", escape(&design));
         }
     }
     if let Some(check) = crate::analysis::position::PositionCheck::of(result) {
