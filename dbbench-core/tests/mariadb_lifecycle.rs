@@ -272,3 +272,67 @@ async fn a_cold_window_starts_with_an_empty_buffer_pool() {
     assert!(left.is_empty(), "left behind: {left:?}");
     std::fs::remove_dir_all(&work_dir).unwrap();
 }
+
+fn scan_body(db: &mut dbbench_core::Session) -> dbbench_core::__internals::BodyFuture<'_> {
+    Box::pin(async move {
+        let n: i64 = db
+            .query_scalar("SELECT count(*) FROM charge WHERE charge_amt >= 0")
+            .await?;
+        db.record_count("scanned", n);
+        Ok(())
+    })
+}
+
+support::benchmark! {
+    static COLD_SCAN = scan_body,
+    title: "a scan of the fixture in a cold window",
+    run: dbbench_core::__private::RunSpec {
+        repeat: 1,
+        warmup: 0,
+        fixture: FixtureKind::Credit,
+        cache: CacheState::Cold,
+        ..dbbench_core::__private::RunSpec::DEFAULT
+    },
+    cells: [support::cell("only", StorageSpec::DEFAULT)],
+}
+
+/// Through the runner, as a `#[db_bench(cache = "cold")]` benchmark runs: the cell runs on the
+/// restarted instance (its window reads the table from disk), the OS page cache is dropped too
+/// (root), the repetition records a cold start, and nothing is left.
+#[test]
+fn a_cold_benchmark_runs_through_the_runner() {
+    if !mariadb::available_for_tests() {
+        return;
+    }
+    let ctx = support::context(
+        "mariadb-cold-run",
+        Scale::parse("0.01").unwrap(),
+        Default::default(),
+    );
+    let result = support::exclusively(async {
+        let mut backend = Backend::new(MariaDbBackend::managed().unwrap());
+        dbbench_core::__internals::run_benchmark(&COLD_SCAN, None, &ctx, &mut backend).await
+    })
+    .unwrap();
+    let cell = &result.cells[0];
+    assert_eq!(
+        cell.status,
+        dbbench_core::results::CellStatus::Ok,
+        "{:?}",
+        cell.status
+    );
+    let run = cell.runs.iter().find(|r| !r.warmup).unwrap();
+    assert_eq!(
+        run.counts["scanned"] as u64,
+        Scale::parse("0.01").unwrap().credit_rows()
+    );
+    assert_eq!(run.start.as_ref().unwrap().cache, CacheState::Cold);
+    assert!(run.values["mdb_pool_reads"] > 10.0, "{:?}", run.values);
+    let base = MariaDbBackend::work_base(&ctx.work_dir);
+    let left: Vec<_> = std::fs::read_dir(&base)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
