@@ -6,7 +6,8 @@
 //! of every wait on a server (`deadline`), what dbbench holds now for a forced exit to end or
 //! name (`leftover`), and who owns
 //! what dbbench created (`owner`: host, PID, start time), the marked directories of a server
-//! dbbench manages and their removal without the server's help (`owned_dir`), free space before
+//! dbbench manages (their marker's text) and their removal without the server's help
+//! (`owned_dir`), free space before
 //! work (`space`),
 //! the busy-machine guard's sampler (`monitor`) with this machine's processes (`procfs`) and a
 //! database server among them (`local_server`), the calibration probes (`probe`), the

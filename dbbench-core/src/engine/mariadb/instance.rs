@@ -138,14 +138,11 @@ impl Instance {
     }
 
     fn marker_text(&self) -> String {
-        let mut text = format!(
-            "dbbench managed MariaDB instance {}\n{}",
-            self.id,
-            crate::util::owner::Owner::this().lines()
+        let mut text = crate::util::owned_dir::marker(
+            &format!("dbbench managed MariaDB instance {}", self.id),
+            &self.owned,
         );
-        for dir in &self.owned {
-            text.push_str(&format!("owns={}\n", dir.display()));
-        }
+        // The sweep of a gone owner's instance kills what still works there (`stale`).
         text.push_str(&format!("datadir={}\n", self.datadir.display()));
         text
     }
