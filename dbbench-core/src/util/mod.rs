@@ -6,13 +6,15 @@
 //! of every wait on a server (`deadline`), what dbbench holds now for a forced exit to end or
 //! name (`leftover`), and who owns
 //! what dbbench created (`owner`: host, PID, start time), the marked directories of a server
-//! dbbench manages and their removal without the server's help (`owned_dir`), free space before
+//! dbbench manages (their marker's text) and their removal without the server's help
+//! (`owned_dir`), free space before
 //! work (`space`),
 //! the busy-machine guard's sampler (`monitor`) with this machine's processes (`procfs`) and a
 //! database server among them (`local_server`), the calibration probes (`probe`), the
 //! flush and wait that give every window the same starting state (`settle`), a database name
-//! within a server's identifier limit (`short_name`), and the stop of a
-//! server dbbench spawned itself (`shutdown`: its signal, SIGKILL after the deadline, the reap).
+//! within a server's identifier limit (`short_name`), the process of a server dbbench spawned
+//! itself (`server_process`: its PID for the signal thread, how it ended, said once) and its stop
+//! (`shutdown`: its signal, SIGKILL after the deadline, the reap).
 //!
 //! May import: `model`.
 
@@ -37,6 +39,10 @@ pub mod procfs;
 pub mod progress;
 pub mod rng;
 pub mod settle;
+// A managed server's process (`server_process`): a build with no backend that spawns its own
+// server uses none of it.
+#[allow(dead_code)]
+pub mod server_process;
 // A database name within a server's identifier limit (`short_name`): a build with only the
 // embedded engine (its databases are files) uses none of it.
 #[allow(dead_code)]

@@ -1,6 +1,6 @@
 //! The directories of a server dbbench manages itself (a PostgreSQL cluster, a MariaDB
 //! instance): each carries a marker file naming its owner (`util::owner`) and every directory
-//! the server owns (`owns=` lines); nothing is removed without that marker. Ending a server
+//! the server owns (`owns=` lines, [`marker`]); nothing is removed without that marker. Ending a server
 //! without its help (from the signal thread, or for a server an earlier, gone run left) is the
 //! same for every engine: SIGKILL to the server and to whatever still works in its data
 //! directory, then its directories removed.
@@ -22,6 +22,17 @@ use std::time::{Duration, Instant};
 
 /// How long the processes working in a data directory are given to go after their SIGKILL.
 const KILL_WAIT: Duration = Duration::from_secs(5);
+
+/// The text of a server's marker: `title` (what it is, for a reader), its owner (this process),
+/// then an `owns=` line for every directory in `owned`, its root first, which the sweep of a gone
+/// owner's directories reads back ([`Stale::listed`]).
+pub fn marker(title: &str, owned: &[PathBuf]) -> String {
+    let mut text = format!("{title}\n{}", Owner::this().lines());
+    for dir in owned {
+        text.push_str(&format!("owns={}\n", dir.display()));
+    }
+    text
+}
 
 /// Removes `dir` when it carries the file `marker`; refuses ([`Error::NotOwned`]) a directory
 /// without it; nothing when `dir` is not there.

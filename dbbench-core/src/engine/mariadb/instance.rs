@@ -15,12 +15,10 @@ use super::bootstrap::{self, tail};
 use super::owned::{ender, kill_working_in, remove_owned, MARKER};
 use crate::model::error::{Error, Result};
 use crate::util::deadline::{spoken, Deadline};
-use crate::util::shutdown;
-use std::os::unix::process::ExitStatusExt;
+use crate::util::server_process::ServerProcess;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Settings every managed instance runs with, whatever the cell: the evidence needs the
@@ -55,13 +53,12 @@ pub struct Instance {
     redo_dir: PathBuf,
     socket: PathBuf,
     log_file: PathBuf,
-    child: Mutex<Option<Child>>,
-    exit: Mutex<Option<String>>,
+    /// `mariadbd`, how it ended, and its PID for the ender `held` names.
+    server: ServerProcess,
     destroyed: Mutex<bool>,
     /// Named (and ended without the server's help) should the interrupt's deadline end the
     /// process while the runner waits on this server.
     held: Option<crate::util::leftover::Held>,
-    pid: Arc<AtomicU32>,
 }
 
 impl std::fmt::Debug for Instance {
@@ -97,16 +94,16 @@ impl Instance {
         let redo_dir = redo_root
             .as_ref()
             .map_or(datadir.clone(), |r| r.join("redo"));
-        let pid = Arc::new(AtomicU32::new(0));
+        let server = ServerProcess::new("mariadbd");
         let held = crate::util::leftover::hold(
             format!("the managed MariaDB instance {}", root.display()),
             "the next run's sweep removes it",
-            Some(ender(pid.clone(), datadir.clone(), owned.clone())),
+            Some(ender(server.shared_pid(), datadir.clone(), owned.clone())),
         );
         let instance = Instance {
             binaries: binaries.clone(),
             held: Some(held),
-            pid,
+            server,
             log_file: root.join("mariadbd.log"),
             spec,
             id,
@@ -114,8 +111,6 @@ impl Instance {
             datadir,
             redo_dir,
             socket,
-            child: Mutex::new(None),
-            exit: Mutex::new(None),
             destroyed: Mutex::new(false),
         };
         // From here on, dropping `instance` removes what was made.
@@ -143,14 +138,11 @@ impl Instance {
     }
 
     fn marker_text(&self) -> String {
-        let mut text = format!(
-            "dbbench managed MariaDB instance {}\n{}",
-            self.id,
-            crate::util::owner::Owner::this().lines()
+        let mut text = crate::util::owned_dir::marker(
+            &format!("dbbench managed MariaDB instance {}", self.id),
+            &self.owned,
         );
-        for dir in &self.owned {
-            text.push_str(&format!("owns={}\n", dir.display()));
-        }
+        // The sweep of a gone owner's instance kills what still works there (`stale`).
         text.push_str(&format!("datadir={}\n", self.datadir.display()));
         text
     }
@@ -235,8 +227,8 @@ impl Instance {
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| Error::io("cannot start", &binaries.server, e))?;
-        self.pid.store(child.id(), Ordering::SeqCst);
-        *self.child.lock().unwrap_or_else(|p| p.into_inner()) = Some(child);
+        // Also forgets the end of the process a restart stopped: it is not the new one's.
+        self.server.set(child);
         Ok(())
     }
 
@@ -279,8 +271,6 @@ impl Instance {
         }
         self.stop()?;
         self.spawn(&self.binaries)?;
-        // The stopped process's exit, if something asked meanwhile, is not the new one's.
-        *self.exit.lock().unwrap_or_else(|p| p.into_inner()) = None;
         self.wait_ready()
     }
 
@@ -316,42 +306,18 @@ impl Instance {
 
     /// The server's process id while it runs.
     pub fn pid(&self) -> Option<u32> {
-        let child = self.child.lock().unwrap_or_else(|p| p.into_inner());
-        child.as_ref().map(Child::id)
+        self.server.pid()
     }
 
     /// `None` while the server runs; how it ended once it has (and it is reaped).
     pub fn exited(&self) -> Option<String> {
-        let mut exit = self.exit.lock().unwrap_or_else(|p| p.into_inner());
-        if exit.is_some() {
-            return exit.clone();
-        }
-        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(process) = child.as_mut() else {
-            return Some("it was never started".into());
-        };
-        let pid = process.id();
-        match process.try_wait() {
-            Ok(Some(status)) => {
-                *exit = Some(format!("mariadbd pid {pid} {}", describe_exit(status)));
-                exit.clone()
-            }
-            Ok(None) => None,
-            Err(e) => Some(format!("mariadbd pid {pid} cannot be waited for: {e}")),
-        }
+        self.server.exited()
     }
 
     /// [`Instance::exited`], waiting up to `wait` for the server to end: a server that aborts
     /// (InnoDB on a full disk) closes its connections, then writes its log, and only then ends.
     pub fn exited_within(&self, wait: Duration) -> Option<String> {
-        let asked = Instant::now();
-        loop {
-            let exit = self.exited();
-            if exit.is_some() || asked.elapsed() >= wait {
-                return exit;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        self.server.exited_within(wait)
     }
 
     /// Stops the server and removes every directory it owns; does nothing the second time.
@@ -385,8 +351,7 @@ impl Instance {
     /// SIGTERM (mariadbd's normal shutdown: InnoDB flushes and closes its files), and SIGKILL
     /// when it takes longer than [`Deadline::ServerStop`].
     fn stop(&self) -> Result<()> {
-        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
-        shutdown::stop(child.as_mut(), libc::SIGTERM, "mariadbd")
+        self.server.stop(libc::SIGTERM)
     }
 }
 
@@ -396,15 +361,6 @@ impl Drop for Instance {
             eprintln!("dbbench › {e}");
         }
         drop(self.held.take());
-    }
-}
-
-/// `was killed by signal 9` or `exited with status 1`.
-fn describe_exit(status: std::process::ExitStatus) -> String {
-    match (status.code(), status.signal()) {
-        (_, Some(sig)) => format!("was killed by signal {sig}"),
-        (Some(code), _) => format!("exited with status {code}"),
-        _ => "ended".into(),
     }
 }
 

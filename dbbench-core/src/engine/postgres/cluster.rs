@@ -24,9 +24,8 @@ use super::settings::PgSettings;
 use crate::model::error::{Error, Result};
 use crate::util::deadline::Deadline;
 use crate::util::owned_dir::kill_working_in;
-use std::os::unix::process::ExitStatusExt;
+use crate::util::server_process::ServerProcess;
 use std::path::{Path, PathBuf};
-use std::process::Child;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -73,14 +72,12 @@ pub struct Cluster {
     log_file: PathBuf,
     port: u16,
     run_as: Option<RunAs>,
-    child: Mutex<Option<Child>>,
-    exit: Mutex<Option<String>>,
+    /// The postmaster, how it ended, and its PID for the ender `held` names.
+    postmaster: ServerProcess,
     destroyed: Mutex<bool>,
     /// Named (and ended without the server's help) should the interrupt's deadline end the
-    /// process while the runner waits on this server (`util::leftover`); the postmaster's PID
-    /// once spawned.
+    /// process while the runner waits on this server (`util::leftover`).
     held: Option<crate::util::leftover::Held>,
-    postmaster: std::sync::Arc<std::sync::atomic::AtomicU32>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -122,11 +119,12 @@ impl Cluster {
         }
         owned.extend(data_root.iter().cloned());
         owned.extend(wal_root.iter().cloned());
-        let postmaster = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        // PostgreSQL's messages have always named a SIGKILL: tests and users read them so.
+        let postmaster = ServerProcess::new("postmaster").naming_sigkill();
         let held = crate::util::leftover::hold(
             format!("the managed PostgreSQL cluster {}", root.display()),
             "the next run's sweep removes it",
-            Some(ender(postmaster.clone(), pgdata.clone(), owned.clone())),
+            Some(ender(postmaster.shared_pid(), pgdata.clone(), owned.clone())),
         );
         let cluster = Cluster {
             held: Some(held),
@@ -140,8 +138,6 @@ impl Cluster {
             wal_dir,
             socket_dir,
             run_as,
-            child: Mutex::new(None),
-            exit: Mutex::new(None),
             destroyed: Mutex::new(false),
         };
         // From here on, dropping `cluster` removes what was made.
@@ -167,9 +163,7 @@ impl Cluster {
             .stderr(log2)
             .spawn()
             .map_err(|e| Error::io("cannot start postgres", binaries.dir.join("postgres"), e))?;
-        self.postmaster
-            .store(child.id(), std::sync::atomic::Ordering::SeqCst);
-        *self.child.lock().unwrap_or_else(|p| p.into_inner()) = Some(child);
+        self.postmaster.set(child);
         Ok(())
     }
 
@@ -241,30 +235,12 @@ impl Cluster {
 
     /// The postmaster's process id while it runs.
     pub fn postmaster_pid(&self) -> Option<u32> {
-        let child = self.child.lock().unwrap_or_else(|p| p.into_inner());
-        child.as_ref().map(Child::id)
+        self.postmaster.pid()
     }
 
     /// `None` while the postmaster runs; how it ended once it has (and it is reaped).
     pub fn exited(&self) -> Option<String> {
-        let mut exit = self.exit.lock().unwrap_or_else(|p| p.into_inner());
-        if exit.is_some() {
-            return exit.clone();
-        }
-        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(process) = child.as_mut() else {
-            return Some("it was never started".into());
-        };
-        let pid = process.id();
-        match process.try_wait() {
-            Ok(Some(status)) => {
-                let how = describe_exit(status);
-                *exit = Some(format!("postmaster pid {pid} {how}"));
-                exit.clone()
-            }
-            Ok(None) => None,
-            Err(e) => Some(format!("postmaster pid {pid} cannot be waited for: {e}")),
-        }
+        self.postmaster.exited()
     }
 
     /// Stops the server and removes every directory it owns; does nothing the second time.
@@ -302,8 +278,7 @@ impl Cluster {
     /// Fast shutdown (SIGINT), and SIGKILL when it takes longer than [`Deadline::ServerStop`]
     /// (SIGKILL also ends a stopped process, which a pending SIGINT never reaches).
     fn stop(&self) -> Result<()> {
-        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
-        crate::util::shutdown::stop(child.as_mut(), libc::SIGINT, "postmaster")
+        self.postmaster.stop(libc::SIGINT)
     }
 }
 
@@ -313,16 +288,6 @@ impl Drop for Cluster {
             eprintln!("dbbench › {e}");
         }
         drop(self.held.take());
-    }
-}
-
-/// `killed by signal 9 (SIGKILL)` or `exited with status 1`.
-fn describe_exit(status: std::process::ExitStatus) -> String {
-    match (status.code(), status.signal()) {
-        (_, Some(9)) => "was killed by signal 9 (SIGKILL)".into(),
-        (_, Some(sig)) => format!("was killed by signal {sig}"),
-        (Some(code), _) => format!("exited with status {code}"),
-        _ => "ended".into(),
     }
 }
 
@@ -355,6 +320,3 @@ pub fn available_for_tests() -> bool {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

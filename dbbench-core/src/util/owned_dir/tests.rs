@@ -79,6 +79,24 @@ fn the_ender_kills_the_server_and_what_works_in_its_data_and_removes_only_marked
 }
 
 #[test]
+fn a_marker_names_its_server_this_owner_and_the_owned_directories_in_order() {
+    let owned = [PathBuf::from("/work/pg-1"), PathBuf::from("/wal/pg-1-wal")];
+    let text = marker("dbbench managed PostgreSQL cluster pg-1", &owned);
+    assert_eq!(
+        text.lines().next(),
+        Some("dbbench managed PostgreSQL cluster pg-1")
+    );
+    let owner = Owner::parse(&text).expect("an owner");
+    assert_eq!(owner, Owner::this());
+    let read = Stale {
+        dir: owned[0].clone(),
+        owner,
+        text,
+    };
+    assert_eq!(read.listed("owns="), owned);
+}
+
+#[test]
 fn the_directories_of_a_gone_owner_are_stale_and_a_live_ones_not() {
     let base = tempfile::tempdir().unwrap();
     let mut dead = Owner::this();

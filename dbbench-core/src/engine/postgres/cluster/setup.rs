@@ -4,6 +4,7 @@
 
 use super::{reachable, Binaries, Cluster, MARKER, SUPERUSER};
 use crate::model::error::{Error, Result};
+use crate::util::owned_dir;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -51,15 +52,10 @@ impl Cluster {
     }
 
     fn marker_text(&self) -> String {
-        let mut text = format!(
-            "dbbench managed PostgreSQL cluster {}\n{}",
-            self.id,
-            crate::util::owner::Owner::this().lines()
-        );
-        for dir in &self.owned {
-            text.push_str(&format!("owns={}\n", dir.display()));
-        }
-        text
+        owned_dir::marker(
+            &format!("dbbench managed PostgreSQL cluster {}", self.id),
+            &self.owned,
+        )
     }
 
     /// A command that runs as the server's user in the cluster's directory.
