@@ -51,3 +51,22 @@ async fn a_cold_window_is_refused_on_an_existing_server() {
     drop(backend);
     assert_eq!(target.leftovers(&ctx).await, Vec::<String>::new());
 }
+
+/// A server on this machine is found as the workload's, not as a neighbour's: the busy-machine
+/// guard counts its CPU with the run's (`util::local_server`). Found by its pid file (root may
+/// read it), the process checked to be a `mariadbd`.
+#[tokio::test(flavor = "current_thread")]
+async fn an_existing_server_on_this_machine_is_the_workload() {
+    use support::conformance::Target;
+
+    let target = support::conformance::mariadb::Existing::default();
+    let Some(backend) = target.backend().await else {
+        return;
+    };
+    let found = backend
+        .server_on_host()
+        .expect("the server on this machine is found");
+    assert_eq!(found.pid, target.server_pid());
+    assert_eq!(found.name, "mariadbd");
+    assert!(found.found_by.contains("its pid file"), "{found:?}");
+}

@@ -22,6 +22,7 @@ pub mod evidence;
 pub mod external;
 pub mod fixture;
 pub mod instance;
+mod local;
 pub mod options;
 mod owned;
 mod owner;
@@ -71,6 +72,8 @@ enum Target {
     External {
         server: Opts,
         version: String,
+        /// Its process, when it runs on this machine (`local.rs`).
+        server_on_host: Option<crate::model::interference::ServerOnHost>,
     },
 }
 
@@ -136,9 +139,14 @@ impl MariaDbBackend {
             .first()
             .ok_or_else(|| Error::msg("SELECT VERSION() returned no row"))?
             .get(0)?;
+        let server_on_host = local::server_on_host(&server, &mut conn).await;
         let _ = conn.close().await;
         Ok(MariaDbBackend {
-            target: Target::External { server, version },
+            target: Target::External {
+                server,
+                version,
+                server_on_host,
+            },
             swept: false,
         })
     }
@@ -242,6 +250,15 @@ impl EngineBackend for MariaDbBackend {
         &PROFILE
     }
 
+    /// An existing server's process on this machine, if it runs here (a managed instance's is
+    /// dbbench's own).
+    fn server_on_host(&self) -> Option<&crate::model::interference::ServerOnHost> {
+        match &self.target {
+            Target::External { server_on_host, .. } => server_on_host.as_ref(),
+            Target::Managed { .. } => None,
+        }
+    }
+
     /// Version and every precondition the results depend on.
     fn info(&self) -> BackendInfo {
         let mut p = BTreeMap::new();
@@ -267,7 +284,9 @@ impl EngineBackend for MariaDbBackend {
                 );
                 binaries.version.clone()
             }
-            Target::External { server, version } => {
+            Target::External {
+                server, version, ..
+            } => {
                 p.insert(
                     "mode".to_string(),
                     format!(

@@ -120,6 +120,14 @@ impl Existing {
         instance.socket().display().to_string()
     }
 
+    /// The server's process id (it is started on first use).
+    #[allow(dead_code)] // Used by the existing-server test file only.
+    pub fn server_pid(&self) -> u32 {
+        self.socket();
+        let server = self.server.lock().unwrap();
+        server.as_ref().and_then(|i| i.pid()).unwrap()
+    }
+
     /// A connection to the server, in no database.
     async fn admin(&self) -> MariaDbConnection {
         let opts = mariadb::external::opts(&self.socket()).unwrap();
