@@ -15,11 +15,9 @@ use support::silent::*;
 
 use dbbench_core::__internals::mariadb::{self, binaries::Binaries, instance};
 use dbbench_core::__internals::BodyFuture;
-use dbbench_core::__private::{FixtureKind, RunSpec, StorageSpec};
 use dbbench_core::Session;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use support::cell;
 
 /// The body's statement that meets the silence: well under a second of work at this size, so
 /// only the silence makes it outlast the timeout.
@@ -40,34 +38,10 @@ fn silent_body(db: &mut Session) -> BodyFuture<'_> {
     })
 }
 
-fn untimed_body(db: &mut Session) -> BodyFuture<'_> {
-    silent_body(db)
-}
-
-support::benchmark! {
-    static TIMED = silent_body,
-    title: "an existing MariaDB server that stops answering, with a timeout",
-    run: RunSpec {
-        repeat: 1,
-        warmup: 0,
-        fixture: FixtureKind::None,
-        timeout: Some(Duration::from_secs(3)),
-        ..RunSpec::DEFAULT
-    },
-    cells: [cell("only", StorageSpec::DEFAULT)],
-}
-
-support::benchmark! {
-    static UNTIMED = untimed_body,
-    title: "an existing MariaDB server that stops answering, stopped by Ctrl-C",
-    run: RunSpec {
-        repeat: 1,
-        warmup: 0,
-        fixture: FixtureKind::None,
-        ..RunSpec::DEFAULT
-    },
-    cells: [cell("only", StorageSpec::DEFAULT)],
-}
+support::silent::silent_benchmarks!(
+    silent_body,
+    "an existing MariaDB server that stops answering"
+);
 
 /// In a child: the proxy in front of the server's socket (the mode), and `DBBENCH_MARIADB`
 /// naming the proxy, set before anything reads it (the child runs this one test alone). Had
@@ -110,10 +84,6 @@ fn child_sweeps() {
     }
 }
 
-const FAILED: &str = "the server stopped answering: no reply to the cancel request within 5 s \
-                      after the 3 s timeout (statement: INSERT INTO t SELECT a.x + b.x FROM t a, \
-                      t b)";
-
 /// The existing server: an instance this test starts, which dbbench in the child reaches only
 /// through the proxy (and so treats as any existing server).
 struct Server(instance::Instance);
@@ -147,18 +117,6 @@ impl Server {
             .map(str::to_string)
             .collect()
     }
-}
-
-/// The child ran to its end with the cell failed, saying the server stopped answering.
-fn assert_cell_failed(outcome: &Outcome) {
-    assert!(outcome.success, "{}", outcome.text());
-    let status = outcome
-        .line("TEST: cell status: ")
-        .unwrap_or_else(|| panic!("no cell status:\n{}", outcome.text()));
-    assert!(
-        status.contains("Failed(") && status.contains(FAILED),
-        "{status}"
-    );
 }
 
 /// The next run on the same server: its sweep says it drops what the earlier run left, and
@@ -203,8 +161,9 @@ fn existing_server_behind_a_proxy_that_stops_forwarding() {
         &[("DBBENCH_DEADLINE_TEARDOWN", "3s")],
         None,
     );
+    let failure = silent_failure(STATEMENT);
     let failed = timed
-        .at(FAILED)
+        .at(&failure)
         .unwrap_or_else(|| panic!("no failure line:\n{}", timed.text()));
     let to_failure = failed - timed.silent_at();
     eprintln!(
@@ -217,7 +176,7 @@ fn existing_server_behind_a_proxy_that_stops_forwarding() {
         to_failure <= Duration::from_secs(3 + 5 + 10),
         "{to_failure:?}"
     );
-    assert_cell_failed(&timed);
+    assert_cell_failed(&timed, &failure);
     assert!(
         timed
             .text()

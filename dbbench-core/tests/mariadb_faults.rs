@@ -19,11 +19,9 @@ use support::silent::*;
 
 use dbbench_core::__internals::mariadb;
 use dbbench_core::__internals::BodyFuture;
-use dbbench_core::__private::{FixtureKind, RunSpec, StorageSpec};
 use dbbench_core::Session;
 use std::path::Path;
 use std::time::Duration;
-use support::cell;
 
 /// The body's statement that meets the fault: a few seconds of work at this size.
 const STATEMENT: &str = "INSERT INTO t SELECT a.x + b.x FROM t a, t b";
@@ -58,34 +56,7 @@ fn faulty_body(db: &mut Session) -> BodyFuture<'_> {
     })
 }
 
-fn untimed_body(db: &mut Session) -> BodyFuture<'_> {
-    faulty_body(db)
-}
-
-support::benchmark! {
-    static TIMED = faulty_body,
-    title: "a MariaDB server that stops answering or dies, with a timeout",
-    run: RunSpec {
-        repeat: 1,
-        warmup: 0,
-        fixture: FixtureKind::None,
-        timeout: Some(Duration::from_secs(3)),
-        ..RunSpec::DEFAULT
-    },
-    cells: [cell("only", StorageSpec::DEFAULT)],
-}
-
-support::benchmark! {
-    static UNTIMED = untimed_body,
-    title: "a MariaDB server that stops answering, stopped by Ctrl-C",
-    run: RunSpec {
-        repeat: 1,
-        warmup: 0,
-        fixture: FixtureKind::None,
-        ..RunSpec::DEFAULT
-    },
-    cells: [cell("only", StorageSpec::DEFAULT)],
-}
+support::silent::silent_benchmarks!(faulty_body, "a MariaDB server that stops answering or dies");
 
 /// The timed run goes through the runner alone: through the harness, a failed cell would be
 /// checked against a snapshot.
@@ -103,22 +74,6 @@ fn child_untimed() {
         dbbench_core::__private::run_test(&UNTIMED, "only");
     }
 }
-
-/// The child ran to its end with the cell failed, its status containing `says`.
-fn assert_cell_failed(outcome: &Outcome, says: &str) {
-    assert!(outcome.success, "{}", outcome.text());
-    let status = outcome
-        .line("TEST: cell status: ")
-        .unwrap_or_else(|| panic!("no cell status:\n{}", outcome.text()));
-    assert!(
-        status.contains("Failed(") && status.contains(says),
-        "{status}"
-    );
-}
-
-const FAILED: &str = "the server stopped answering: no reply to the cancel request within 5 s \
-                      after the 3 s timeout (statement: INSERT INTO t SELECT a.x + b.x FROM t a, \
-                      t b)";
 
 #[test]
 fn managed_instance_stopped_by_sigstop() {
@@ -138,8 +93,9 @@ fn managed_instance_stopped_by_sigstop() {
         ],
         None,
     );
+    let failure = silent_failure(STATEMENT);
     let failed = timed
-        .at(FAILED)
+        .at(&failure)
         .unwrap_or_else(|| panic!("no failure line:\n{}", timed.text()));
     let to_failure = failed - timed.silent_at();
     eprintln!(
@@ -151,7 +107,7 @@ fn managed_instance_stopped_by_sigstop() {
         to_failure <= Duration::from_secs(3 + 5 + 10),
         "{to_failure:?}"
     );
-    assert_cell_failed(&timed, FAILED);
+    assert_cell_failed(&timed, &failure);
     assert_server_gone(&timed);
 
     // One Ctrl-C, with the default deadlines, ends the run within 30 s.

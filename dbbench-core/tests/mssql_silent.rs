@@ -14,11 +14,12 @@ mod support;
 
 use dbbench_core::__internals::mssql::ConnectSettings;
 use dbbench_core::__internals::BodyFuture;
-use dbbench_core::__private::{FixtureKind, RunSpec, StorageSpec};
 use dbbench_core::{Connection, Session};
 use std::time::Duration;
-use support::cell;
 use support::silent::*;
+
+/// The body's statement that meets the silence.
+const STATEMENT: &str = "INSERT INTO t SELECT x + 1 FROM t";
 
 fn silent_body(db: &mut Session) -> BodyFuture<'_> {
     Box::pin(async move {
@@ -28,39 +29,12 @@ fn silent_body(db: &mut Session) -> BodyFuture<'_> {
             support::proxy::silence();
             eprintln!("{SILENT_LINE}");
         }
-        db.execute("INSERT INTO t SELECT x + 1 FROM t").await?;
+        db.execute(STATEMENT).await?;
         Ok(())
     })
 }
 
-fn untimed_body(db: &mut Session) -> BodyFuture<'_> {
-    silent_body(db)
-}
-
-support::benchmark! {
-    static TIMED = silent_body,
-    title: "a SQL Server that stops answering, with a timeout",
-    run: RunSpec {
-        repeat: 1,
-        warmup: 0,
-        fixture: FixtureKind::None,
-        timeout: Some(Duration::from_secs(3)),
-        ..RunSpec::DEFAULT
-    },
-    cells: [cell("only", StorageSpec::DEFAULT)],
-}
-
-support::benchmark! {
-    static UNTIMED = untimed_body,
-    title: "a SQL Server that stops answering, stopped by Ctrl-C",
-    run: RunSpec {
-        repeat: 1,
-        warmup: 0,
-        fixture: FixtureKind::None,
-        ..RunSpec::DEFAULT
-    },
-    cells: [cell("only", StorageSpec::DEFAULT)],
-}
+support::silent::silent_benchmarks!(silent_body, "a SQL Server that stops answering");
 
 /// `(host, port)` of an ADO connection string's `server=tcp:host,port`.
 fn server_of(ado: &str) -> (String, u16) {
@@ -228,9 +202,6 @@ fn next_run_sweeps(ado: &str, dir: &std::path::Path, earlier: &Outcome) {
     assert_eq!(databases_of(ado, &pids), Vec::<String>::new());
 }
 
-const FAILED: &str = "the server stopped answering: no reply to the cancel request within 5 s \
-                      after the 3 s timeout (statement: INSERT INTO t SELECT x + 1 FROM t)";
-
 #[test]
 fn sql_server_behind_a_proxy_that_stops_forwarding() {
     if std::env::var_os(CHILD).is_some() {
@@ -250,8 +221,9 @@ fn sql_server_behind_a_proxy_that_stops_forwarding() {
         &[("DBBENCH_DEADLINE_TEARDOWN", "3s")],
         None,
     );
+    let failure = silent_failure(STATEMENT);
     let failed = timed
-        .at(FAILED)
+        .at(&failure)
         .unwrap_or_else(|| panic!("no failure line:\n{}", timed.text()));
     let to_failure = failed - timed.silent_at();
     eprintln!(
@@ -264,12 +236,7 @@ fn sql_server_behind_a_proxy_that_stops_forwarding() {
         to_failure <= Duration::from_secs(3 + 5 + 10),
         "{to_failure:?}"
     );
-    assert!(timed.success, "{}", timed.text());
-    let status = timed.line("TEST: cell status: ").unwrap();
-    assert!(
-        status.contains("Failed(") && status.contains(FAILED),
-        "{status}"
-    );
+    assert_cell_failed(&timed, &failure);
     assert!(
         timed
             .text()

@@ -17,11 +17,9 @@ use support::silent::*;
 
 use dbbench_core::__internals::postgres::cluster::{self, Binaries, Cluster, ClusterSpec};
 use dbbench_core::__internals::BodyFuture;
-use dbbench_core::__private::{FixtureKind, RunSpec, StorageSpec};
 use dbbench_core::Session;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use support::cell;
 
 /// The body's statement that meets the silence.
 const STATEMENT: &str = "INSERT INTO t SELECT x + 1 FROM t";
@@ -57,34 +55,7 @@ fn silent_body(db: &mut Session) -> BodyFuture<'_> {
     })
 }
 
-fn untimed_body(db: &mut Session) -> BodyFuture<'_> {
-    silent_body(db)
-}
-
-support::benchmark! {
-    static TIMED = silent_body,
-    title: "a server that stops answering, with a timeout",
-    run: RunSpec {
-        repeat: 1,
-        warmup: 0,
-        fixture: FixtureKind::None,
-        timeout: Some(Duration::from_secs(3)),
-        ..RunSpec::DEFAULT
-    },
-    cells: [cell("only", StorageSpec::DEFAULT)],
-}
-
-support::benchmark! {
-    static UNTIMED = untimed_body,
-    title: "a server that stops answering, stopped by Ctrl-C",
-    run: RunSpec {
-        repeat: 1,
-        warmup: 0,
-        fixture: FixtureKind::None,
-        ..RunSpec::DEFAULT
-    },
-    cells: [cell("only", StorageSpec::DEFAULT)],
-}
+support::silent::silent_benchmarks!(silent_body, "a server that stops answering");
 
 /// In a child of the remote mode: the proxy in front of the upstream socket, and
 /// `DBBENCH_POSTGRES` naming the proxy (set before anything reads it; the child runs this one
@@ -129,21 +100,6 @@ fn child_sweeps() {
     }
 }
 
-/// The child ran to its end with the cell failed, saying the server stopped answering.
-fn assert_cell_failed(outcome: &Outcome) {
-    assert!(outcome.success, "{}", outcome.text());
-    let status = outcome
-        .line("TEST: cell status: ")
-        .unwrap_or_else(|| panic!("no cell status:\n{}", outcome.text()));
-    assert!(
-        status.contains("Failed(") && status.contains(FAILED),
-        "{status}"
-    );
-}
-
-const FAILED: &str = "the server stopped answering: no reply to the cancel request within 5 s \
-                      after the 3 s timeout (statement: INSERT INTO t SELECT x + 1 FROM t)";
-
 #[test]
 fn managed_cluster_stopped_by_sigstop() {
     if std::env::var_os(CHILD).is_some() || !cluster::available_for_tests() {
@@ -162,8 +118,9 @@ fn managed_cluster_stopped_by_sigstop() {
         ],
         None,
     );
+    let failure = silent_failure(STATEMENT);
     let failed = timed
-        .at(FAILED)
+        .at(&failure)
         .unwrap_or_else(|| panic!("no failure line:\n{}", timed.text()));
     let to_failure = failed - timed.silent_at();
     eprintln!(
@@ -175,7 +132,7 @@ fn managed_cluster_stopped_by_sigstop() {
         to_failure <= Duration::from_secs(3 + 5 + 10),
         "{to_failure:?}"
     );
-    assert_cell_failed(&timed);
+    assert_cell_failed(&timed, &failure);
     assert_server_gone(&timed);
 
     // One Ctrl-C, with the default deadlines, ends the run within 30 s.
@@ -315,8 +272,9 @@ fn existing_server_behind_a_proxy_that_stops_forwarding() {
         &[("DBBENCH_DEADLINE_TEARDOWN", "3s")],
         None,
     );
+    let failure = silent_failure(STATEMENT);
     let failed = timed
-        .at(FAILED)
+        .at(&failure)
         .unwrap_or_else(|| panic!("no failure line:\n{}", timed.text()));
     let to_failure = failed - timed.silent_at();
     eprintln!(
@@ -329,7 +287,7 @@ fn existing_server_behind_a_proxy_that_stops_forwarding() {
         to_failure <= Duration::from_secs(3 + 5 + 10),
         "{to_failure:?}"
     );
-    assert_cell_failed(&timed);
+    assert_cell_failed(&timed, &failure);
     assert!(
         timed
             .text()

@@ -3,9 +3,84 @@
 //! body makes its server silent and prints [`SILENT_LINE`]; the parent times every line the
 //! child prints, sends one SIGINT when asked, and reads the results store it left.
 
+use dbbench_core::__private::{FixtureKind, RunSpec};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// The timed child's run: one repetition, no warm-up, no fixture, `timeout = "3s"`.
+pub const TIMED_RUN: RunSpec = RunSpec {
+    repeat: 1,
+    warmup: 0,
+    fixture: FixtureKind::None,
+    timeout: Some(Duration::from_secs(3)),
+    ..RunSpec::DEFAULT
+};
+
+/// The child that Ctrl-C ends: as [`TIMED_RUN`], without a timeout.
+pub const UNTIMED_RUN: RunSpec = RunSpec {
+    timeout: None,
+    ..TIMED_RUN
+};
+
+/// The two benchmarks of a silent-server test file around its body `$body`, named after the
+/// server `$server` ("a SQL Server"): `TIMED` ([`TIMED_RUN`]) and `UNTIMED` ([`UNTIMED_RUN`],
+/// whose body, `untimed_body`, is `$body` under another name: a benchmark is named after its
+/// body's function, and so are its databases).
+#[allow(unused_macros)] // Used by the silent-server test files only.
+macro_rules! silent_benchmarks {
+    ($body:ident, $server:literal) => {
+        fn untimed_body(
+            db: &mut ::dbbench_core::Session,
+        ) -> ::dbbench_core::__internals::BodyFuture<'_> {
+            $body(db)
+        }
+
+        crate::support::benchmark! {
+            static TIMED = $body,
+            title: concat!($server, ", with a timeout"),
+            run: crate::support::silent::TIMED_RUN,
+            cells: [crate::support::cell(
+                "only",
+                ::dbbench_core::__private::StorageSpec::DEFAULT
+            )],
+        }
+
+        crate::support::benchmark! {
+            static UNTIMED = untimed_body,
+            title: concat!($server, ", stopped by Ctrl-C"),
+            run: crate::support::silent::UNTIMED_RUN,
+            cells: [crate::support::cell(
+                "only",
+                ::dbbench_core::__private::StorageSpec::DEFAULT
+            )],
+        }
+    };
+}
+// A path, `support::silent::silent_benchmarks!`; unused in the files without a silent server.
+#[allow(unused_imports)]
+pub(crate) use silent_benchmarks;
+
+/// How a timed child's cell fails when its server falls silent under `statement`: the timeout of
+/// [`TIMED_RUN`], then no reply to the cancel within its default grace.
+pub fn silent_failure(statement: &str) -> String {
+    format!(
+        "the server stopped answering: no reply to the cancel request within 5 s after the 3 s \
+         timeout (statement: {statement})"
+    )
+}
+
+/// The child ran to its end with the cell failed, its status containing `says`.
+pub fn assert_cell_failed(outcome: &Outcome, says: &str) {
+    assert!(outcome.success, "{}", outcome.text());
+    let status = outcome
+        .line("TEST: cell status: ")
+        .unwrap_or_else(|| panic!("no cell status:\n{}", outcome.text()));
+    assert!(
+        status.contains("Failed(") && status.contains(says),
+        "{status}"
+    );
+}
 
 /// Set in a child: its mode (what the test file makes of it: `managed`, an upstream).
 pub const CHILD: &str = "DBBENCH_SILENT_CHILD";

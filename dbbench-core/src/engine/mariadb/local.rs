@@ -65,7 +65,9 @@ async fn pid_file(conn: &mut MariaDbConnection) -> Option<(String, u32)> {
 }
 
 /// The process that accepts connections on `socket`, from the kernel's credentials of a
-/// connection made to it (closed again before any login).
+/// connection made to it (closed again before any login: the server logs it as an "Aborted
+/// connection … closed normally without authentication" warning, which is why the pid file is
+/// asked first).
 fn peer_pid(socket: &Path) -> Option<u32> {
     use std::os::fd::AsRawFd;
     let stream = std::os::unix::net::UnixStream::connect(socket).ok()?;
