@@ -259,3 +259,4 @@ fn a_real_difference_is_found_and_its_interval_covers_it() {
 
 mod drift;
 mod forks;
+mod remeasure;

@@ -110,6 +110,38 @@ pub(crate) fn judge(
     (judged, note)
 }
 
+/// "measured again: 3 windows the busy-machine guard found disturbed (test_2 1, test_3 2;
+/// other processes used up to 0.61 cores), each in its place in its fork; the intervals leave
+/// them out": `None` when no window was set aside.
+pub(crate) fn remeasured_note(result: &crate::model::results::BenchmarkResult) -> Option<String> {
+    let mut busiest = crate::model::interference::Busiest::default();
+    let mut per_cell = Vec::new();
+    let mut total = 0;
+    for cell in &result.cells {
+        let aside: Vec<_> = cell.set_aside().collect();
+        for run in &aside {
+            if let Some(i) = &run.interference {
+                busiest.note(i);
+            }
+        }
+        if !aside.is_empty() {
+            per_cell.push(format!("{} {}", cell.name, aside.len()));
+            total += aside.len();
+        }
+    }
+    (total > 0).then(|| {
+        format!(
+            "measured again: {total} window{} the busy-machine guard found disturbed ({}; {}), \
+             each in its place in its fork (at most {} more per repetition); the intervals \
+             leave them out",
+            if total == 1 { "" } else { "s" },
+            per_cell.join(", "),
+            busiest.describe(),
+            crate::run::schedule::MAX_REMEASURES
+        )
+    })
+}
+
 /// What the busiest disturbed run of the two cells saw, for the note.
 fn busiest(
     cell: &crate::model::results::CellResult,
@@ -185,6 +217,7 @@ impl BenchmarkTable {
                 }
             })
             .collect::<Vec<CellRow>>();
+        notes.extend(remeasured_note(result));
         let shown: Vec<(&str, &Ratio)> = rows
             .iter()
             .filter_map(|r| Some((r.name.as_str(), r.ratio.as_ref()?)))

@@ -96,6 +96,12 @@ pub fn repetition_line(benchmark: &str, cell: &str, run: &RunResult, repetitions
     }
     if let Some(seen) = run.interference.as_ref().filter(|i| i.disturbed()) {
         line.push_str(&format!(" · disturbed: {}", seen.disturbed_by.join("; ")));
+        if !run.warmup {
+            line.push_str(match run.set_aside {
+                Some(_) => " · set aside, measured again",
+                None => " · kept: measured again as often as allowed",
+            });
+        }
     }
     line
 }

@@ -314,6 +314,7 @@ fn run(
         let mut differing: Vec<String> = Vec::new();
         let mut busy = crate::model::interference::Busy::default();
         let mut busiest = crate::model::interference::Busiest::default();
+        let mut remeasured = 0;
         println!(
             "dbbench: {} benchmark(s) on the {} backend at scale {}; results in {}",
             benchmarks.len(),
@@ -340,19 +341,31 @@ fn run(
                     busiest.note(i);
                 }
             }
+            remeasured += result
+                .cells
+                .iter()
+                .map(|c| c.set_aside().count())
+                .sum::<usize>();
             all_ok &= !result
                 .cells
                 .iter()
                 .any(|c| matches!(c.status, CellStatus::Failed(_)));
         }
+        if remeasured > 0 {
+            println!(
+                "dbbench: {remeasured} window(s) the busy-machine guard found disturbed were set \
+                 aside and measured again in their place (each table says which)"
+            );
+        }
         if busy.any() {
             // One line, not a page of timing differences: the neighbours' work is not ours.
             println!(
-                "warning: the machine was busy during {} of {} measured repetitions ({}): their \
-                 verdicts and timing checks say inconclusive; rerun on a quiet machine to judge \
-                 timings",
+                "warning: the machine stayed busy during {} of {} measured repetitions, each \
+                 measured {} times ({}): their verdicts and timing checks say inconclusive; \
+                 rerun on a quieter machine to judge timings",
                 busy.disturbed,
                 busy.runs,
+                1 + crate::run::schedule::MAX_REMEASURES,
                 busiest.describe()
             );
         }

@@ -333,9 +333,18 @@ pub struct CellResult {
 }
 
 impl CellResult {
-    /// The measured (non-warm-up) runs.
+    /// The measured (non-warm-up) runs that count: a window set aside for being measured again
+    /// ([`RunResult::set_aside`]) is kept in `runs` but is not one of them.
     pub fn measured(&self) -> impl Iterator<Item = &RunResult> {
-        self.runs.iter().filter(|r| !r.warmup)
+        self.runs
+            .iter()
+            .filter(|r| !r.warmup && r.set_aside.is_none())
+    }
+
+    /// The windows set aside because the busy-machine guard found them disturbed and their
+    /// repetition was measured again in its place.
+    pub fn set_aside(&self) -> impl Iterator<Item = &RunResult> {
+        self.runs.iter().filter(|r| r.set_aside.is_some())
     }
 }
 
@@ -396,6 +405,12 @@ pub struct RunResult {
     /// wait before it, the page cache (absent in files written before the field existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<super::start::WindowStart>,
+    /// Why this window does not count: the guard found it disturbed and its repetition was
+    /// measured again in its place, in the same fork (`measured again: other processes used
+    /// 0.48 cores (threshold 0.25)`). Kept for the record, left out of every statistic; absent
+    /// for a window that counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_aside: Option<String>,
 }
 
 impl BenchmarkResult {

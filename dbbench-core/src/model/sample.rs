@@ -204,6 +204,7 @@ fn run(plan: &CellPlan<'_>, index: u32, elapsed: f64, warmup: bool, seq: &mut u3
         facts: BTreeMap::new(),
         settings: BTreeMap::new(),
         start: None,
+        set_aside: None,
         interference: Some(crate::model::interference::Interference {
             window_s: elapsed,
             other_cpu_cores: Some(0.03),

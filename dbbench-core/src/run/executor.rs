@@ -104,12 +104,16 @@ impl Executor<'_> {
                     forks,
                     target,
                     widths,
+                    outlook,
                 } => {
                     // No cell ran to have an interval (all skipped): nothing to say.
                     if !widths.is_empty() {
                         let line =
                             widths_line(&self.bench.test_path(), rounds, forks, &target, &widths);
                         crate::util::console::say(&line);
+                    }
+                    if let Some(outlook) = outlook {
+                        crate::util::console::say(&outlook.line(&self.bench.test_path()));
                     }
                     continue;
                 }
@@ -128,11 +132,19 @@ impl Executor<'_> {
                 remaining: schedule.remaining(results),
             });
             let begun = Instant::now();
-            if let Some(signal) = self.run(slot, sequence, results).await? {
-                return Ok(Some(signal));
+            let ran = self.run(slot, sequence, results, schedule).await?;
+            sequence += 1;
+            match ran {
+                Ran::Interrupted(signal) => return Ok(Some(signal)),
+                // Its replacement is next in the queue; the budget counts the time all the same
+                // (it is wall time), the costs of the design only the window that counts.
+                Ran::SetAside => {
+                    progress::repetition_finished();
+                    continue;
+                }
+                Ran::Kept => {}
             }
             schedule.took(&slot, begun.elapsed().as_secs_f64());
-            sequence += 1;
             if schedule.complete(&results[slot.cell]) {
                 let name = self.cells[slot.cell].name;
                 self.recorder.cell_finished(name, &CellStatus::Ok)?;
@@ -149,7 +161,8 @@ impl Executor<'_> {
         slot: Slot,
         sequence: u32,
         results: &mut [CellResult],
-    ) -> Result<Option<&'static str>> {
+        schedule: &mut Schedule,
+    ) -> Result<Ran> {
         let cell = self.cells[slot.cell];
         let repetition = Repetition {
             bench: self.bench,
@@ -174,17 +187,38 @@ impl Executor<'_> {
                 run.warmup = slot.warmup;
                 run.fork = Some(slot.fork);
                 run.position = Some(slot.position);
+                let disturbed = run.interference.as_ref().filter(|i| i.disturbed());
+                if let Some(seen) = disturbed.filter(|_| schedule.remeasure(&slot)) {
+                    run.set_aside =
+                        Some(format!("measured again: {}", seen.disturbed_by.join("; ")));
+                }
+                let ran = if run.set_aside.is_some() {
+                    Ran::SetAside
+                } else {
+                    Ran::Kept
+                };
                 self.recorder.repetition_finished(cell.name, &run, window)?;
                 result.runs.push(run);
+                Ok(ran)
             }
-            Err(Error::Interrupted { signal, .. }) => return Ok(Some(signal)),
+            Err(Error::Interrupted { signal, .. }) => Ok(Ran::Interrupted(signal)),
             Err(e) => {
                 result.status = CellStatus::Failed(e.to_string());
                 self.recorder.cell_finished(cell.name, &result.status)?;
+                Ok(Ran::Kept)
             }
         }
-        Ok(None)
     }
+}
+
+/// What became of one repetition the executor ran.
+enum Ran {
+    /// Recorded (or the cell's failure recorded): the schedule goes on.
+    Kept,
+    /// Recorded and set aside: its window was disturbed and it runs again next.
+    SetAside,
+    /// A signal stopped it: nothing recorded.
+    Interrupted(&'static str),
 }
 
 /// "vlf::doubling: after fork 4 (8 rounds), intervals test_2 ±7.2%, … (target ±5%)".
@@ -210,6 +244,11 @@ fn widths_line(
     )
 }
 
+/// The repetitions of `cell` that count (warm-ups included, set-aside windows not).
+fn counted(cell: &CellResult) -> usize {
+    cell.runs.iter().filter(|r| r.set_aside.is_none()).count()
+}
+
 /// What an interrupted run kept: "kept 2 of 4 repetitions of `a`, 1 of 4 repetitions of `b`"
 /// (or "kept 5 repetitions of `a`" where a precision target leaves the count open).
 fn kept(results: &[CellResult], per_cell: Option<u32>) -> String {
@@ -217,8 +256,8 @@ fn kept(results: &[CellResult], per_cell: Option<u32>) -> String {
         .iter()
         .filter(|c| c.status == CellStatus::Ok)
         .map(|c| match per_cell {
-            Some(n) => format!("{} of {n} repetitions of `{}`", c.runs.len(), c.name),
-            None => format!("{} repetitions of `{}`", c.runs.len(), c.name),
+            Some(n) => format!("{} of {n} repetitions of `{}`", counted(c), c.name),
+            None => format!("{} repetitions of `{}`", counted(c), c.name),
         })
         .collect();
     if counts.is_empty() {

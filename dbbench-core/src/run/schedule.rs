@@ -21,6 +21,7 @@
 use crate::model::config::{Order, Precision};
 use crate::model::results::{CellResult, CellStatus, Design, StopReason};
 use crate::run::cost::Costs;
+use crate::run::outlook::Outlook;
 use crate::run::target::{decide, Decision, Judge};
 use crate::run::williams::williams;
 use std::collections::VecDeque;
@@ -37,6 +38,16 @@ pub const PILOT_FORK_ROUNDS: u32 = 2;
 /// The most rounds a fork gets from the allocation: beyond four, a fork's setup is cheap against
 /// its rounds and more forks buy more than more rounds would.
 pub const MAX_FORK_ROUNDS: u32 = 4;
+
+/// The most times a repetition is measured again after the busy-machine guard found its window
+/// disturbed: four, five windows in all. A neighbour's bursts (a shell command, an IDE's indexer,
+/// a periodic job) disturb windows independently; where they disturb a fifth of all windows, five
+/// in a row happen to one repetition in 0.03% of cases, so a suite of 80 repetitions is voided in
+/// about 2.5% of runs rather than in nearly every one (with two, 47%); on average a repetition
+/// costs a quarter of a window more. A neighbour that stays, or wakes whenever one cell runs, is
+/// not waited out: the fifth disturbed window is kept and makes the verdict "inconclusive: the
+/// machine was busy". The budget counts every window (`analysis::simulation::remeasure`).
+pub const MAX_REMEASURES: u32 = 4;
 
 /// One repetition to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +84,8 @@ pub enum Step {
         target: Precision,
         /// Each compared cell's interval half-width, as [`Judge::widths`] gave them.
         widths: Vec<(String, Option<f64>)>,
+        /// After the pilot (once): what the target can still reach, and at what cost.
+        outlook: Option<Outlook>,
     },
     /// Nothing more runs; [`Schedule::reason`] says why.
     Done,
@@ -94,6 +107,8 @@ pub struct Schedule {
     costs: Costs,
     design: Option<Design>,
     planned: usize,
+    /// How often each `(cell, repetition)` was measured again.
+    remeasured: std::collections::BTreeMap<(usize, u32), u32>,
     stop: Option<StopReason>,
     done: bool,
 }
@@ -127,13 +142,19 @@ impl Schedule {
             costs: Costs::default(),
             design: None,
             planned: 0,
+            remeasured: Default::default(),
             stop: None,
             done: false,
         };
         let order = schedule.order(0..rounds);
         schedule.queue = order
             .into_iter()
-            .filter(|s| !results[s.cell].runs.iter().any(|r| r.index == s.repetition))
+            .filter(|s| {
+                !results[s.cell]
+                    .runs
+                    .iter()
+                    .any(|r| r.index == s.repetition && r.set_aside.is_none())
+            })
             .collect();
         // The progress line's total: what is queued, and the forks a target may still add (of
         // the pilot's rounds: the allocation may make them longer).
@@ -235,6 +256,28 @@ impl Schedule {
         }
     }
 
+    /// `slot`'s window was disturbed: its repetition runs again next, in its place (the same
+    /// fork, the same position in its round, so pairing and the balanced order hold), unless it
+    /// was measured again [`MAX_REMEASURES`] times already. Returns whether it runs again; the
+    /// executor then sets the disturbed window aside. A warm-up is never measured again (it
+    /// counts for nothing).
+    pub fn remeasure(&mut self, slot: &Slot) -> bool {
+        if slot.warmup {
+            return false;
+        }
+        let times = self
+            .remeasured
+            .entry((slot.cell, slot.repetition))
+            .or_default();
+        if *times >= MAX_REMEASURES {
+            return false;
+        }
+        *times += 1;
+        self.queue.push_front(*slot);
+        self.planned += 1;
+        true
+    }
+
     /// What starting a fork took, in seconds.
     pub fn took_fork(&mut self, seconds: f64) {
         self.costs.fork(seconds);
@@ -249,11 +292,23 @@ impl Schedule {
         };
         let pilot = self.rules.rounds as usize;
         let widths = judge.widths(results, &self.baseline, self.paired(), pilot);
-        if self.design.is_none() {
-            self.design = Some(self.allocate(results, judge, &widths));
-        }
         let rounds = self.round_fork.len() as u32;
         let forks = self.forks();
+        let mut outlook = None;
+        if self.design.is_none() {
+            self.design = Some(self.allocate(results, judge, &widths));
+            let fork_s = self.costs.fork_s(self.fork_rounds, elapsed, forks);
+            outlook = crate::run::target::widest(&widths)
+                .filter(|w| w.1.is_finite())
+                .map(|(cell, width)| Outlook {
+                    cell,
+                    width,
+                    forks,
+                    elapsed_s: elapsed.as_secs_f64(),
+                    fork_s,
+                    target,
+                });
+        }
         let next_fork_s = self.costs.fork_s(self.fork_rounds, elapsed, forks);
         match decide(&target, forks, elapsed, &widths, next_fork_s) {
             Decision::Continue => {
@@ -280,6 +335,7 @@ impl Schedule {
             forks,
             target,
             widths,
+            outlook,
         }
     }
 

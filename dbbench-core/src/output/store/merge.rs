@@ -176,10 +176,13 @@ fn copy_runs(
         }
         for (old_cell, new_cell) in ids {
             let mut reps = source.prepare(
+                // Whether a window was set aside is read from the run itself, which every
+                // version of the store holds.
                 "SELECT repetition, sequence, warmup, window_start_unix_ns, window_end_unix_ns, \
-                 run, elapsed_s FROM repetitions WHERE cell_run_id = ?1 ORDER BY id",
+                 run, elapsed_s, json_extract(run, '$.set_aside') IS NOT NULL \
+                 FROM repetitions WHERE cell_run_id = ?1 ORDER BY id",
             )?;
-            type Rep = (i64, i64, bool, i64, i64, String, Option<f64>);
+            type Rep = (i64, i64, bool, i64, i64, String, Option<f64>, bool);
             let rows: Vec<Rep> = reps
                 .query_map([old_cell], |r| {
                     Ok((
@@ -190,15 +193,18 @@ fn copy_runs(
                         r.get(4)?,
                         r.get(5)?,
                         r.get(6)?,
+                        r.get(7)?,
                     ))
                 })?
                 .collect::<rusqlite::Result<_>>()?;
-            for (repetition, sequence, warmup, start, end, run, elapsed) in rows {
+            for (repetition, sequence, warmup, start, end, run, elapsed, aside) in rows {
                 target.execute(
                     "INSERT INTO repetitions (cell_run_id, repetition, sequence, warmup, \
-                     window_start_unix_ns, window_end_unix_ns, run, elapsed_s) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    params![new_cell, repetition, sequence, warmup, start, end, run, elapsed],
+                     window_start_unix_ns, window_end_unix_ns, run, elapsed_s, set_aside) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    params![
+                        new_cell, repetition, sequence, warmup, start, end, run, elapsed, aside
+                    ],
                 )?;
                 repetitions += 1;
             }

@@ -192,8 +192,8 @@ impl Recorder for StoreRecorder<'_> {
             .conn
             .execute(
                 "INSERT INTO repetitions (cell_run_id, repetition, sequence, warmup, \
-                 window_start_unix_ns, window_end_unix_ns, run, elapsed_s) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                 window_start_unix_ns, window_end_unix_ns, run, elapsed_s, set_aside) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     cell_run,
                     run.index,
@@ -202,7 +202,8 @@ impl Recorder for StoreRecorder<'_> {
                     window.start_unix_ns as i64,
                     window.end_unix_ns as i64,
                     serde_json::to_string(run)?,
-                    run.elapsed_s
+                    run.elapsed_s,
+                    run.set_aside.is_some()
                 ],
             )
             .map_err(|e| self.store.fail(e))?;

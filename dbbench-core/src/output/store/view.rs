@@ -238,7 +238,7 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT elapsed_s FROM repetitions \
-                 WHERE cell_run_id = ?1 AND NOT warmup ORDER BY id",
+                 WHERE cell_run_id = ?1 AND NOT warmup AND NOT set_aside ORDER BY id",
             )
             .map_err(|e| self.fail(e))?;
         let elapsed = stmt

@@ -67,8 +67,8 @@ impl Rules {
     /// Under a target no cell is complete before the schedule is done.
     pub fn complete(&self, cell: &CellResult) -> bool {
         cell.status == CellStatus::Ok
-            && self
-                .per_cell()
-                .is_some_and(|n| cell.runs.len() == n as usize)
+            && self.per_cell().is_some_and(|n| {
+                cell.runs.iter().filter(|r| r.set_aside.is_none()).count() == n as usize
+            })
     }
 }

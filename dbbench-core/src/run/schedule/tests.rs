@@ -458,3 +458,78 @@ fn a_backend_s_own_run_options_apply_there_only() {
     let judged = drive(&mut schedule, &mut results, &judge, SECOND, &[]);
     assert_eq!(judged.reason, StopReason::RoundLimit);
 }
+
+#[test]
+fn a_disturbed_repetition_runs_again_in_its_place_up_to_the_bound() {
+    let mut results = cells(2);
+    let mut schedule = Schedule::new(fixed(Order::Interleaved, 1, 2), "c0", &results);
+    let judge = NoJudge;
+    // The warm-up round: a disturbed warm-up is never measured again.
+    for _ in 0..2 {
+        let Step::Run(slot) = next_run(&mut schedule, &results, &judge) else {
+            panic!("a run")
+        };
+        assert!(slot.warmup);
+        assert!(!schedule.remeasure(&slot));
+        push(&mut results, &slot, None);
+    }
+    // Round 0, c0 first: disturbed every time, it runs again in its place MAX_REMEASURES times,
+    // then its window is kept.
+    let Step::Run(first) = next_run(&mut schedule, &results, &judge) else {
+        panic!("a run")
+    };
+    assert_eq!((first.cell, first.repetition), (0, 1));
+    for _ in 0..MAX_REMEASURES {
+        assert!(schedule.remeasure(&first));
+        push(&mut results, &first, Some("measured again"));
+        let Step::Run(again) = next_run(&mut schedule, &results, &judge) else {
+            panic!("a run")
+        };
+        assert_eq!(again, first, "the same fork, position and repetition");
+    }
+    assert!(!schedule.remeasure(&first), "the bound holds");
+    push(&mut results, &first, None);
+    assert_eq!(schedule.planned(), 6 + MAX_REMEASURES as usize);
+    // The rest runs as planned, and the cells pair.
+    let driven = drive(&mut schedule, &mut results, &judge, SECOND, &[]);
+    assert_eq!(driven.ran, [(1, 1), (1, 2), (0, 2)]);
+    assert!(results.iter().all(|c| schedule.complete(c)));
+    assert_eq!(results[0].set_aside().count(), MAX_REMEASURES as usize);
+    assert_eq!(measured_rounds(&results), 2);
+}
+
+#[test]
+fn a_resume_runs_again_a_repetition_whose_only_window_was_set_aside() {
+    let mut results = cells(2);
+    kept(&mut results[0], 0..2, 0);
+    kept(&mut results[1], 0..2, 0);
+    results[1].runs[1].set_aside = Some("measured again".into());
+    let mut schedule = Schedule::new(fixed(Order::Interleaved, 0, 2), "c0", &results);
+    assert!(schedule.complete(&results[0]));
+    assert!(
+        !schedule.complete(&results[1]),
+        "a set-aside window does not count"
+    );
+    let driven = drive(&mut schedule, &mut results, &NoJudge, SECOND, &[]);
+    assert_eq!(driven.ran, [(1, 1)]);
+}
+
+fn next_run(schedule: &mut Schedule, results: &[CellResult], judge: &dyn Judge) -> Step {
+    loop {
+        match schedule.next(results, Duration::ZERO, judge) {
+            Step::Fork(_) => schedule.took_fork(0.0),
+            step => return step,
+        }
+    }
+}
+
+fn push(results: &mut [CellResult], slot: &Slot, set_aside: Option<&str>) {
+    results[slot.cell].runs.push(RunResult {
+        index: slot.repetition,
+        warmup: slot.warmup,
+        fork: Some(slot.fork),
+        position: Some(slot.position),
+        set_aside: set_aside.map(str::to_string),
+        ..RunResult::default()
+    });
+}
