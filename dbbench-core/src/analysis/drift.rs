@@ -78,11 +78,22 @@ pub(crate) fn pooled_assuming(
 }
 
 /// The line under a table that says what its intervals stand on beyond this run's forks: the
-/// runs pooled and each ratio's drift, or how many more runs pooling takes. `None` for a run
-/// whose store holds no earlier run of the same experiment.
+/// runs pooled and each ratio's drift, or, where there are none or too few, what this run's
+/// intervals cover and how many more runs pooling takes. `None` for a table with no interval.
 pub fn line(earlier: &[EarlierRun], ratios: &[(&str, &Ratio)]) -> Option<String> {
-    if earlier.is_empty() {
+    if !ratios.iter().any(|(_, r)| r.ci.is_some()) {
         return None;
+    }
+    if earlier.is_empty() {
+        // A first run's interval is honest about this run only: the machine drifts over hours
+        // by an amount no single run can see (docs/statistics.md, "Where the variance lives").
+        return Some(format!(
+            "intervals: this run's alone; they cover this run, on this machine, at this time, \
+             not what a run hours later would read: the machine drifts by an amount one run \
+             cannot measure. Run again in a few hours with the same work dir: from \
+             {MIN_EARLIER_RUNS} earlier runs of this experiment on this host the ratios are \
+             pooled over the runs, covering that drift"
+        ));
     }
     let pooled: Vec<String> = ratios
         .iter()
@@ -94,9 +105,9 @@ pub fn line(earlier: &[EarlierRun], ratios: &[(&str, &Ratio)]) -> Option<String>
     let n = earlier.len();
     if pooled.is_empty() {
         return Some(format!(
-            "intervals: this run's forks only; with {MIN_EARLIER_RUNS} earlier runs of this \
-             experiment on this host ({n} so far) the ratios are pooled over the runs, covering \
-             the drift between them"
+            "intervals: this run's forks only, covering this run's time; with {MIN_EARLIER_RUNS} \
+             earlier runs of this experiment on this host ({n} so far) the ratios are pooled \
+             over the runs, covering the drift between them"
         ));
     }
     Some(format!(
@@ -109,6 +120,31 @@ pub fn line(earlier: &[EarlierRun], ratios: &[(&str, &Ratio)]) -> Option<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_first_run_says_its_intervals_cover_its_own_time_only() {
+        let r = Ratio::judged_interval(
+            0.9,
+            Some(crate::analysis::stats::Interval {
+                low: 0.85,
+                high: 0.95,
+            }),
+            Method::Forks,
+            crate::analysis::ratio::Margin::DEFAULT,
+        );
+        let line = line(&[], &[("test_3", &r)]).expect("a line for a first run");
+        assert!(
+            line.contains("this run, on this machine, at this time"),
+            "{line}"
+        );
+        assert!(line.contains("Run again in a few hours"), "{line}");
+        let none = Ratio::judged_interval(0.9, None, Method::Forks, r.margin);
+        assert_eq!(
+            super::line(&[], &[("test_3", &none)]),
+            None,
+            "no interval, no line"
+        );
+    }
     use crate::analysis::ratio::{Margin, Verdict};
     use crate::analysis::stats::{t_quantile, Interval};
     use crate::model::earlier::EarlierRatio;

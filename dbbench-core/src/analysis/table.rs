@@ -272,9 +272,33 @@ impl BenchmarkTable {
         format!(
             "ratio to {b}, below 1 is faster; interval: {how}; faster/slower: the interval \
              excludes 1; equivalent: it lies within {m}; inconclusive: it contains 1 and is \
-             wider than {m}",
+             wider than {m}{many}",
             b = self.baseline,
-            m = margin.describe()
+            m = margin.describe(),
+            many = self.multiplicity()
+        )
+    }
+
+    /// "; 5 comparisons: where nothing changed each says faster or slower in 5% of runs, one or
+    /// more of them in up to 23%" (none for a single comparison). Uncorrected: each row answers
+    /// its own question; the reader who scans them all is told the chance of a false alarm among
+    /// them (`1 − 0.95^k`, independent rows: rows that share a baseline are correlated, which
+    /// lowers it).
+    fn multiplicity(&self) -> String {
+        let k = self
+            .rows
+            .iter()
+            .filter_map(|r| r.ratio.as_ref())
+            .filter(|r| r.verdict != Verdict::Baseline && r.ci.is_some())
+            .count();
+        if k < 2 {
+            return String::new();
+        }
+        let any = 1.0 - 0.95f64.powi(k as i32);
+        format!(
+            "; {k} comparisons: where nothing changed each says faster or slower in 5% of runs, \
+             one or more of them in up to {:.0}%",
+            any * 100.0
         )
     }
 }
