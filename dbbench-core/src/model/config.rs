@@ -286,20 +286,22 @@ pub struct RunSpec {
     pub mirrors: &'static [(&'static str, &'static str)],
 }
 
-/// A precision target: run rounds (every cell once, in the benchmark's order) until the 95%
-/// interval of every cell's ratio to the baseline is within `±hundredths_of_percent / 100` %,
-/// at least `min_rounds` and at most `max_rounds` of them, and start no round after `budget`.
+/// A precision target: run forks (each of rounds of every cell once, in the benchmark's order,
+/// on a fresh work area) until the 95% interval of every cell's ratio to the baseline is within
+/// `±hundredths_of_percent / 100` %, at least `min_rounds` and at most `max_rounds` forks (the
+/// fields keep their names from when each was one round), and start no fork that would end after
+/// `budget`.
 /// The rule looks at the intervals' widths only, never at whether they exclude 1: stopping on
 /// significance would inflate false positives (`docs/statistics.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Precision {
     /// The target half-width of every ratio's interval, in hundredths of a percent (500 = ±5%).
     pub hundredths_of_percent: u32,
-    /// The fewest rounds.
+    /// The fewest forks (the pilot's).
     pub min_rounds: u32,
-    /// The most rounds.
+    /// The most forks.
     pub max_rounds: u32,
-    /// After this long, no further round starts.
+    /// No fork starts that the measured costs say would end after this.
     pub budget: Duration,
 }
 
@@ -309,10 +311,10 @@ impl Precision {
         f64::from(self.hundredths_of_percent) / 10_000.0
     }
 
-    /// "±5% (3 to 20 rounds, within 5m)".
+    /// "±5% (3 to 20 forks, within 5m)".
     pub fn describe(&self) -> String {
         format!(
-            "±{}% ({} to {} rounds, within {})",
+            "±{}% ({} to {} forks, within {})",
             crate::model::units::percent_text(self.target()),
             self.min_rounds,
             self.max_rounds,
