@@ -82,6 +82,24 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
         .cells
         .get(current.baseline_index())
         .map(|c| c.name.clone());
+    // The pull request's verdict is one question over every cell: its intervals are made at
+    // 1 − 0.05/k, so that where nothing changed any of the k says faster or slower in at most 5%.
+    let compared = names
+        .iter()
+        .filter(|name| base_cell.as_deref() != Some(**name))
+        .filter(|name| {
+            within(current, name, base_cell.as_deref(), margin).is_some()
+                && within(baseline, name, base_cell.as_deref(), margin).is_some()
+        })
+        .count();
+    let confidence = family_confidence(compared);
+    if compared > 1 {
+        notes.push(format!(
+            "{compared} cells compared: each interval at {:.0}% (Bonferroni), so where nothing \
+             changed any of them says faster or slower in at most 5%",
+            confidence * 100.0
+        ));
+    }
     let labels = crate::analysis::label::labels(current);
     let rows = names
         .into_iter()
@@ -109,7 +127,7 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
             let ratio = match (&now, &then, cell_of(current, name), cell_of(baseline, name)) {
                 _ if is_base && cur.is_some() && base.is_some() => Some(Ratio::baseline()),
                 (Some(n), Some(t), Some(c_now), Some(c_then)) => {
-                    Ratio::of_ratios(n, t, margin).map(|r| {
+                    Ratio::of_ratios_at(n, t, margin, confidence).map(|r| {
                         // The ratios of both runs rest on the baseline cell's runs too.
                         let base_runs = |result: &BenchmarkResult| {
                             base_cell
@@ -151,6 +169,11 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
         baseline_cell: base_cell.unwrap_or_default(),
         seconds_note: seconds_note(current, baseline),
     }
+}
+
+/// Each interval's confidence for `k` cells compared as one family: `1 − 0.05 / k` (95% for one).
+pub(crate) fn family_confidence(k: usize) -> f64 {
+    1.0 - (1.0 - crate::analysis::stats::CONFIDENCE) / k.max(1) as f64
 }
 
 /// The ratio of the cell `name` of `result` to the cell `base` (the current run's baseline, so
@@ -298,7 +321,7 @@ impl Comparison {
         grid.column("current s (mean ± 95% CI)", Align::Right);
         grid.column(format!("baseline: ratio to {to}"), Align::Right);
         grid.column(format!("current: ratio to {to}"), Align::Right);
-        grid.column("current/baseline ratio [95% CI]", Align::Right);
+        grid.column("current/baseline ratio [CI]", Align::Right);
         grid.column("verdict", Align::Left);
         let show = |s: &Option<Summary>| {
             s.as_ref()
@@ -389,8 +412,9 @@ pub fn method_note() -> String {
     format!(
         "ratio = the cell's time over the baseline cell's in each run (paired within forks, 95% t \
          over the forks' means); current/baseline = the current run's ratio over the baseline \
-         run's, 95% t with both intervals' variances (the forks carry what separates two \
-         invocations; the machine cancels within each run); below 1: the cell gained on the \
+         run's, t with both intervals' variances, 95% over all cells compared (Bonferroni; the \
+         machine cancels within each run, the drift between the two runs is not in it); below \
+         1: the cell gained on the \
          baseline cell; faster/slower: the interval excludes 1; equivalent: it lies within {m} \
          (DBBENCH_TOLERANCE); inconclusive: it contains 1 and is wider than {m}; seconds are \
          shown, not judged"

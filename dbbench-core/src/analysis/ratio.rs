@@ -117,7 +117,8 @@ impl Method {
             }
             Method::RatioOfRatios => {
                 "ratio to the baseline cell in each run, the two runs' ratios over each other: \
-                 95% t with both runs' interval variances (Welch–Satterthwaite)"
+                 t with both runs' interval variances (Welch–Satterthwaite), at 95% over all \
+                 cells compared (Bonferroni)"
             }
         }
     }
@@ -266,6 +267,18 @@ impl Ratio {
     /// invocations), with Welch–Satterthwaite degrees of freedom. The machines cancel: each ratio
     /// is of two cells measured on one. No interval when either side has none.
     pub fn of_ratios(current: &Ratio, earlier: &Ratio, margin: Margin) -> Option<Ratio> {
+        Ratio::of_ratios_at(current, earlier, margin, CONFIDENCE)
+    }
+
+    /// [`Ratio::of_ratios`] with its interval at `confidence` (each side's standard error still
+    /// read from its own 95% interval): `compare` asks for `1 − 0.05 / k` over its `k` cells, so
+    /// that the chance of any false faster or slower among them stays within 5% (Bonferroni).
+    pub fn of_ratios_at(
+        current: &Ratio,
+        earlier: &Ratio,
+        margin: Margin,
+        confidence: f64,
+    ) -> Option<Ratio> {
         if !(current.ratio > 0.0 && earlier.ratio > 0.0) {
             return None;
         }
@@ -287,7 +300,7 @@ impl Ratio {
                 let half = if var == 0.0 {
                     0.0
                 } else {
-                    t_quantile(0.5 + CONFIDENCE / 2.0, df) * var.sqrt()
+                    t_quantile(0.5 + confidence / 2.0, df) * var.sqrt()
                 };
                 let centre = ratio.ln();
                 (

@@ -72,7 +72,7 @@ pub fn comparison(c: &Comparison) -> String {
     }
     let _ = write!(
         out,
-        " baseline: ratio to `{to}` | current: ratio to `{to}` | current/baseline [95% CI] | \
+        " baseline: ratio to `{to}` | current: ratio to `{to}` | current/baseline [CI, 95% over all cells] | \
          verdict | baseline s | current s |\n|---|"
     );
     if configured {
@@ -153,7 +153,7 @@ mod tests {
         assert!(
             text.contains(
                 "| cell | configuration | baseline: ratio to `test_1` | current: ratio to \
-                 `test_1` | current/baseline [95% CI] | verdict | baseline s | current s |"
+                 `test_1` | current/baseline [CI, 95% over all cells] | verdict | baseline s | current s |"
             ),
             "{text}"
         );

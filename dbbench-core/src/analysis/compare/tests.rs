@@ -148,3 +148,64 @@ fn sets_compare_namesakes() {
     let err = compare_all(&[other, third], &[vlf.clone(), vlf]).unwrap_err();
     assert!(err.to_string().contains("no benchmark is in both"), "{err}");
 }
+
+/// Simulated pairs of unchanged runs of `k` cells: each side's log-ratio is off by a normal error
+/// of sd 0.02 and states that error's standard deviation estimated from 6 degrees of freedom
+/// (its interval as the forks make it). The share of pairs where any cell says faster or slower,
+/// with each interval at `confidence`.
+fn family_false_alarms(k: usize, confidence: f64) -> f64 {
+    let margin = Margin::DEFAULT;
+    let (sd, df) = (0.02, 6.0);
+    let q = crate::analysis::stats::t_quantile(0.975, df);
+    let mut rng = fastrand::Rng::with_seed(4711);
+    let mut normal = move || {
+        let (u, v) = (rng.f64().max(1e-300), rng.f64());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    };
+    let trials = 4000;
+    let mut alarms = 0;
+    for _ in 0..trials {
+        let mut any = false;
+        for _ in 0..k {
+            let mut side = || {
+                let ratio = (sd * normal()).exp();
+                let chi2: f64 = (0..6).map(|_| normal().powi(2)).sum();
+                let se = sd * (chi2 / df).sqrt();
+                let mut r = Ratio::judged_interval(
+                    ratio,
+                    Some(crate::analysis::stats::Interval {
+                        low: ratio * (-se * q).exp(),
+                        high: ratio * (se * q).exp(),
+                    }),
+                    crate::analysis::ratio::Method::Forks,
+                    margin,
+                );
+                r.df = Some(df);
+                r
+            };
+            let (now, then) = (side(), side());
+            let r = Ratio::of_ratios_at(&now, &then, margin, confidence).unwrap();
+            any |= matches!(r.verdict, Verdict::Faster | Verdict::Slower);
+        }
+        alarms += usize::from(any);
+    }
+    alarms as f64 / trials as f64
+}
+
+#[test]
+fn compare_holds_the_chance_of_any_false_verdict_among_its_cells_within_five_percent() {
+    // Five cells, the VLF suite's count: corrected, at most 5% (three standard errors of 4,000).
+    let corrected = family_false_alarms(5, family_confidence(5));
+    assert!(
+        corrected <= 0.05 + 3.0 * (0.05f64 * 0.95 / 4000.0).sqrt(),
+        "{corrected}"
+    );
+    // Each interval at 95% instead (the broken variant): one false alarm or more in about 1 − 0.95⁵.
+    let uncorrected = family_false_alarms(5, 0.95);
+    println!(
+        "any false faster/slower among 5 cells: {corrected:.3} corrected, {uncorrected:.3} not"
+    );
+    assert!(uncorrected > 0.15, "{uncorrected}");
+    assert!((family_confidence(5) - 0.99).abs() < 1e-12);
+    assert!((family_confidence(1) - 0.95).abs() < 1e-12);
+}
