@@ -131,7 +131,9 @@ pub mod results {
     };
     pub use crate::model::earlier::{EarlierRatio, EarlierRun};
     pub use crate::model::host::HostInfo;
-    pub use crate::model::interference::{Busy, Interference, Thresholds};
+    pub use crate::model::interference::{
+        Busy, Interference, ServerActivity, ServerThresholds, Thresholds,
+    };
     pub use crate::model::presentation::{EvidenceColumn, EvidenceUnit, Presentation};
     pub use crate::model::results::*;
     pub use crate::model::setting::{Setting, Settings};

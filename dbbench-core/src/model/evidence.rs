@@ -58,6 +58,9 @@ pub struct Evidence {
     /// The engine's settings in force during the window, read back from the engine (what the
     /// confounder check compares).
     pub settings: super::setting::Settings,
+    /// What the server did outside dbbench's own sessions during the window (`None` where there
+    /// is no server, or only dbbench's managed one).
+    pub server: Option<super::interference::ServerActivity>,
 }
 
 /// The backend a benchmark ran on.

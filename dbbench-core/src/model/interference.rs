@@ -29,8 +29,19 @@
 //! [`Thresholds::shortest_judged_s`] are recorded but not judged: the kernel counts CPU time in
 //! 10 ms ticks, so one tick would dominate. The thresholds and the measurements behind them are in
 //! `docs/busy-machine.md`.
+//!
+//! A window on a server also carries what the server did for others ([`ServerActivity`], read by
+//! the engine); past [`ServerThresholds`] the window is disturbed too, and its reason starts with
+//! [`SERVER_BUSY`].
 
 use serde::{Deserialize, Serialize};
+
+mod server;
+
+pub use server::{ServerActivity, ServerThresholds};
+
+/// How a reason for a disturbed window starts when the server, not this machine, was busy.
+pub const SERVER_BUSY: &str = "the server was busy: ";
 
 /// What the machine did besides the benchmark during one window.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -63,6 +74,11 @@ pub struct Interference {
     /// Why the window counts as disturbed; empty when it does not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disturbed_by: Vec<String>,
+    /// What the database server did outside dbbench's own sessions while the window was open;
+    /// absent on the embedded engine, on a managed server (nothing else runs there) and in
+    /// recordings made before dbbench read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerActivity>,
 }
 
 /// A database server running on this machine, whose processes' CPU is the workload's rather than
@@ -106,6 +122,8 @@ pub struct Thresholds {
     pub steal: f64,
     /// Windows shorter than this are not judged.
     pub shortest_judged_s: f64,
+    /// When the server's activity for others disturbs a window.
+    pub server: ServerThresholds,
 }
 
 impl Thresholds {
@@ -114,6 +132,7 @@ impl Thresholds {
         other_cpu_cores: 0.25,
         steal: 0.10,
         shortest_judged_s: 0.25,
+        server: ServerThresholds::DEFAULT,
     };
 }
 
@@ -121,6 +140,13 @@ impl Interference {
     /// Whether the window was disturbed.
     pub fn disturbed(&self) -> bool {
         !self.disturbed_by.is_empty()
+    }
+
+    /// Whether the window was disturbed because the server was busy with others' work.
+    pub fn server_busy(&self) -> bool {
+        self.disturbed_by
+            .iter()
+            .any(|why| why.starts_with(SERVER_BUSY))
     }
 
     /// Judges the window against `limits`, filling [`Interference::judged`] and
@@ -146,6 +172,13 @@ impl Interference {
                 100.0 * steal,
                 100.0 * limits.steal
             ));
+        }
+        if let Some(server) = &self.server {
+            let why = server.busy(self.window_s, &limits.server);
+            if !why.is_empty() {
+                self.disturbed_by
+                    .push(format!("{SERVER_BUSY}{}", why.join("; ")));
+            }
         }
         self
     }
@@ -309,6 +342,36 @@ mod tests {
         assert!(!serde_json::to_string(&old)
             .unwrap()
             .contains("server_cpu_cores"));
+    }
+
+    #[test]
+    fn a_busy_server_disturbs_a_window_and_says_so() {
+        let mut busy = window(2.0, 0.05, 0.0);
+        busy.server = Some(ServerActivity {
+            source: "pg_stat_database".into(),
+            other_transactions: Some(900),
+            ..ServerActivity::default()
+        });
+        let busy = busy.judge(&Thresholds::DEFAULT);
+        assert!(busy.disturbed() && busy.server_busy());
+        assert_eq!(
+            busy.disturbed_by,
+            [
+                "the server was busy: other databases committed 900 transactions (450/s, \
+              threshold 20/s)"
+            ]
+        );
+        // A busy client alone is not a busy server; a window without server figures reads as
+        // before.
+        let client = window(2.0, 1.2, 0.0);
+        assert!(client.disturbed() && !client.server_busy());
+        let old: Interference = serde_json::from_str(
+            r#"{"window_s": 1.0, "other_cpu_cores": 0.0, "steal": 0.0,
+                "cpu_pressure": null, "io_pressure": null, "load_1m": null, "judged": true}"#,
+        )
+        .unwrap();
+        assert_eq!(old.server, None);
+        assert!(!serde_json::to_string(&old).unwrap().contains("server"));
     }
 
     #[test]

@@ -425,7 +425,8 @@ impl BenchmarkResult {
 
 impl RunResult {
     /// Adds what an engine measured in the window: files, log, waits, series and autogrowths are
-    /// the engine's alone; its counts, values and unavailable metrics join the body's.
+    /// the engine's alone; its counts, values and unavailable metrics join the body's; the
+    /// server's activity for others joins the window's interference, judged again.
     pub fn absorb(&mut self, evidence: Evidence) {
         self.files.extend(evidence.files);
         if evidence.log.is_some() {
@@ -439,8 +440,22 @@ impl RunResult {
         self.facts.extend(evidence.facts);
         self.autogrowths.extend(evidence.autogrowths);
         self.settings.extend(evidence.settings);
+        // The server's activity joins the machine's, and the window is judged again with it.
+        if let Some(server) = evidence.server {
+            if let Some(interference) = self.interference.take() {
+                self.interference = Some(
+                    super::interference::Interference {
+                        server: Some(server),
+                        ..interference
+                    }
+                    .judge(&super::interference::Thresholds::DEFAULT),
+                );
+            }
+        }
     }
 }
 
+#[cfg(test)]
+mod absorb_tests;
 #[cfg(test)]
 mod stopping_tests;

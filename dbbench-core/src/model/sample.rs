@@ -216,6 +216,7 @@ fn run(plan: &CellPlan<'_>, index: u32, elapsed: f64, warmup: bool, seq: &mut u3
             load_1m: Some(1.1),
             judged: true,
             disturbed_by: Vec::new(),
+            server: None,
         }),
         waits: vec![
             wait("WRITELOG", 3.2 * elapsed / 10.0, 70.0),

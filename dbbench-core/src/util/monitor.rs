@@ -123,6 +123,8 @@ impl Monitor {
             load_1m: load_average(),
             judged: false,
             disturbed_by: Vec::new(),
+            // The engine adds the server's activity when it closes the window.
+            server: None,
         }
         .judge(&Thresholds::DEFAULT)
     }

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod conformance;
+pub mod neighbour;
 pub mod proxy;
 pub mod silent;
 

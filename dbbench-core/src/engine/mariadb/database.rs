@@ -37,6 +37,8 @@ struct Window {
     opening: Opening,
     settings: Result<Settings, String>,
     increment: Option<u64>,
+    /// Other schemas' activity at the open (an existing server).
+    others: Option<super::others::Reading>,
 }
 
 /// How long a lost connection waits for its managed server to end, to say why it was lost.
@@ -232,11 +234,17 @@ impl EngineDatabase for MariaDbDatabase {
             None => Files::none(),
         };
         let opening = self.read(conn, &files).await?;
+        // Other schemas' activity is read on an existing server only, last before the body.
+        let others = match &self.instance {
+            Some(_) => None,
+            None => Some(super::others::Reading::open(conn, &self.name).await),
+        };
         *self.window.lock().unwrap_or_else(|p| p.into_inner()) = Some(Window {
             files,
             opening,
             settings,
             increment,
+            others,
         });
         Ok(())
     }
@@ -251,6 +259,9 @@ impl EngineDatabase for MariaDbDatabase {
             .ok_or_else(|| Error::msg("close_window without open_window"))?;
         let closing = self.read(conn, &window.files).await?;
         let mut ev = evidence::evidence(&window.files, &window.opening, &closing, window.increment);
+        if let Some(others) = window.others {
+            ev.server = Some(others.close(conn, &self.name).await);
+        }
         if self.instance.is_none() {
             ev.unavailable.insert(
                 "file sizes".into(),

@@ -24,6 +24,7 @@ pub mod fixture;
 pub mod instance;
 mod local;
 pub mod options;
+mod others;
 mod owned;
 mod owner;
 mod plugin;

@@ -71,6 +71,8 @@ pub struct MssqlDatabase {
     pub(super) may_drop_buffers: Option<bool>,
     pub(super) changes: InstanceChanges,
     pub(super) window: Mutex<Option<Window>>,
+    /// What others did on the server, read when the window opened.
+    pub(super) others: Mutex<Option<super::evidence::others::Reading>>,
     pub(super) counts: BTreeMap<String, i64>,
     pub(super) unavailable: BTreeMap<String, String>,
     pub(super) cancel: std::sync::Arc<crate::util::cancel::Cancel>,
@@ -210,6 +212,9 @@ impl EngineDatabase for MssqlDatabase {
         }
         let window = Window::open(conn, &self.context()).await;
         *self.window.lock().unwrap_or_else(|p| p.into_inner()) = Some(window);
+        // Read last, closest to the body: what other sessions and databases have done so far.
+        let others = super::evidence::others::Reading::open(conn, &self.product).await;
+        *self.others.lock().unwrap_or_else(|p| p.into_inner()) = Some(others);
         Ok(())
     }
 
@@ -221,7 +226,12 @@ impl EngineDatabase for MssqlDatabase {
             .unwrap_or_else(|p| p.into_inner())
             .take()
             .ok_or_else(|| Error::msg("close_window without open_window"))?;
+        let others = self.others.lock().unwrap_or_else(|p| p.into_inner()).take();
         let mut evidence = Evidence::default();
+        if let Some(others) = others {
+            // Read first, closest to the body's end.
+            evidence.server = Some(others.close(conn, &self.product).await);
+        }
         window.close(conn, &self.context(), &mut evidence).await;
         let (load, missing) = super::evidence::load_waits::take(&self.load_waits);
         evidence.counts.extend(load);

@@ -226,6 +226,21 @@ impl ScriptedServer {
         Some(self.lock().sessions.as_mut()?.open(program, login))
     }
 
+    /// `session` did work (another application's): CPU ms, reads and writes, if sessions are
+    /// modelled.
+    pub fn session_worked(&self, session: &SessionRow, cpu_ms: i64, reads: i64, writes: i64) {
+        if let Some(table) = self.lock().sessions.as_mut() {
+            table.worked(session, cpu_ms, reads, writes);
+        }
+    }
+
+    /// Takes VIEW SERVER STATE from the login, if sessions are modelled.
+    pub fn deny_view_server_state(&self) {
+        if let Some(table) = self.lock().sessions.as_mut() {
+            table.deny_view_server_state();
+        }
+    }
+
     /// Ends `session` as if its client had closed the connection.
     pub fn close_session(&self, session: &SessionRow) {
         if let Some(table) = self.lock().sessions.as_mut() {

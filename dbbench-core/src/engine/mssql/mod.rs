@@ -402,6 +402,7 @@ impl EngineBackend for MssqlBackend {
                     .and_then(|n| (n.held)(&self.permissions)),
                 changes: build.changes,
                 window: Mutex::new(None),
+                others: Mutex::new(None),
                 counts: build.counts,
                 unavailable: build.unavailable,
                 cancel: crate::util::cancel::Cancel::new(),

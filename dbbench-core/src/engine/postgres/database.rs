@@ -149,20 +149,28 @@ impl EngineDatabase for PostgresDatabase {
         let mut window = Window::open(conn, &self.context()).await;
         window.removed_ahead = removed_ahead;
         window.autovacuum_tables = autovacuum_tables;
+        // Other databases' activity is read on an existing server only, last before the body.
+        if self.cluster.is_none() {
+            window.others = Some(super::others::Reading::open(conn).await);
+        }
         *self.window.lock().unwrap_or_else(|p| p.into_inner()) = Some(window);
         Ok(())
     }
 
     /// The window's evidence.
     async fn close_window(&self, conn: &mut PostgresConnection) -> Result<Evidence> {
-        let window = self
+        let mut window = self
             .window
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take()
             .ok_or_else(|| Error::msg("close_window without open_window"))?;
+        let others = window.others.take();
         let mut evidence = Evidence::default();
         window.close(conn, &self.context(), &mut evidence).await;
+        if let Some(others) = others {
+            evidence.server = Some(others.close(conn).await);
+        }
         if let Some(why) = self.server_gone() {
             return Err(Error::msg(format!(
                 "the managed PostgreSQL server stopped before the window closed: {why}"

@@ -238,6 +238,8 @@ pub struct Window {
     pub(super) removed_ahead: Option<u64>,
     /// Tables whose autovacuum was turned off before the window (an existing server).
     pub(super) autovacuum_tables: Option<Outcome<u64>>,
+    /// Other databases' counters at the open (an existing server).
+    pub(super) others: Option<super::others::Reading>,
 }
 
 async fn setting_on(conn: &mut PostgresConnection, name: &str) -> Option<bool> {
@@ -272,6 +274,7 @@ impl Window {
             jit,
             removed_ahead: None,
             autovacuum_tables: None,
+            others: None,
         }
     }
 
@@ -292,6 +295,7 @@ impl Window {
             jit,
             removed_ahead,
             autovacuum_tables,
+            others: _,
         } = self;
         let samples = match sampler {
             Ok(sampler) => sampler.finish().await,

@@ -26,6 +26,7 @@ pub mod options;
 pub mod pinned;
 pub mod place;
 mod plugin;
+mod others;
 mod profile;
 pub mod provision;
 pub mod settings;

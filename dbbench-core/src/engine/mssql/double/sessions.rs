@@ -12,7 +12,15 @@
 //!   `session_id`, `login_time`, `program_name` (the client's application name; dbbench sets
 //!   "dbbench") and `host_process_id` (the client's process id as the login packet gives it;
 //!   tiberius 0.13 always sends 0: `client_pid` is never set in its `src/tds/codec/login.rs`).
-//!   Without VIEW SERVER STATE a login sees only its own row; the model's login has it.
+//!   Without VIEW SERVER STATE a login sees only its own row; the model's login has it unless a
+//!   test takes it away ([`SessionTable::deny_view_server_state`], then `HAS_PERMS_BY_NAME(NULL,
+//!   NULL, 'VIEW SERVER STATE')` answers 0). `cpu_time` ("CPU time, in milliseconds, used by
+//!   this session"), `reads` and `writes` ("number of reads/writes performed, by requests in
+//!   this session, during this session") grow as a test makes a session work
+//!   ([`SessionTable::worked`]); `database_id` is "the ID of the current database for each
+//!   session": the model puts dbbench's sessions (program "dbbench") in the cell's database and
+//!   every other program's in another. The model has no request running between statements, so
+//!   `sys.dm_exec_requests` adds nothing.
 //! - sp_getapplock / sp_releaseapplock, https://learn.microsoft.com/sql/relational-databases/system-stored-procedures/sp-getapplock-transact-sql:
 //!   an exclusive lock at session scope is held until released or until the session ends; a
 //!   request that cannot be granted within `@LockTimeout` returns -1. The model grants at once
@@ -43,6 +51,10 @@ pub struct SessionTable {
     sessions: Vec<SessionRow>,
     /// Application locks at session scope: resource → holder.
     locks: std::collections::BTreeMap<String, SessionRow>,
+    /// Work done per session (id, login time): CPU ms, reads, writes.
+    work: std::collections::BTreeMap<(i64, String), [i64; 3]>,
+    /// The login lacks VIEW SERVER STATE.
+    denied: bool,
 }
 
 impl SessionTable {
@@ -77,6 +89,50 @@ impl SessionTable {
             .retain(|_, s| !(s.spid == spid && s.login_time == login_time));
     }
 
+    /// `session` did work: `cpu_ms` of CPU, `reads` and `writes` pages.
+    pub fn worked(&mut self, session: &SessionRow, cpu_ms: i64, reads: i64, writes: i64) {
+        let work = self
+            .work
+            .entry((session.spid, session.login_time.clone()))
+            .or_default();
+        for (sum, add) in work.iter_mut().zip([cpu_ms, reads, writes]) {
+            *sum += add;
+        }
+    }
+
+    /// Takes VIEW SERVER STATE from the model's login.
+    pub fn deny_view_server_state(&mut self) {
+        self.denied = true;
+    }
+
+    /// Other databases' sessions with their work, as `evidence::others` asks for them: only
+    /// with VIEW SERVER STATE, never the asking session's own.
+    fn others_work(&self, own: Option<&SessionRow>) -> Reply {
+        let rows = self
+            .sessions
+            .iter()
+            .filter(|s| !self.denied && s.program != "dbbench" && Some(*s) != own)
+            .map(|s| {
+                let work = self
+                    .work
+                    .get(&(s.spid, s.login_time.clone()))
+                    .copied()
+                    .unwrap_or_default();
+                vec![
+                    Value::Int(s.spid),
+                    Value::Text(s.login_time.clone()),
+                    Value::Int(work[0]),
+                    Value::Int(work[1]),
+                    Value::Int(work[2]),
+                ]
+            })
+            .collect();
+        Reply::rows(
+            &["session_id", "login_time", "cpu_ms", "reads", "writes"],
+            rows,
+        )
+    }
+
     /// The session holding application lock `resource`, if any.
     pub fn lock_holder(&self, resource: &str) -> Option<&SessionRow> {
         self.locks.get(resource)
@@ -109,6 +165,15 @@ impl SessionTable {
 
     /// The answer to `sql` sent from session `own`, or `None` when sessions have nothing to say.
     pub(super) fn answer(&mut self, sql: &str, own: Option<&SessionRow>) -> Option<Reply> {
+        if sql.contains("HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER STATE')") {
+            return Some(Reply::rows(
+                &["granted"],
+                vec![vec![Value::Int(i64::from(!self.denied))]],
+            ));
+        }
+        if sql.contains("sys.dm_exec_requests") && sql.contains("s.database_id <> DB_ID()") {
+            return Some(self.others_work(own));
+        }
         if let Some(rest) = sql.trim_start().strip_prefix("KILL ") {
             let spid = number(rest)?;
             return Some(self.kill(spid));

@@ -9,6 +9,7 @@ pub mod counters;
 pub mod file_stats;
 pub mod growth_events;
 pub mod load_waits;
+pub mod others;
 pub mod session_waits;
 pub mod vlf;
 pub mod waits;
