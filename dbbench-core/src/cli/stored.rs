@@ -1,6 +1,7 @@
 //! The commands that work on the results store: `history`, `compare` (with a saved baseline or
 //! with results files), `merge`, and making the results files of every stored benchmark.
 
+use super::console::out;
 use crate::analysis::compare::compare_all;
 use crate::model::error::{Error, Result};
 use crate::model::results::BenchmarkResult;
@@ -91,8 +92,8 @@ pub fn history(work_dir: &Path) -> Result<bool> {
             row.command_line.clone(),
         ]);
     }
-    println!("{}", grid.to_text(""));
-    println!("results store: {}", store.path().display());
+    out!("{}", grid.to_text(""));
+    out!("results store: {}", store.path().display());
     Ok(true)
 }
 
@@ -111,7 +112,7 @@ pub fn components(work_dir: &Path, filters: &[String]) -> Result<bool> {
         };
         let runs = crate::output::earlier::with_same_experiment(&store, &current, 50)?;
         let baseline = current.run.baseline.clone();
-        println!(
+        out!(
             "{} ({} run{} of this experiment on {host}, against {baseline}):",
             stored.benchmark,
             runs.len(),
@@ -119,13 +120,13 @@ pub fn components(work_dir: &Path, filters: &[String]) -> Result<bool> {
         );
         let components = crate::analysis::components::Components::of(&runs, &baseline);
         if components.is_empty() {
-            println!("  too few runs: two or more invocations of two or more forks of two rounds");
+            out!("  too few runs: two or more invocations of two or more forks of two rounds");
         }
         for c in components {
-            println!("  {}", c.line());
+            out!("  {}", c.line());
         }
     }
-    println!("results store: {}", store.path().display());
+    out!("results store: {}", store.path().display());
     Ok(true)
 }
 
@@ -168,12 +169,12 @@ pub fn share(work_dir: &Path, invocation: Option<i64>) -> Result<bool> {
             format!("{:.1}", row.other_s()),
         ]);
     }
-    println!(
+    out!(
         "invocation {}: measured windows ÷ wall time",
         share.invocation
     );
-    println!("{}", grid.to_text(""));
-    println!("results store: {}", store.path().display());
+    out!("{}", grid.to_text(""));
+    out!("results store: {}", store.path().display());
     Ok(true)
 }
 
@@ -217,11 +218,14 @@ pub fn compare(
     };
     let comparisons = compare_all(&current, &baseline_results)?;
     if markdown {
-        print!("{}", crate::output::markdown::comparisons(&comparisons));
+        out!(
+            "{}",
+            crate::output::markdown::comparisons(&comparisons).trim_end_matches('\n')
+        );
         return Ok(true);
     }
     for comparison in comparisons {
-        println!("{}", comparison.render());
+        out!("{}", comparison.render());
     }
     Ok(true)
 }
@@ -269,7 +273,7 @@ pub fn merge(
     let mut store = Store::open(work_dir)?;
     for other in stores {
         let merged = store.merge(other)?;
-        println!(
+        out!(
             "merged {}: {} invocation(s) and {} repetition(s) added, {} already present",
             other.display(),
             merged.invocations,
@@ -278,7 +282,7 @@ pub fn merge(
         );
     }
     let written = publish_all(&store, work_dir, references)?;
-    println!(
+    out!(
         "{written} benchmark(s) written; report: {}",
         crate::util::paths::report_index(work_dir).display()
     );
