@@ -127,6 +127,7 @@ impl SnapshotView {
         let clean = |text: &str| {
             crate::util::secret::scrub(text)
                 .replace(&work, "<work_dir>")
+                .replace(crate::util::owner::process_tag(), "<pid>")
                 .replace(&pid, "<pid>")
         };
         let cores = format!("{} cores", result.host.cores);
