@@ -25,11 +25,25 @@ pub fn publish_all(
         let Some(mut current) = store.current(&stored.benchmark, &stored.host)? else {
             continue;
         };
+        // Stem and host may come from another machine's store (`merge`): each is made one
+        // safe path component, and what is written stays under the work dir.
         let stem = if stored.host == here {
-            stored.stem.clone()
+            crate::util::paths::file_safe(&stored.stem)
         } else {
-            format!("{}@{}", stored.stem, stored.host)
+            format!(
+                "{}@{}",
+                crate::util::paths::file_safe(&stored.stem),
+                crate::util::paths::file_safe(&stored.host)
+            )
         };
+        let published = crate::util::paths::results_file(work_dir, &stem);
+        if !published.starts_with(work_dir) || published.components().any(|c| c.as_os_str() == "..")
+        {
+            return Err(Error::Config(format!(
+                "the results of `{}` would be written outside the work dir; not written",
+                stored.benchmark
+            )));
+        }
         current.reference = references
             .iter()
             .find(|r| r.benchmark == stored.benchmark)
