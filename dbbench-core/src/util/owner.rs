@@ -331,6 +331,16 @@ mod tests {
     }
 
     #[test]
+    fn the_process_tag_is_the_pid_and_a_nonce_drawn_once() {
+        let tag = process_tag();
+        let pid = std::process::id().to_string();
+        let nonce = tag.strip_prefix(&pid).unwrap();
+        assert_eq!(nonce.len(), 4, "{tag}");
+        assert!(nonce.chars().all(|c| c.is_ascii_lowercase()), "{tag}");
+        assert_eq!(process_tag(), tag);
+    }
+
+    #[test]
     fn only_the_kernel_says_gone_an_unreadable_start_is_alive() {
         // PID 1 runs and may be another user's (`EPERM` from kill); its start time may be
         // unreadable under `hidepid`: an owner without a start to compare is alive.
