@@ -185,6 +185,7 @@ pub mod __internals {
     pub use crate::util::leftover;
     pub use crate::util::local_server;
     pub use crate::util::monitor::Monitor;
+    pub use crate::util::owner::process_tag;
     pub use crate::util::paths;
     pub use crate::util::probe::calibrate;
 }

@@ -439,7 +439,7 @@ async fn a_zeroing_line_of_an_earlier_run_proves_nothing() {
     model.disabling_flags.clear();
     let db = format!(
         "dbbench_mssql_instance_small_ifi_off_r0_{}",
-        std::process::id()
+        dbbench_core::__internals::process_tag()
     );
     model.log_line(&format!(
         "Zeroing D:\\SQLData\\{db}_data_1.mdf from page 0 to 8192 (0x0 to 0x4000000)"

@@ -450,7 +450,7 @@ async fn lifecycle_on_a_live_server() {
 
     // Every database of this process was dropped.
     let mut conn = settings.connect(Some("master")).await.unwrap();
-    let pattern = format!("dbbench_%_{}", std::process::id());
+    let pattern = format!("dbbench_%_{}", dbbench_core::__internals::process_tag());
     let left: i64 = conn
         .raw()
         .unwrap()

@@ -207,6 +207,34 @@ fn merged_partitions_equal_one_run() {
     assert_eq!(merged.cells[0].config, whole.cells[0].config);
 }
 
+/// A store from elsewhere whose stem and host name paths (`../`) merges with each made one safe
+/// path component, and the store merged from is left as it was (not migrated in place).
+#[test]
+fn a_hostile_store_merges_into_safe_names_and_is_not_changed() {
+    let a = support::context("store-merge-hostile", Scale::smoke(), Volumes::default());
+    run_cells(&a, &["first"]);
+    let source = dbbench_core::__internals::store_file(&a.work_dir);
+    {
+        let conn = rusqlite::Connection::open(&source).unwrap();
+        conn.execute_batch(
+            "UPDATE invocations SET host = 'x/../../../../tmp/evil'; \
+             UPDATE benchmark_runs SET stem = '../../escape'; PRAGMA wal_checkpoint(TRUNCATE);",
+        )
+        .unwrap();
+    }
+    let before = std::fs::read(&source).unwrap();
+    let mut store = Store::open(&support::scratch("store-merge-hostile-into")).unwrap();
+    store.merge(&source).unwrap();
+    assert_eq!(std::fs::read(&source).unwrap(), before);
+    let stored = store.benchmarks().unwrap();
+    assert!(!stored.is_empty());
+    for b in stored {
+        for name in [&b.stem, &b.host] {
+            assert!(!name.contains('/') && !name.starts_with('.'), "{name}");
+        }
+    }
+}
+
 /// Two processes started at once on the same benchmark: their measured windows never overlap.
 #[test]
 fn two_processes_never_measure_at_once() {

@@ -257,6 +257,20 @@ fn cell_of<'a>(
     result.cells.iter().find(|c| c.name == name)
 }
 
+/// `value` fit to go between backticks: a backtick or a line break in it (a server's version
+/// string, a host name from another machine's store) would end the code span and let the rest
+/// be read as Markdown.
+fn spanned(value: &str) -> String {
+    value
+        .chars()
+        .map(|c| match c {
+            '`' => '\'',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect()
+}
+
 fn environment_changes(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Vec<String> {
     let pairs = [
         ("scale", &baseline.scale, &current.scale),
@@ -288,17 +302,18 @@ fn environment_changes(current: &BenchmarkResult, baseline: &BenchmarkResult) ->
     if baseline.host.hostname != current.host.hostname {
         out.push(format!(
             "host: `{}` → `{}` (timings of different machines are not comparable)",
-            baseline.host.hostname, current.host.hostname
+            spanned(&baseline.host.hostname),
+            spanned(&current.host.hostname)
         ));
     }
     out.extend(
         pairs
             .iter()
             .filter(|(_, a, b)| a != b)
-            .map(|(what, a, b)| format!("{what}: `{a}` → `{b}`")),
+            .map(|(what, a, b)| format!("{what}: `{}` → `{}`", spanned(a), spanned(b))),
     );
     if baseline.host.git_commit != current.host.git_commit {
-        let show = |c: &Option<String>| c.clone().unwrap_or_else(|| "unknown".into());
+        let show = |c: &Option<String>| spanned(c.as_deref().unwrap_or("unknown"));
         out.push(format!(
             "git commit: `{}` → `{}`",
             show(&baseline.host.git_commit),

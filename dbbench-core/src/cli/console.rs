@@ -13,6 +13,17 @@ use crate::run::recorder::Recorder;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 
+/// `println!` through the scrubber (`util::secret`): what the commands print to stdout (tables,
+/// failures, comparisons) may quote a driver's message.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let text = crate::util::secret::scrub(&format!($($arg)*));
+        let _ = writeln!(std::io::stdout().lock(), "{text}");
+    }};
+}
+pub(crate) use out;
+
 /// Where the plain lines go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Target {
@@ -138,6 +149,7 @@ impl<R> Echo<R> {
         use std::io::Write;
         match self.target {
             Target::Stdout => {
+                let line = crate::util::secret::scrub(line);
                 let _ = writeln!(std::io::stdout().lock(), "{line}");
             }
             Target::Stderr => crate::util::console::say(line),

@@ -63,7 +63,11 @@ pub fn run_test(bench: &'static BenchmarkSpec, cell: &str) {
                 });
                 if runnable {
                     if let Err(e) = run_selected(bench, cell) {
-                        panic!("dbbench: {}: {e}", bench.test_path());
+                        panic!(
+                            "dbbench: {}: {}",
+                            bench.test_path(),
+                            crate::util::secret::scrub(&e.to_string())
+                        );
                     }
                 }
             }
@@ -80,7 +84,11 @@ pub fn run_test(bench: &'static BenchmarkSpec, cell: &str) {
         Some(result) => result,
         None => match run_selected(bench, cell) {
             Ok(result) => result,
-            Err(e) => panic!("dbbench: {}: {e}", bench.test_path()),
+            Err(e) => panic!(
+                "dbbench: {}: {}",
+                bench.test_path(),
+                crate::util::secret::scrub(&e.to_string())
+            ),
         },
     };
     if result.not_applicable.is_some() {
@@ -95,7 +103,11 @@ pub fn run_test(bench: &'static BenchmarkSpec, cell: &str) {
         CellStatus::Ok => {}
         CellStatus::Skipped(why) => say(&format!("{}::{cell}: skipped: {why}", bench.test_path())),
         CellStatus::Failed(error) => {
-            panic!("dbbench: {}::{cell} failed: {error}", bench.test_path())
+            panic!(
+                "dbbench: {}::{cell} failed: {}",
+                bench.test_path(),
+                crate::util::secret::scrub(&error.to_string())
+            )
         }
     }
 }

@@ -25,6 +25,7 @@ use crate::run::context::{exclusive, RunContext};
 use crate::run::spec::BenchmarkSpec;
 use args::{Args, Command};
 use clap::Parser;
+use console::out;
 use invocation::Invocation;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -46,11 +47,11 @@ pub fn main_with_references(
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e @ Error::Interrupted { .. }) => {
-            eprintln!("dbbench: {e}");
+            eprintln!("dbbench: {}", crate::util::secret::scrub(&e.to_string()));
             ExitCode::from(crate::util::signals::EXIT_INTERRUPTED as u8)
         }
         Err(e) => {
-            eprintln!("dbbench: {e}");
+            eprintln!("dbbench: {}", crate::util::secret::scrub(&e.to_string()));
             ExitCode::from(2)
         }
     }
@@ -102,7 +103,7 @@ fn execute(
                 stored::publish_all(&Store::open(&work_dir)?, &work_dir, references)?;
             }
             let index = crate::output::rewrite(&work_dir)?;
-            println!("report: {}", index.display());
+            out!("report: {}", index.display());
             Ok(true)
         }
         Command::Compare {
@@ -116,7 +117,7 @@ fn execute(
         Command::Preflight { scale } => preflight(benchmarks, scale.as_deref()),
         Command::Baseline { name, invocation } => {
             let id = Store::open(&work_dir)?.save_baseline(&name, invocation)?;
-            println!("baseline `{name}` is invocation {id}");
+            out!("baseline `{name}` is invocation {id}");
             Ok(true)
         }
         Command::Merge { stores } => stored::merge(&work_dir, &stores, references),
@@ -151,9 +152,9 @@ fn list(benchmarks: &[&'static BenchmarkSpec]) -> Result<bool> {
         return Err(no_benchmarks());
     }
     for bench in benchmarks {
-        println!("{}  {}", bench.test_path(), bench.title);
+        out!("{}  {}", bench.test_path(), bench.title);
         for cell in bench.cells {
-            println!("    {}", cell.name);
+            out!("    {}", cell.name);
         }
     }
     Ok(true)
@@ -180,7 +181,7 @@ fn snapshot_command(
         .map_err(|e| Error::io("cannot resolve the snapshot directory", snapshot_dir, e))?;
     // insta reports a mismatch by panicking after it wrote the pending snapshot and its diff.
     let check = quietly(|| snapshot::check_with(&result, &dir, &name, work_dir, tolerance));
-    println!("{}", check.line());
+    out!("{}", check.line());
     Ok(check.matches)
 }
 
@@ -212,7 +213,7 @@ fn preflight(benchmarks: &[&'static BenchmarkSpec], scale: Option<&str>) -> Resu
         .enable_all()
         .build()
         .map_err(|e| Error::msg(format!("cannot start the tokio runtime: {e}")))?;
-    println!("{}", runtime.block_on(run(&cells))?);
+    out!("{}", runtime.block_on(run(&cells))?);
     Ok(true)
 }
 
@@ -315,7 +316,7 @@ fn run(
         let mut busy = crate::model::interference::Busy::default();
         let mut busiest = crate::model::interference::Busiest::default();
         let mut remeasured = 0;
-        println!(
+        out!(
             "dbbench: {} benchmark(s) on the {} backend at scale {}; results in {}",
             benchmarks.len(),
             backend.kind().keyword(),
@@ -352,14 +353,14 @@ fn run(
                 .any(|c| matches!(c.status, CellStatus::Failed(_)));
         }
         if remeasured > 0 {
-            println!(
+            out!(
                 "dbbench: {remeasured} window(s) the busy-machine guard found disturbed were set \
                  aside and measured again in their place (each table says which)"
             );
         }
         if busy.any() {
             // One line, not a page of timing differences: the neighbours' work is not ours.
-            println!(
+            out!(
                 "warning: the machine stayed busy during {} of {} measured repetitions, each \
                  measured {} times ({}): their verdicts and timing checks say inconclusive; \
                  rerun on a quieter machine to judge timings",
@@ -369,17 +370,17 @@ fn run(
                 busiest.describe()
             );
         }
-        println!(
+        out!(
             "report: {}",
             crate::util::paths::report_index(&ctx.work_dir).display()
         );
-        println!(
+        out!(
             "results store: {} (invocation {})",
             invocation.store.path().display(),
             invocation.id
         );
         if !differing.is_empty() {
-            println!(
+            out!(
                 "dbbench: the snapshot of {} differs (see above); exit status 1",
                 differing.join(", ")
             );
@@ -387,9 +388,9 @@ fn run(
         if let Some(name) = save_baseline {
             if all_ok {
                 invocation.store.save_baseline(&name, Some(invocation.id))?;
-                println!("saved as baseline `{name}`");
+                out!("saved as baseline `{name}`");
             } else {
-                println!("not saved as baseline `{name}`: a cell failed");
+                out!("not saved as baseline `{name}`: a cell failed");
             }
         }
         Ok(all_ok && differing.is_empty())
@@ -417,7 +418,7 @@ fn report_benchmark(
     ran.fresh.reference.clone_from(&reference);
     ran.current.reference = reference;
     let result = ran.fresh;
-    println!("{}", crate::output::summary::render(&result));
+    out!("{}", crate::output::summary::render(&result));
     crate::output::publish(&ran.current, &bench.file_stem(), &ctx.work_dir)?;
     let mut checked = None;
     if all_cells {
@@ -431,7 +432,7 @@ fn report_benchmark(
                 )
             })
         });
-        println!("{}", check.line());
+        out!("{}", check.line());
         checked = Some(check);
     }
     Ok((result, checked))

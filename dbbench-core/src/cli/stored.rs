@@ -1,6 +1,7 @@
 //! The commands that work on the results store: `history`, `compare` (with a saved baseline or
 //! with results files), `merge`, and making the results files of every stored benchmark.
 
+use super::console::out;
 use crate::analysis::compare::compare_all;
 use crate::model::error::{Error, Result};
 use crate::model::results::BenchmarkResult;
@@ -24,11 +25,25 @@ pub fn publish_all(
         let Some(mut current) = store.current(&stored.benchmark, &stored.host)? else {
             continue;
         };
+        // Stem and host may come from another machine's store (`merge`): each is made one
+        // safe path component, and what is written stays under the work dir.
         let stem = if stored.host == here {
-            stored.stem.clone()
+            crate::util::paths::file_safe(&stored.stem)
         } else {
-            format!("{}@{}", stored.stem, stored.host)
+            format!(
+                "{}@{}",
+                crate::util::paths::file_safe(&stored.stem),
+                crate::util::paths::file_safe(&stored.host)
+            )
         };
+        let published = crate::util::paths::results_file(work_dir, &stem);
+        if !published.starts_with(work_dir) || published.components().any(|c| c.as_os_str() == "..")
+        {
+            return Err(Error::Config(format!(
+                "the results of `{}` would be written outside the work dir; not written",
+                stored.benchmark
+            )));
+        }
         current.reference = references
             .iter()
             .find(|r| r.benchmark == stored.benchmark)
@@ -91,8 +106,8 @@ pub fn history(work_dir: &Path) -> Result<bool> {
             row.command_line.clone(),
         ]);
     }
-    println!("{}", grid.to_text(""));
-    println!("results store: {}", store.path().display());
+    out!("{}", grid.to_text(""));
+    out!("results store: {}", store.path().display());
     Ok(true)
 }
 
@@ -111,7 +126,7 @@ pub fn components(work_dir: &Path, filters: &[String]) -> Result<bool> {
         };
         let runs = crate::output::earlier::with_same_experiment(&store, &current, 50)?;
         let baseline = current.run.baseline.clone();
-        println!(
+        out!(
             "{} ({} run{} of this experiment on {host}, against {baseline}):",
             stored.benchmark,
             runs.len(),
@@ -119,13 +134,13 @@ pub fn components(work_dir: &Path, filters: &[String]) -> Result<bool> {
         );
         let components = crate::analysis::components::Components::of(&runs, &baseline);
         if components.is_empty() {
-            println!("  too few runs: two or more invocations of two or more forks of two rounds");
+            out!("  too few runs: two or more invocations of two or more forks of two rounds");
         }
         for c in components {
-            println!("  {}", c.line());
+            out!("  {}", c.line());
         }
     }
-    println!("results store: {}", store.path().display());
+    out!("results store: {}", store.path().display());
     Ok(true)
 }
 
@@ -168,12 +183,12 @@ pub fn share(work_dir: &Path, invocation: Option<i64>) -> Result<bool> {
             format!("{:.1}", row.other_s()),
         ]);
     }
-    println!(
+    out!(
         "invocation {}: measured windows ÷ wall time",
         share.invocation
     );
-    println!("{}", grid.to_text(""));
-    println!("results store: {}", store.path().display());
+    out!("{}", grid.to_text(""));
+    out!("results store: {}", store.path().display());
     Ok(true)
 }
 
@@ -217,11 +232,14 @@ pub fn compare(
     };
     let comparisons = compare_all(&current, &baseline_results)?;
     if markdown {
-        print!("{}", crate::output::markdown::comparisons(&comparisons));
+        out!(
+            "{}",
+            crate::output::markdown::comparisons(&comparisons).trim_end_matches('\n')
+        );
         return Ok(true);
     }
     for comparison in comparisons {
-        println!("{}", comparison.render());
+        out!("{}", comparison.render());
     }
     Ok(true)
 }
@@ -269,7 +287,7 @@ pub fn merge(
     let mut store = Store::open(work_dir)?;
     for other in stores {
         let merged = store.merge(other)?;
-        println!(
+        out!(
             "merged {}: {} invocation(s) and {} repetition(s) added, {} already present",
             other.display(),
             merged.invocations,
@@ -278,7 +296,7 @@ pub fn merge(
         );
     }
     let written = publish_all(&store, work_dir, references)?;
-    println!(
+    out!(
         "{written} benchmark(s) written; report: {}",
         crate::util::paths::report_index(work_dir).display()
     );

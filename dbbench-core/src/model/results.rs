@@ -379,7 +379,10 @@ pub struct RunResult {
     pub series: Vec<Series>,
     /// Deterministic counts (row counts, events) reported by the body or backend.
     pub counts: BTreeMap<String, i64>,
-    /// Measured values that vary from run to run, with units in their names.
+    /// Measured values that vary from run to run, with units in their names; always finite
+    /// ([`RunResult::record_values`]). A `null` (a non-finite value written by an older
+    /// version) reads as absent.
+    #[serde(deserialize_with = "finite_values")]
     pub values: BTreeMap<String, f64>,
     /// Metrics the backend could not provide, with the reason.
     pub unavailable: BTreeMap<String, String>,
@@ -424,10 +427,27 @@ impl BenchmarkResult {
 }
 
 impl RunResult {
+    /// Records measured values. A non-finite one (NaN, ±infinity: a rate over no time) has no
+    /// number in JSON (serde_json writes `null`, which no f64 reads back), so it goes to
+    /// `unavailable` with the reason instead, and the stored repetition stays readable.
+    pub fn record_values(&mut self, values: impl IntoIterator<Item = (String, f64)>) {
+        for (name, value) in values {
+            if value.is_finite() {
+                self.unavailable.remove(&name);
+                self.values.insert(name, value);
+            } else {
+                self.values.remove(&name);
+                self.unavailable
+                    .insert(name, format!("not a finite number ({value})"));
+            }
+        }
+    }
+
     /// Adds what an engine measured in the window: files, log, waits, series and autogrowths are
     /// the engine's alone; its counts, values and unavailable metrics join the body's; the
     /// server's activity for others joins the window's interference, judged again.
     pub fn absorb(&mut self, evidence: Evidence) {
+        self.record_values(evidence.values);
         self.files.extend(evidence.files);
         if evidence.log.is_some() {
             self.log = evidence.log;
@@ -435,7 +455,6 @@ impl RunResult {
         self.waits.extend(evidence.waits);
         self.series.extend(evidence.series);
         self.counts.extend(evidence.counts);
-        self.values.extend(evidence.values);
         self.unavailable.extend(evidence.unavailable);
         self.facts.extend(evidence.facts);
         self.autogrowths.extend(evidence.autogrowths);
@@ -455,7 +474,21 @@ impl RunResult {
     }
 }
 
+/// `values` as written, a `null` (a non-finite value of an older version) left out.
+fn finite_values<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<BTreeMap<String, f64>, D::Error> {
+    let raw: BTreeMap<String, Option<f64>> = Deserialize::deserialize(deserializer)?;
+    Ok(raw
+        .into_iter()
+        .filter_map(|(name, value)| Some((name, value?)))
+        .collect())
+}
+
 #[cfg(test)]
 mod absorb_tests;
 #[cfg(test)]
 mod stopping_tests;
+
+#[cfg(test)]
+mod finite_tests;

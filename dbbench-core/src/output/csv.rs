@@ -149,10 +149,24 @@ fn push_unique<'a>(list: &mut Vec<&'a str>, item: &'a str) {
     }
 }
 
-/// One CSV record with its line break; fields with a comma, quote or line break are quoted.
+/// A field a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, a tab or a carriage return
+/// first: a cell or benchmark name, an error message from a server) gets a `'` in front, which
+/// spreadsheets show as text; a number (`-0.5`) stays a number.
+fn inert(field: &str) -> String {
+    let risky = field.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if risky && field.trim().parse::<f64>().is_err() {
+        format!("'{field}")
+    } else {
+        field.to_string()
+    }
+}
+
+/// One CSV record with its line break; fields with a comma, quote or line break are quoted, and
+/// none starts a formula ([`inert`]).
 fn line(fields: &[String]) -> String {
     let quoted: Vec<String> = fields
         .iter()
+        .map(|f| inert(f))
         .map(|f| {
             if f.contains([',', '"', '\n', '\r']) {
                 format!("\"{}\"", f.replace('"', "\"\""))
@@ -184,6 +198,25 @@ impl super::Output for Csv {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_field_starts_a_formula_and_numbers_stay_numbers() {
+        let fields: Vec<String> = [
+            "=HYPERLINK(\"http://x\")",
+            "+1+1",
+            "@SUM(A1)",
+            "-2+3",
+            "-0.5",
+            "\tx",
+            "ok",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            line(&fields),
+            "\"'=HYPERLINK(\"\"http://x\"\")\",'+1+1,'@SUM(A1),'-2+3,-0.5,'\tx,ok\r\n"
+        );
+    }
 
     #[test]
     fn one_row_per_run_with_its_columns() {

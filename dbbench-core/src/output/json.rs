@@ -30,10 +30,31 @@ pub fn write(result: &BenchmarkResult, path: &Path) -> Result<()> {
     write_file(path, text, "cannot write results")
 }
 
-/// Reads a result written by [`write`], refusing other schema versions.
+/// The largest results file read: a benchmark's results are a few MiB at most, and a hostile or
+/// damaged file (a device, a file that grows) must not take all memory.
+const READ_LIMIT: u64 = 256 << 20;
+
+/// Reads a result written by [`write`], refusing other schema versions and files larger than
+/// [`READ_LIMIT`].
 pub fn read(path: &Path) -> Result<BenchmarkResult> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| Error::io("cannot read results", path, e))?;
+    read_within(path, READ_LIMIT)
+}
+
+/// [`read`], with files larger than `limit` bytes refused.
+fn read_within(path: &Path, limit: u64) -> Result<BenchmarkResult> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| Error::io("cannot read results", path, e))?;
+    let mut text = String::new();
+    file.take(limit + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| Error::io("cannot read results", path, e))?;
+    if text.len() as u64 > limit {
+        return Err(Error::Config(format!(
+            "`{}` is larger than {} bytes, more than any dbbench result; not read",
+            path.display(),
+            limit
+        )));
+    }
     let value: BenchmarkResult = serde_json::from_str(&text)
         .map_err(|e| Error::Config(format!("`{}` is not a dbbench result: {e}", path.display())))?;
     if value.schema_version != SCHEMA_VERSION {
@@ -93,6 +114,20 @@ pub fn read_all(path: &Path) -> Result<Vec<(String, BenchmarkResult)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_past_the_limit_or_damaged_is_refused_with_a_sentence() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.json");
+        write(&crate::model::sample::vlf(), &path).unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert!(read_within(&path, size).is_ok());
+        let e = read_within(&path, size - 1).unwrap_err().to_string();
+        assert!(e.contains("larger than"), "{e}");
+        std::fs::write(&path, "{\"schema_version\": [[[[").unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert!(e.contains("is not a dbbench result"), "{e}");
+    }
 
     #[test]
     fn round_trip_and_schema_check() {

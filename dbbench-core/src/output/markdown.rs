@@ -11,9 +11,54 @@ use crate::analysis::notation;
 use crate::analysis::ratio::Verdict;
 use std::fmt::Write;
 
-/// `|` would end a table cell.
+/// Text read as plain words: every character Markdown gives a meaning to (emphasis, links,
+/// images, headings, HTML, code) is escaped, and a line break, which would end a table row or
+/// start a block, is a space. A benchmark's name, a cell's, a server's version or a host name
+/// from another machine's store must not make a link or a fake row in a pull request's comment.
+fn plain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '<' | '>' | '(' | ')' | '#' | '+'
+            | '!' | '|' | '~' | '&' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` as a code span: no backtick or line break inside to end it, and `|`, which ends a
+/// table cell even there, escaped.
+fn code(text: &str) -> String {
+    let inner: String = text
+        .chars()
+        .map(|c| match c {
+            '`' => '\'',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect();
+    format!("`{}`", inner.replace('|', "\\|"))
+}
+
+/// A sentence with code spans (a change between runs, `scale: `default` → `full``): the words
+/// outside the spans as [`plain`], the spans as [`code`] (their values carry no backtick:
+/// `analysis::compare` replaces it).
+fn with_spans(text: &str) -> String {
+    text.split('`')
+        .enumerate()
+        .map(|(i, part)| if i % 2 == 0 { plain(part) } else { code(part) })
+        .collect()
+}
+
+/// A table cell of dbbench's own words (a verdict with its interval): `|` would end it.
 fn cell(text: &str) -> String {
     text.replace('|', "\\|")
+        .replace(|c: char| c.is_control(), " ")
 }
 
 /// The comparisons as one Markdown document.
@@ -33,11 +78,14 @@ pub fn comparisons(all: &[Comparison]) -> String {
 
 /// One benchmark's comparison.
 pub fn comparison(c: &Comparison) -> String {
-    let mut out = format!("### `{}`: current run against baseline\n\n", c.benchmark);
+    let mut out = format!(
+        "### {}: current run against baseline\n\n",
+        code(&c.benchmark)
+    );
     // A new commit is what a pull request is about; a new machine moves the seconds, which are
     // not judged, but not the ratios, which are; a new scale, backend or build is another
     // experiment.
-    let (code, environment): (Vec<&String>, Vec<&String>) =
+    let (changed_code, environment): (Vec<&String>, Vec<&String>) =
         c.environment_changes.iter().partition(|change| {
             change.starts_with("git commit") || change.starts_with("dbbench version")
         });
@@ -48,20 +96,20 @@ pub fn comparison(c: &Comparison) -> String {
     if !other_experiment.is_empty() {
         out.push_str("> ⚠️ **Not comparable as measured:** the experiment changed\n");
         for change in &other_experiment {
-            let _ = writeln!(out, "> - {change}");
+            let _ = writeln!(out, "> - {}", with_spans(change));
         }
         out.push('\n');
     }
     if !machine.is_empty() {
-        let changes: Vec<&str> = machine.iter().map(|c| c.as_str()).collect();
+        let changes: Vec<String> = machine.iter().map(|c| with_spans(c)).collect();
         let _ = writeln!(
             out,
             "Another machine ({}): the ratios are compared, the seconds are not.\n",
             changes.join(", ")
         );
     }
-    if !code.is_empty() {
-        let changes: Vec<&str> = code.iter().map(|c| c.as_str()).collect();
+    if !changed_code.is_empty() {
+        let changes: Vec<String> = changed_code.iter().map(|c| with_spans(c)).collect();
         let _ = writeln!(out, "Changed since the baseline: {}\n", changes.join(", "));
     }
     let configured = c.rows.iter().any(|r| !r.configuration.is_empty());
@@ -95,13 +143,13 @@ pub fn comparison(c: &Comparison) -> String {
         if !row.saturated.is_empty() {
             let _ = write!(verdict, " ⚠️ client-bound: {}", row.saturated.join("; "));
         }
-        let _ = write!(out, "| `{}` |", cell(&row.cell));
+        let _ = write!(out, "| {} |", code(&row.cell));
         if configured {
             let configuration = match row.configuration.as_str() {
                 "" => "defaults",
                 other => other,
             };
-            let _ = write!(out, " {} |", cell(configuration));
+            let _ = write!(out, " {} |", plain(configuration));
         }
         let within = |r: &Option<crate::analysis::ratio::Ratio>| match r {
             Some(r) => notation::ratio(r),
@@ -141,6 +189,33 @@ pub fn comparison(c: &Comparison) -> String {
 mod tests {
     use super::*;
     use crate::analysis::compare::compare;
+
+    #[test]
+    fn names_and_changes_from_a_store_cannot_make_links_rows_or_spans() {
+        let baseline = crate::model::sample::vlf();
+        let mut current = baseline.clone();
+        current.benchmark = "b`](http://evil)\n| fake | row |".into();
+        current.backend.version = "10.11`![x](http://evil/i.png)`\n| 🟢 faster |".into();
+        current.host.hostname = "h[click](http://evil)".into();
+        current.cells[1].name = "t`|x\n|".into();
+        let text = comparison(&compare(&current, &baseline));
+        // Every link or image stays text: no `](` outside a code span, no new line of a row.
+        for line in text.lines() {
+            let prose: String = line.split('`').step_by(2).collect::<Vec<_>>().join("");
+            assert!(!prose.contains("](") && !prose.contains("!["), "{line}");
+        }
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.starts_with("| fake") || l.starts_with("| 🟢")),
+            "{text}"
+        );
+        assert!(
+            text.starts_with("### `b'](http://evil) \\| fake \\| row \\|`:"),
+            "{text}"
+        );
+        assert!(text.contains("`h[click](http://evil)`"), "{text}");
+    }
 
     #[test]
     fn a_pull_request_comment_marks_changes_and_client_bound_runs() {

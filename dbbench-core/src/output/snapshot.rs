@@ -124,7 +124,12 @@ impl SnapshotView {
     pub fn of(result: &BenchmarkResult, work_dir: &Path) -> SnapshotView {
         let pid = std::process::id().to_string();
         let work = work_dir.display().to_string();
-        let clean = |text: &str| text.replace(&work, "<work_dir>").replace(&pid, "<pid>");
+        let clean = |text: &str| {
+            crate::util::secret::scrub(text)
+                .replace(&work, "<work_dir>")
+                .replace(crate::util::owner::process_tag(), "<pid>")
+                .replace(&pid, "<pid>")
+        };
         let cores = format!("{} cores", result.host.cores);
         let build = format!("{} build", result.run.build_profile);
         let machine = [

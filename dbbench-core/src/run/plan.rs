@@ -43,15 +43,15 @@ pub(crate) fn for_repetition(
     }
 }
 
-/// `dbbench_<module>_<bench>_<cell>_r<rep>_<pid>`, with every character outside `[a-z0-9_]`
-/// replaced, so it is a valid database name on every backend.
+/// `dbbench_<module>_<bench>_<cell>_r<rep>_<pid><nonce>` (`util::owner::process_tag`), with
+/// every character outside `[a-z0-9_]` replaced, so it is a valid database name on every backend.
 pub fn database_name(bench: &BenchmarkSpec, cell: &CellSpec, rep: u32) -> String {
     let raw = format!(
         "{}_{}_r{}_{}",
         bench.file_stem(),
         cell.name,
         rep,
-        std::process::id()
+        crate::util::owner::process_tag()
     );
     let clean: String = raw
         .chars()

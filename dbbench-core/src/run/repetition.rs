@@ -226,11 +226,11 @@ async fn measure(
         elapsed_s: elapsed.as_secs_f64(),
         laps,
         counts,
-        values,
         interference: Some(interference),
         start: Some(start),
         ..RunResult::default()
     };
+    run.record_values(values);
     run.counts
         .insert("fixture_rows".into(), fixture_rows as i64);
     for load in loads {

@@ -119,7 +119,8 @@ impl Session {
     }
 
     /// Records a measured value that varies between runs; put the unit in the name
-    /// (`throughput_rows_per_s`).
+    /// (`throughput_rows_per_s`). A non-finite value (NaN, ±infinity) is recorded as unavailable,
+    /// "not a finite number", in the results instead.
     pub fn record_value(&mut self, name: impl Into<String>, value: f64) {
         self.values.insert(name.into(), value);
     }

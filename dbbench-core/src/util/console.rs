@@ -3,8 +3,9 @@
 
 use std::io::Write;
 
-/// Writes `text` and a newline to stderr at once (one `write` of the locked handle, so lines of
+/// Writes `text` (through the scrubber, `util::secret`) and a newline to stderr at once (one `write` of the locked handle, so lines of
 /// concurrent tests do not interleave).
 pub fn say(text: &str) {
+    let text = crate::util::secret::scrub(text);
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }

@@ -1,15 +1,55 @@
-//! Writing a file together with its directory, with the path in every error.
+//! Writing a file together with its directory, with the path in every error: whole or not at
+//! all, and with no secret in it.
+//!
+//! Why a temporary file and a rename: the harness of each test process publishes the whole
+//! benchmark, so two processes may write `<stem>.json` or `index.html` at once, and a full disk
+//! in the middle of a write would leave neither the old file nor the new one. The text goes to a
+//! new file beside the target (created exclusively, with a random name), is synced, and is then
+//! renamed over the target, which readers see either before or after, never torn; the directory
+//! is synced so that the rename survives a power cut. Every file passes through the scrubber
+//! (`util::secret`) on the way.
 
 use crate::model::error::{Error, Result};
+use std::io::Write;
 use std::path::Path;
 
 /// Writes `contents` to `path`, creating its directory first; `what` names the file in errors
-/// ("results", "CSV", "report file").
+/// ("results", "CSV", "report file"). The file is replaced whole (see the module's doc).
 pub fn write_file(path: &Path, contents: impl AsRef<[u8]>, what: &'static str) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create directory", dir, e))?;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create directory", dir, e))?;
+    let contents = crate::util::secret::scrub_bytes(contents.as_ref());
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = dir.join(format!(
+        ".{name}.{}-{:08x}.tmp",
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(&contents)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(Error::io(what, path, e));
     }
-    std::fs::write(path, contents).map_err(|e| Error::io(what, path, e))
+    // The rename is durable once the directory is synced; a file system that cannot sync a
+    // directory (some network ones) still has the file whole.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -18,14 +58,46 @@ mod tests {
 
     #[test]
     fn creates_the_directory_and_names_the_path_on_failure() {
-        let dir = std::env::temp_dir().join(format!("dbbench-fs-{}", std::process::id()));
-        let file = dir.join("a/b/c.txt");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a/b/c.txt");
         write_file(&file, "x", "cannot write test file").unwrap();
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
         // A file where a directory should be: the error names the path.
         let blocked = file.join("d.txt");
         let e = write_file(&blocked, "y", "cannot write test file").unwrap_err();
         assert!(e.to_string().contains("c.txt"), "{e}");
-        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_whole_and_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("r.json");
+        write_file(&file, "old", "cannot write results").unwrap();
+        // A hard link to the target sees whether the file was written in place: a rename gives
+        // the target a new inode and leaves the link's content alone.
+        let link = dir.path().join("link");
+        std::fs::hard_link(&file, &link).unwrap();
+        write_file(&file, "new", "cannot write results").unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "new");
+        assert_eq!(std::fs::read_to_string(&link).unwrap(), "old");
+        // The target a directory: the rename fails, and the temporary is removed.
+        let blocked = dir.path().join("d");
+        std::fs::create_dir(&blocked).unwrap();
+        std::fs::write(blocked.join("inside"), "").unwrap();
+        assert!(write_file(&blocked, "x", "cannot write results").is_err());
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    }
+
+    #[test]
+    fn a_kept_secret_never_reaches_the_file() {
+        crate::util::secret::keep("zz-fs-secret-9");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("r.csv");
+        write_file(&file, "server pw zz-fs-secret-9 end", "cannot write CSV").unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "server pw *** end");
     }
 }

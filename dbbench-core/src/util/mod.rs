@@ -38,6 +38,7 @@ pub mod probe;
 pub mod procfs;
 pub mod progress;
 pub mod rng;
+pub mod secret;
 pub mod settle;
 // A managed server's process (`server_process`): a build with no backend that spawns its own
 // server uses none of it.

@@ -6,6 +6,27 @@
 
 use std::path::{Path, PathBuf};
 
+/// `name` fit to be one component of a path under the work dir: every character but ASCII
+/// letters, digits, `.`, `-` and `_` becomes `_`, and a leading `.` too, so that no `/`, `..` or
+/// hidden name comes through (a stem or host read from another machine's store).
+pub fn file_safe(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match safe.strip_prefix('.') {
+        Some(rest) => format!("_{rest}"),
+        None if safe.is_empty() => "_".to_string(),
+        None => safe,
+    }
+}
+
 /// dbbench's working directory for benchmarks declared in the crate at `manifest_dir`.
 pub fn work_dir(manifest_dir: &Path) -> PathBuf {
     if let Some(dir) = std::env::var_os("DBBENCH_DIR").filter(|d| !d.is_empty()) {
@@ -80,6 +101,17 @@ pub fn default_volume_dir(work_dir: &Path, volume: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_safe_name_has_no_separator_or_parent() {
+        assert_eq!(
+            file_safe("x/../../../../home/u/.config"),
+            "x_.._.._.._.._home_u_.config"
+        );
+        assert_eq!(file_safe(".."), "_.");
+        assert_eq!(file_safe(""), "_");
+        assert_eq!(file_safe("suite.vlf-1_a"), "suite.vlf-1_a");
+    }
 
     #[test]
     fn finds_the_workspace_root_from_a_member() {

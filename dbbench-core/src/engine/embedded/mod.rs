@@ -185,11 +185,18 @@ impl EngineBackend for EmbeddedBackend {
 }
 
 /// Creates `dir` with an ownership marker; a leftover directory of an earlier dbbench run (marker
-/// present) is removed first, any other existing directory is refused.
+/// present, its owner gone) is removed first; one whose owner may still run (another container
+/// of the same PID on a shared work dir) and any other existing directory are refused.
 fn claim_directory(dir: &Path) -> Result<()> {
     if dir.exists() {
-        if !dir.join(OWNER_MARKER).exists() {
+        let marker = dir.join(OWNER_MARKER);
+        let Ok(text) = std::fs::read_to_string(&marker) else {
             return Err(Error::NotOwned(dir.display().to_string()));
+        };
+        if let Some(owner) = crate::util::owner::Owner::parse(&text) {
+            owner
+                .may_take(&format!("the database directory {}", dir.display()))
+                .map_err(Error::msg)?;
         }
         std::fs::remove_dir_all(dir)
             .map_err(|e| Error::io("cannot remove stale database", dir, e))?;
@@ -406,3 +413,6 @@ mod window_tests;
 
 #[cfg(test)]
 mod fixture_tests;
+
+#[cfg(test)]
+mod claim_tests;

@@ -84,7 +84,8 @@ impl MariaDbDatabase {
         owner::claim(&mut admin, &name).await?;
         admin
             .batch(&format!(
-                "CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin COMMENT '{}'",
+                "CREATE DATABASE {} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin COMMENT '{}'",
+                owner::quote_ident(&name),
                 owner::comment()
             ))
             .await?;
@@ -213,7 +214,9 @@ impl EngineDatabase for MariaDbDatabase {
     /// Settles the server (purge finished, dirty pages flushed, so the fixture's writes are not
     /// the window's) and reads every counter, file size and setting.
     async fn open_window(&self, conn: &mut MariaDbConnection, cache: CacheState) -> Result<()> {
-        settle(conn).await.map_err(|e| self.explained(e))?;
+        settle(conn, self.instance.is_some())
+            .await
+            .map_err(|e| self.explained(e))?;
         if cache == CacheState::Cold {
             self.empty_buffer_pool(conn).await?;
         }
@@ -267,6 +270,10 @@ impl EngineDatabase for MariaDbDatabase {
                 "file sizes".into(),
                 "an existing server's files are not read by dbbench".into(),
             );
+            ev.unavailable.insert(
+                "flushed start".into(),
+                NOT_FLUSHED.into(),
+            );
         }
         match window.settings {
             Ok(settings) => ev.settings = settings,
@@ -295,12 +302,23 @@ impl EngineDatabase for MariaDbDatabase {
 /// deadline bounds it too).
 const SETTLE_LIMIT: Duration = Duration::from_secs(60);
 
-/// Waits for purge to finish and for every dirty page to be written, then restores the
-/// server's flushing threshold.
-async fn settle(conn: &mut MariaDbConnection) -> Result<()> {
-    // Blocks until the purge of the fixture's undo log is done (MariaDB 10.6+).
+/// Why an existing server's window starts unflushed, in its results.
+const NOT_FLUSHED: &str = "the window's start was not flushed: on an existing server dbbench \
+                           changes no global setting (innodb_max_dirty_pages_pct), so the \
+                           fixture's dirty pages may be written inside the window";
+
+/// Waits for purge to finish and, on a `managed` instance, for every dirty page to be written,
+/// then restores the instance's flushing threshold. An existing server's threshold is left
+/// alone: it is shared by every database on it, and a restore that a failed query, the
+/// window's deadline, a kill or a concurrent run skipped would leave it changed.
+async fn settle(conn: &mut MariaDbConnection, managed: bool) -> Result<()> {
+    // Blocks until the purge of the fixture's undo log is done (MariaDB 10.6+); a wait, not a
+    // setting: the variable keeps no value.
     conn.batch("SET GLOBAL innodb_max_purge_lag_wait = 0")
         .await?;
+    if !managed {
+        return Ok(());
+    }
     let pct: String = conn
         .query("SELECT @@innodb_max_dirty_pages_pct", &[])
         .await?

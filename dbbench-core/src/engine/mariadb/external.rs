@@ -37,18 +37,38 @@ pub fn opts(spec: &str) -> Result<Opts> {
         Some(rest) => format!("mysql://{rest}"),
         None => spec.to_string(),
     };
-    let opts = Opts::from_url(&url).map_err(|e| {
-        Error::Config(format!(
-            "{ENV} must be a Unix socket's path (/run/mysqld/mysqld.sock) or a URL \
-             (mysql://user:password@host:3306/); `{spec}` is neither: {e}"
-        ))
-    })?;
+    let (parsed, secrets) = parse_apart(&url);
+    for secret in &secrets {
+        crate::util::secret::keep(secret);
+    }
+    let opts = parsed.map_err(|e| Error::Config(crate::util::secret::scrub_with(&secrets, &e)))?;
     // The driver's default reconnects every TCP connection to the socket path the server reports
     // (`@@socket`), opened on *this* machine: a path where another server may listen (the
     // packaged default, /run/mysqld/mysqld.sock), which would then be measured, or written to,
     // instead of the one named. The server a URL names is reached as written; a socket is named
     // by its path (or `?socket=`).
     Ok(OptsBuilder::from_opts(opts).prefer_socket(false).into())
+}
+
+/// The options URL `url` names (or why it names none, without the URL: it may hold a password),
+/// and its secrets: the whole URL and its password as written and as the driver read it.
+fn parse_apart(url: &str) -> (std::result::Result<Opts, String>, Vec<String>) {
+    let parsed = Opts::from_url(url);
+    let decoded = parsed.as_ref().ok().and_then(|o| o.pass().map(str::to_string));
+    let mut secrets = vec![url.to_string()];
+    if let Some(rest) = url.strip_prefix("mysql://") {
+        secrets.push(format!("mariadb://{rest}"));
+    }
+    secrets.extend(crate::util::secret::url_password_forms(url, decoded.as_deref()));
+    secrets.retain(|s| !s.is_empty());
+    let parsed = parsed.map_err(|e| {
+        format!(
+            "{ENV} must be a Unix socket's path (/run/mysqld/mysqld.sock) or a URL \
+             (mysql://user:password@host:3306/, a password's `/ ? @ # %` and spaces \
+             percent-encoded); its value (not shown: it may hold a password) is neither: {e}"
+        )
+    });
+    (parsed, secrets)
 }
 
 /// What each option MariaDB honours sets on the instance, for its refusal on an existing server.
@@ -119,6 +139,49 @@ mod tests {
         let by_socket = opts("mysql://bench:pw@localhost/?socket=/tmp/m.sock").unwrap();
         assert_eq!(by_socket.socket(), Some("/tmp/m.sock"));
         assert!(matches!(opts("db.example"), Err(Error::Config(_))));
+    }
+
+    /// `password` with every byte but the unreserved ones percent-encoded.
+    fn url_encoded(password: &str) -> String {
+        password
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn no_printable_password_shows_encoded_or_raw() {
+        for password in crate::util::secret::printable_passwords() {
+            let encoded = format!("mysql://bench:{}@127.0.0.1:9/", url_encoded(&password));
+            let raw = format!("mysql://bench:{password}@127.0.0.1:9/");
+            for (url, exact) in [(encoded, true), (raw, false)] {
+                let (parsed, secrets) = parse_apart(&url);
+                let opts = match parsed {
+                    Ok(opts) => opts,
+                    Err(message) => {
+                        let shown = crate::util::secret::scrub_with(&secrets, &message);
+                        assert!(!shown.contains("Zq"), "{url}: {shown}");
+                        continue;
+                    }
+                };
+                if exact {
+                    assert_eq!(opts.pass(), Some(password.as_str()), "{url}");
+                }
+                let shown = crate::util::secret::scrub_with(
+                    &secrets,
+                    &super::super::connection::where_(&opts),
+                );
+                assert!(!shown.contains("Zq"), "{url}: {shown}");
+                let said = format!("access denied for {password}, {url}");
+                let said = crate::util::secret::scrub_with(&secrets, &said);
+                assert!(!said.contains("Zq"), "{url}: {said}");
+            }
+        }
     }
 
     #[test]

@@ -131,17 +131,28 @@ impl MariaDbBackend {
 
     /// A backend on the existing server `spec` names (a socket's path or a URL); connects once
     /// to read its version.
+    /// Bounded as every wait on a server is (`docs/deadlines.md`): the driver has no connect
+    /// timeout of its own.
     pub async fn existing(spec: &str) -> Result<MariaDbBackend> {
+        use crate::util::deadline::{bounded, Deadline};
         let server = external::opts(spec)?;
-        let mut conn = MariaDbConnection::connect(&server, None).await?;
-        let version: String = conn
-            .query("SELECT VERSION()", &[])
-            .await?
-            .first()
-            .ok_or_else(|| Error::msg("SELECT VERSION() returned no row"))?
-            .get(0)?;
-        let server_on_host = local::server_on_host(&server, &mut conn).await;
-        let _ = conn.close().await;
+        let doing = format!(
+            "connecting to the MariaDB server at {}",
+            connection::where_(&server)
+        );
+        let (version, server_on_host) = bounded(Deadline::Connect, &doing, async {
+            let mut conn = MariaDbConnection::connect(&server, None).await?;
+            let version: String = conn
+                .query("SELECT VERSION()", &[])
+                .await?
+                .first()
+                .ok_or_else(|| Error::msg("SELECT VERSION() returned no row"))?
+                .get(0)?;
+            let server_on_host = local::server_on_host(&server, &mut conn).await;
+            let _ = conn.close().await;
+            Ok((version, server_on_host))
+        })
+        .await?;
         Ok(MariaDbBackend {
             target: Target::External {
                 server,
@@ -329,13 +340,22 @@ impl EngineBackend for MariaDbBackend {
         match &self.target {
             Target::Managed { .. } => stale::sweep(&Self::work_base(work_dir)),
             Target::External { server, .. } => {
+                // Bounded by the teardown's deadline, as PostgreSQL's sweep: a server that does
+                // not answer, or a drop behind another session's lock, gets a line, not a hang.
                 let swept = async {
                     let mut admin = MariaDbConnection::connect(server, None).await?;
                     let lines = owner::sweep(&mut admin).await;
                     let _ = admin.close().await;
                     lines
                 };
-                swept.await.unwrap_or_else(|e| {
+                let doing = "looking for databases left by earlier runs";
+                crate::util::deadline::bounded(
+                    crate::util::deadline::Deadline::Teardown,
+                    doing,
+                    swept,
+                )
+                .await
+                .unwrap_or_else(|e| {
                     vec![format!("mariadb: could not sweep stale databases: {e}")]
                 })
             }

@@ -17,12 +17,34 @@ pub const COMMENT_PREFIX: &str = "dbbench:owned";
 /// prefix, then the owner's marker fields, on one line. One line because the server keeps the
 /// comment as a `comment=` line of the database's `db.opt`: after a restart it reads back only
 /// the first line of a comment, and a mark whose owner was on the next lines named nobody.
+///
+/// The literal holds no backslash (a host name with one gets `/`) and doubles its quotes, so it
+/// reads the same whether or not the server's `sql_mode` has `NO_BACKSLASH_ESCAPES`.
 pub fn comment() -> String {
-    let lines = Owner::this().lines();
-    let fields: Vec<&str> = lines.lines().collect();
-    let text = format!("{COMMENT_PREFIX} {}", fields.join(" "));
-    text.replace('\\', "\\\\").replace('\'', "\\'")
+    literal(&comment_text(&Owner::this()))
 }
+
+/// The comment naming `owner`, as the server keeps it.
+fn comment_text(owner: &Owner) -> String {
+    let lines = owner.lines();
+    let fields: Vec<&str> = lines.lines().collect();
+    format!("{COMMENT_PREFIX} {}", fields.join(" "))
+}
+
+/// `text` as the body of a string literal in any `sql_mode`: quotes doubled, no backslash.
+fn literal(text: &str) -> String {
+    text.replace('\\', "/").replace('\'', "''")
+}
+
+/// `name` as a quoted identifier: backticks around it, a backtick in it doubled.
+pub fn quote_ident(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
+/// How long a `DROP DATABASE` waits for another session's metadata lock before failing: the
+/// server's default (`lock_wait_timeout`, a year) would hang every later run at its start
+/// behind a DBA's open transaction on a leftover table.
+const DROP_LOCK_WAIT_S: u32 = 30;
 
 /// The owner a database comment names, when it is dbbench's mark (its fields on one line, or
 /// one per line as earlier versions wrote them).
@@ -49,20 +71,44 @@ async fn comment_of(admin: &mut MariaDbConnection, name: &str) -> Result<Option<
 /// Drops `name` when it carries dbbench's mark; nothing when it is not there; refuses
 /// ([`Error::NotOwned`]) a database of that name without the mark.
 pub async fn drop_owned(admin: &mut MariaDbConnection, name: &str) -> Result<()> {
+    drop_marked(admin, name, None).await
+}
+
+/// Drops `name` when it carries dbbench's mark and, when `expected` is given, that very
+/// comment (read again just before the drop: a sweep's leftover may have been claimed anew).
+async fn drop_marked(
+    admin: &mut MariaDbConnection,
+    name: &str,
+    expected: Option<&str>,
+) -> Result<()> {
     let Some(comment) = comment_of(admin, name).await? else {
         return Ok(());
     };
     if owner_of(&comment).is_none() {
         return Err(Error::NotOwned(name.to_string()));
     }
+    if expected.is_some_and(|e| e != comment) {
+        return Err(Error::msg(format!(
+            "the database {name} was marked anew while being swept; left alone"
+        )));
+    }
     admin
-        .batch(&format!("DROP DATABASE IF EXISTS `{name}`"))
+        .batch(&format!(
+            "SET SESSION lock_wait_timeout = {DROP_LOCK_WAIT_S}; DROP DATABASE IF EXISTS {}",
+            quote_ident(name)
+        ))
         .await
 }
 
-/// Makes room for `name`: a leftover of an earlier run (marked) is dropped, anything else of
-/// that name is refused.
+/// Makes room for `name`: a leftover of an earlier run (marked, its owner gone) is dropped; one
+/// whose owner may still run (the same name from another host or container of the same PID)
+/// and anything unmarked are refused.
 pub async fn claim(admin: &mut MariaDbConnection, name: &str) -> Result<()> {
+    if let Some(owner) = comment_of(admin, name).await?.as_deref().and_then(owner_of) {
+        owner
+            .may_take(&format!("a database named {name}"))
+            .map_err(Error::msg)?;
+    }
     drop_owned(admin, name).await
 }
 
@@ -88,7 +134,8 @@ pub async fn sweep(admin: &mut MariaDbConnection) -> Result<Vec<String>> {
             continue;
         }
         let who = owner.describe();
-        lines.push(match drop_owned(admin, &name).await {
+        let expected = comment.unwrap_or_default();
+        lines.push(match drop_marked(admin, &name, Some(&expected)).await {
             Ok(()) => format!("mariadb: dropped the database {name} left by {who}, which is gone"),
             Err(e) => format!("mariadb: could not drop the database {name} left by {who}: {e}"),
         });
@@ -100,12 +147,23 @@ pub async fn sweep(admin: &mut MariaDbConnection) -> Result<Vec<String>> {
 mod tests {
     use super::*;
 
-    /// The comment as the server stores it: the literal's escapes undone.
+    /// The comment as the server stores it: the literal's doubled quotes undone (the same in
+    /// every `sql_mode`: the literal holds no backslash).
     fn stored(literal: &str) -> String {
-        literal
-            .replace("\\n", "\n")
-            .replace("\\'", "'")
-            .replace("\\\\", "\\")
+        assert!(!literal.contains('\\'), "{literal}");
+        literal.replace("''", "'")
+    }
+
+    #[test]
+    fn names_and_comments_cannot_leave_their_quotes() {
+        assert_eq!(quote_ident("a`b"), "`a``b`");
+        let odd = Owner {
+            host: "h'\\x".into(),
+            ..Owner::this()
+        };
+        let text = literal(&comment_text(&odd));
+        assert!(text.contains("owner_host=h''/x"), "{text}");
+        assert!(!text.replace("''", "").contains('\''), "{text}");
     }
 
     #[test]

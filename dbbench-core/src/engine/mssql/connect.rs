@@ -18,9 +18,6 @@ pub const ENV: &str = "DBBENCH_MSSQL";
 /// runs them against Babelfish, as `DBBENCH_REQUIRE_POSTGRES` does for PostgreSQL).
 pub const REQUIRE_ENV: &str = "DBBENCH_REQUIRE_MSSQL";
 
-/// Shown instead of a password.
-pub const REDACTED: &str = "***";
-
 /// Keys whose values are secrets.
 const SECRET_KEYS: [&str; 2] = ["password", "pwd"];
 
@@ -98,27 +95,14 @@ fn quoted(text: &str, start: usize, q: u8) -> (String, usize, usize) {
     (value, text.len(), text.len())
 }
 
-/// `text` with the value of every password key replaced by `***`.
-pub fn redact_connection_string(text: &str) -> String {
-    let mut spans: Vec<std::ops::Range<usize>> = pairs(text)
-        .into_iter()
-        .filter(|p| SECRET_KEYS.contains(&p.key.as_str()))
-        .map(|p| p.span)
-        .collect();
-    spans.sort_by_key(|s| std::cmp::Reverse(s.start));
-    let mut out = text.to_string();
-    for span in spans {
-        out.replace_range(span, REDACTED);
-    }
-    out
-}
-
 /// Connection settings for one SQL Server, read once per process.
 #[derive(Clone)]
 pub struct ConnectSettings {
     ado: String,
     secrets: Vec<String>,
     server: String,
+    /// What is shown of the connection: built from its parsed parts (server, user, database).
+    shown: String,
     connect_timeout: Duration,
     command_timeout: Option<Duration>,
     /// Tests: every connection talks to this scripted server instead of the network (only in
@@ -165,11 +149,17 @@ impl ConnectSettings {
                 .find(|p| names.contains(&p.key.as_str()))
                 .map(|p| p.value.clone())
         };
-        let secrets: Vec<String> = pairs
-            .iter()
-            .filter(|p| SECRET_KEYS.contains(&p.key.as_str()) && !p.value.is_empty())
-            .map(|p| p.value.clone())
-            .collect();
+        // The whole string and every password value, as read and as written, for the scrubber
+        // (here and `util::secret`, which every sink passes its text through).
+        let mut secrets: Vec<String> = vec![ado.trim().to_string()];
+        for p in pairs.iter().filter(|p| SECRET_KEYS.contains(&p.key.as_str())) {
+            secrets.push(p.value.clone());
+            secrets.push(ado[p.span.clone()].to_string());
+        }
+        secrets.retain(|s| !s.is_empty());
+        for secret in &secrets {
+            crate::util::secret::keep(secret);
+        }
         let seconds = |names: &[&str], what: &str| -> Result<Option<u64>> {
             match get(names) {
                 None => Ok(None),
@@ -189,10 +179,19 @@ impl ConnectSettings {
             .filter(|s| *s > 0)
             .map(Duration::from_secs);
         let server = get(&["server", "data source", "address", "addr"]).unwrap_or_default();
+        let server = server.trim_start_matches("tcp:").to_string();
+        let mut shown = format!("server {server}");
+        if let Some(user) = get(&["user id", "uid", "user", "username"]) {
+            shown.push_str(&format!(" user {user}"));
+        }
+        if let Some(database) = get(&["database", "initial catalog"]) {
+            shown.push_str(&format!(" database {database}"));
+        }
         let settings = ConnectSettings {
             ado: ado.to_string(),
+            shown: crate::util::secret::scrub_with(&secrets, &shown),
             secrets,
-            server: server.trim_start_matches("tcp:").to_string(),
+            server,
             connect_timeout: Duration::from_secs(connect_timeout.max(1)),
             command_timeout,
             #[cfg(any(test, feature = "_mssql_scripted"))]
@@ -210,9 +209,10 @@ impl ConnectSettings {
         Ok(settings)
     }
 
-    /// The connection string with the password replaced by `***`.
+    /// What is shown of the connection: its server, user and database, from the parsed string
+    /// (never the string edited).
     pub fn redacted(&self) -> String {
-        redact_connection_string(&self.ado)
+        self.shown.clone()
     }
 
     /// `host,port` as written in the connection string, for messages.
@@ -244,18 +244,14 @@ impl ConnectSettings {
     /// `text` with every occurrence of the password replaced by `***`: applied to every message
     /// that may quote the connection string or a driver error.
     pub fn scrub(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for secret in &self.secrets {
-            out = out.replace(secret.as_str(), REDACTED);
-        }
-        out
+        crate::util::secret::scrub(&crate::util::secret::scrub_with(&self.secrets, text))
     }
 
     /// The tiberius configuration, connected to `database` (the login's default when `None`).
     pub(super) fn config(&self, database: Option<&str>) -> Result<tiberius::Config> {
         let mut config = tiberius::Config::from_ado_string(&self.ado).map_err(|e| {
             Error::Config(format!(
-                "{ENV} is not a valid ADO connection string: {} (connection string, password hidden: {})",
+                "{ENV} is not a valid ADO connection string: {} (connection: {})",
                 self.scrub(&e.to_string()),
                 self.redacted()
             ))
@@ -312,21 +308,40 @@ mod tests {
     }
 
     #[test]
-    fn redacts_every_password_form() {
-        for text in [
-            "server=h;user=sa;password=plain;database=x",
-            "server=h;PWD=\"plain\";database=x",
-            "server=h;Password={plain};database=x",
-            "server=h;password='pl''ain",
-        ] {
-            let red = redact_connection_string(text);
-            assert!(!red.contains("plain") && !red.contains("pl'ain"), "{red}");
-            assert!(red.contains(REDACTED), "{red}");
+    fn no_printable_password_shows_in_any_quoting() {
+        for password in crate::util::secret::printable_passwords() {
+            let mut forms = vec![
+                format!("password=\"{}\"", password.replace('"', "\"\"")),
+                format!("password='{}'", password.replace('\'', "''")),
+            ];
+            if !password.contains('}') {
+                forms.push(format!("Password={{{password}}}"));
+            }
+            if !password.contains(';') {
+                // Unquoted, as written by hand: whatever the parsers make of it.
+                forms.push(format!("pwd={password}"));
+            }
+            for form in forms {
+                let ado = format!("server=tcp:127.0.0.1,9;user id=sa;{form};database=x");
+                let Ok(settings) = ConnectSettings::parse(&ado) else {
+                    let err = ConnectSettings::parse(&ado).unwrap_err().to_string();
+                    assert!(!err.contains("Zq"), "{ado}: {err}");
+                    continue;
+                };
+                if !form.starts_with("pwd=") {
+                    let read = pairs(&ado)
+                        .into_iter()
+                        .find(|p| SECRET_KEYS.contains(&p.key.as_str()));
+                    assert_eq!(read.map(|p| p.value), Some(password.clone()), "{ado}");
+                }
+                for shown in [settings.redacted(), format!("{settings:?}")] {
+                    assert!(!shown.contains("Zq"), "{ado}: {shown}");
+                }
+                assert_eq!(settings.redacted(), "server 127.0.0.1,9 user sa database x");
+                let said = settings.scrub(&format!("login with {password} failed: {ado}"));
+                assert!(!said.contains("Zq"), "{ado}: {said}");
+            }
         }
-        assert_eq!(
-            redact_connection_string("server=h;password=x;database=d"),
-            "server=h;password=***;database=d"
-        );
     }
 
     #[test]

@@ -76,6 +76,7 @@ pub fn owner_of(marker: &str) -> Option<Owner> {
         };
         return Some(Owner {
             host: field("owner_host=").filter(|h| !h.is_empty())?.to_string(),
+            machine: field("owner_machine=").map(str::to_string),
             pid: pid.parse().ok()?,
             start,
             boot: field("owner_boot=").map(str::to_string),
@@ -90,6 +91,7 @@ pub fn owner_of(marker: &str) -> Option<Owner> {
     }
     Some(Owner {
         host: host.to_string(),
+        machine: None,
         pid: digits.parse().ok()?,
         start: None,
         boot: None,
@@ -319,6 +321,7 @@ mod tests {
     fn bench_host(start: Option<u64>) -> Owner {
         Owner {
             host: "bench-host".into(),
+            machine: None,
             pid: 4242,
             start,
             boot: None,

@@ -55,7 +55,7 @@ pub mod whose;
 #[cfg(test)]
 mod suite_specs;
 
-pub use connect::{redact_connection_string, ConnectSettings, ENV, REQUIRE_ENV};
+pub use connect::{ConnectSettings, ENV, REQUIRE_ENV};
 pub use connection::{MssqlConnection, TdsClient};
 pub use database::MssqlDatabase;
 pub use hooks::Hooks;

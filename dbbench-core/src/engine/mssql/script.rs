@@ -263,6 +263,7 @@ pub(crate) mod tests {
                 1_780_000_000,
                 &crate::util::owner::Owner {
                     host: "bench-host".into(),
+                    machine: None,
                     pid: 4242,
                     start: Some(987_654),
                     boot: None,

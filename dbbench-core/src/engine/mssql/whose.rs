@@ -120,6 +120,7 @@ impl Whose {
         }
         Owner {
             host: self.host.clone(),
+            machine: None,
             pid: self.pid,
             start: self.start,
             // Both checked above, by this type's own rules.
@@ -182,6 +183,7 @@ mod tests {
         let round = Whose::from_marker(
             &Owner {
                 host: me.host.clone(),
+                machine: None,
                 pid: me.pid,
                 start: me.start,
                 boot: None,

@@ -23,7 +23,8 @@ pub fn comment_sql(name: &str) -> String {
     // dbbench marker does; the sweep of an existing server reads it back (`stale`).
     let owner = crate::util::owner::Owner::this();
     format!(
-        "COMMENT ON DATABASE {} IS '{COMMENT_PREFIX} pid={} host={} start={} boot={} pidns={}'",
+        "COMMENT ON DATABASE {} IS '{COMMENT_PREFIX} pid={} host={} start={} boot={} pidns={} \
+         machine={}'",
         quote_ident(name),
         owner.pid,
         owner.host.replace('\'', "''"),
@@ -37,7 +38,12 @@ pub fn comment_sql(name: &str) -> String {
             .replace('\'', "''"),
         owner
             .pid_ns
-            .map_or_else(|| "unknown".to_string(), |n| n.to_string())
+            .map_or_else(|| "unknown".to_string(), |n| n.to_string()),
+        owner
+            .machine
+            .as_deref()
+            .unwrap_or("unknown")
+            .replace('\'', "''")
     )
 }
 
@@ -136,17 +142,35 @@ pub(super) async fn drop_unchecked(admin: &mut PostgresConnection, name: &str) -
         .await
 }
 
-/// Makes room for `name`: a leftover of an earlier run (both markers) is dropped, anything else
-/// of that name is refused.
+/// The comment on database `name`, or `None` when there is no such database.
+pub async fn comment_of(admin: &mut PostgresConnection, name: &str) -> Result<Option<String>> {
+    let rows = admin
+        .query(
+            "SELECT coalesce(shobj_description(oid, 'pg_database'), '') FROM pg_database \
+             WHERE datname = $1",
+            &[Value::Text(name.into())],
+        )
+        .await?;
+    rows.first().map(|row| row.get(0)).transpose()
+}
+
+/// Makes room for `name`: a leftover of an earlier run (both markers, its owner gone) is
+/// dropped; one whose owner may still run (the same name from another host or container of the
+/// same PID) and anything unmarked are refused.
 pub async fn claim(
     settings: &PgSettings,
     admin: &mut PostgresConnection,
     name: &str,
 ) -> Result<()> {
-    if exists(admin, name).await? {
-        drop_owned(settings, admin, name).await?;
+    let Some(comment) = comment_of(admin, name).await? else {
+        return Ok(());
+    };
+    if let Some(owner) = super::stale::owner_of(&comment) {
+        owner
+            .may_take(&format!("a database named {name}"))
+            .map_err(Error::msg)?;
     }
-    Ok(())
+    drop_owned(settings, admin, name).await
 }
 
 #[cfg(test)]

@@ -27,22 +27,44 @@ impl std::fmt::Debug for PgSettings {
 }
 
 impl PgSettings {
-    /// Parses a connection string (`host=… user=… password=…` or `postgres://user:pw@host/db`).
+    /// Parses a connection string (`host=… user=… password=…` or `postgres://user:pw@host/db`),
+    /// keeping its password for the scrubber (`util::secret`).
     pub fn parse(text: &str) -> Result<PgSettings> {
-        let mut config = tokio_postgres::Config::from_str(text.trim()).map_err(|e| {
-            // The parser's message names the option, never its value; the string is redacted.
-            Error::Config(format!(
-                "{ENV} is not a PostgreSQL connection string ({}): {e}",
-                redact(text)
-            ))
-        })?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(15));
+        let (settings, secrets) = PgSettings::parse_apart(text);
+        for secret in &secrets {
+            crate::util::secret::keep(secret);
         }
-        Ok(PgSettings {
-            config,
-            shown: redact(text),
-        })
+        settings.map_err(|e| Error::Config(crate::util::secret::scrub_with(&secrets, &e)))
+    }
+
+    /// The settings `text` names (or the parser's message, which names an option, never its
+    /// value), and the secrets in it: the whole string, the password as the driver read it and,
+    /// for a URL, as written.
+    fn parse_apart(text: &str) -> (std::result::Result<PgSettings, String>, Vec<String>) {
+        let parsed = tokio_postgres::Config::from_str(text.trim());
+        let decoded = parsed
+            .as_ref()
+            .ok()
+            .and_then(|c| c.get_password())
+            .map(|p| String::from_utf8_lossy(p).into_owned());
+        let mut secrets = vec![text.trim().to_string()];
+        if text.trim_start().starts_with("postgres") {
+            secrets.extend(crate::util::secret::url_password_forms(text, decoded.as_deref()));
+        } else {
+            secrets.extend(decoded);
+        }
+        secrets.retain(|s| !s.is_empty());
+        let settings = match parsed {
+            Ok(mut config) => {
+                if config.get_connect_timeout().is_none() {
+                    config.connect_timeout(Duration::from_secs(15));
+                }
+                let shown = crate::util::secret::scrub_with(&secrets, &shown(&config));
+                Ok(PgSettings { config, shown })
+            }
+            Err(e) => Err(format!("{ENV} is not a PostgreSQL connection string: {e}")),
+        };
+        (settings, secrets)
     }
 
     /// The settings of `DBBENCH_POSTGRES`, or `None` when it is unset or empty.
@@ -124,117 +146,107 @@ impl PgSettings {
     }
 }
 
-/// `text` with any password replaced by `***`, in both the key/value and the URL form.
-pub fn redact(text: &str) -> String {
-    let text = text.trim();
-    if text.starts_with("postgres://") || text.starts_with("postgresql://") {
-        let (scheme, rest) = text.split_once("://").unwrap_or(("", text));
-        let (authority, tail) = match rest.find(['/', '?']) {
-            Some(i) => rest.split_at(i),
-            None => (rest, ""),
-        };
-        let authority = match authority.rsplit_once('@') {
-            Some((userinfo, host)) => match userinfo.split_once(':') {
-                Some((user, _)) => format!("{user}:***@{host}"),
-                None => format!("{userinfo}@{host}"),
-            },
-            None => authority.to_string(),
-        };
-        let tail = redact_query(tail);
-        return format!("{scheme}://{authority}{tail}");
-    }
-    redact_pairs(text)
-}
-
-/// `?password=…` in a URL's query.
-fn redact_query(tail: &str) -> String {
-    let Some((path, query)) = tail.split_once('?') else {
-        return tail.to_string();
-    };
-    let pairs: Vec<String> = query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-            _ => pair.to_string(),
+/// What is shown of a parsed connection: its hosts and ports, user and database, built from the
+/// parsed parts and never from the string, so no way of writing a password can show through.
+fn shown(config: &tokio_postgres::Config) -> String {
+    use tokio_postgres::config::Host;
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+            match host {
+                Host::Tcp(h) => format!("{h}:{port}"),
+                Host::Unix(p) => format!("socket {} port {port}", p.display()),
+            }
         })
         .collect();
-    format!("{path}?{}", pairs.join("&"))
-}
-
-/// `password=…` (quoted or not) in a key/value string.
-fn redact_pairs(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = find_key(rest, "password") {
-        out.push_str(&rest[..at]);
-        let after_key = &rest[at + "password".len()..];
-        let trimmed = after_key.trim_start();
-        let Some(value) = trimmed.strip_prefix('=') else {
-            out.push_str("password");
-            rest = after_key;
-            continue;
-        };
-        let value = value.trim_start();
-        let end = if let Some(quoted) = value.strip_prefix('\'') {
-            let mut escaped = false;
-            let close = quoted
-                .char_indices()
-                .find(|&(_, c)| {
-                    let hit = c == '\'' && !escaped;
-                    escaped = c == '\\' && !escaped;
-                    hit
-                })
-                .map_or(quoted.len(), |(i, _)| i + 1);
-            1 + close
-        } else {
-            value.find(char::is_whitespace).unwrap_or(value.len())
-        };
-        out.push_str("password=***");
-        rest = &value[end.min(value.len())..];
+    let mut text = if hosts.is_empty() {
+        "the default server".to_string()
+    } else {
+        hosts.join(", ")
+    };
+    if let Some(user) = config.get_user() {
+        text.push_str(&format!(" user {user}"));
     }
-    out.push_str(rest);
-    out
-}
-
-/// The byte offset of `key` as a whole word in `text`, case-insensitively.
-fn find_key(text: &str, key: &str) -> Option<usize> {
-    let lower = text.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(i) = lower[from..].find(key) {
-        let at = from + i;
-        let before_ok = at == 0 || lower.as_bytes()[at - 1].is_ascii_whitespace();
-        if before_ok {
-            return Some(at);
-        }
-        from = at + key.len();
+    if let Some(db) = config.get_dbname() {
+        text.push_str(&format!(" database {db}"));
     }
-    None
+    text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// `password` as a libpq URL writes it: every byte but the unreserved ones percent-encoded.
+    fn url_encoded(password: &str) -> String {
+        password
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    }
+
     #[test]
-    fn passwords_never_show() {
-        let kv = "host=db.example user=bench password=s3cret dbname=x";
-        assert_eq!(
-            redact(kv),
-            "host=db.example user=bench password=*** dbname=x"
-        );
-        let quoted = "host=h password = 'a b\\' c' user=u";
-        assert_eq!(redact(quoted), "host=h password=*** user=u");
-        let url = "postgres://bench:s3cret@db.example:5433/x?sslmode=disable&password=again";
-        let shown = redact(url);
-        assert!(
-            !shown.contains("s3cret") && !shown.contains("again"),
-            "{shown}"
-        );
-        assert_eq!(
-            shown,
-            "postgres://bench:***@db.example:5433/x?sslmode=disable&password=***"
-        );
-        assert_eq!(redact("postgres://u@h/d"), "postgres://u@h/d");
+    fn no_printable_password_shows_in_either_form() {
+        for password in crate::util::secret::printable_passwords() {
+            let quoted = password.replace('\\', "\\\\").replace('\'', "\\'");
+            let forms = [
+                format!("host=127.0.0.1 port=9 user=bench password='{quoted}' dbname=x"),
+                format!("postgres://bench:{}@127.0.0.1:9/x", url_encoded(&password)),
+                format!("postgresql://bench@127.0.0.1:9/x?password={}", url_encoded(&password)),
+                // As written by hand: the raw characters, whatever the parser makes of them.
+                format!("postgres://bench:{password}@127.0.0.1:9/x"),
+            ];
+            for (i, text) in forms.iter().enumerate() {
+                let (settings, secrets) = PgSettings::parse_apart(text);
+                let settings = match settings {
+                    Ok(settings) => settings,
+                    Err(message) => {
+                        let shown = crate::util::secret::scrub_with(&secrets, &message);
+                        assert!(!shown.contains(&password), "{text}: {shown}");
+                        continue;
+                    }
+                };
+                if i < 3 {
+                    // The driver reads the same password as was written.
+                    assert_eq!(
+                        settings.config.get_password(),
+                        Some(password.as_bytes()),
+                        "{text}"
+                    );
+                }
+                for shown in [settings.describe().to_string(), format!("{settings:?}")] {
+                    assert!(!shown.contains(&password), "{text}: {shown}");
+                    assert!(!shown.contains("Zq"), "{text}: {shown}");
+                }
+                let read = settings
+                    .config
+                    .get_password()
+                    .map(|p| String::from_utf8_lossy(p).into_owned());
+                for secret in read.iter().chain([&password]) {
+                    let said = format!("connecting with {secret} failed");
+                    let scrubbed = crate::util::secret::scrub_with(&secrets, &said);
+                    assert!(!scrubbed.contains("Zq"), "{text}: {scrubbed}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn what_is_shown_is_the_parsed_server() {
+        let s = PgSettings::parse("postgres://bench:s3cret@db.example:5433/x?sslmode=disable")
+            .unwrap();
+        assert_eq!(s.describe(), "db.example:5433 user bench database x");
+        let kv = PgSettings::parse("host=/run/pg port=5 user=u password=s3cret").unwrap();
+        assert_eq!(kv.describe(), "socket /run/pg port 5 user u");
     }
 
     #[test]

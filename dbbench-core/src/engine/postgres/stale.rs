@@ -29,6 +29,7 @@ pub(super) fn owner_of(comment: &str) -> Option<Owner> {
         start: field("start=").and_then(|s| s.parse().ok()),
         // "unknown" (and comments written before these were) leaves them unknown.
         boot: field("boot=").filter(|b| b != "unknown"),
+        machine: field("machine=").filter(|m| m != "unknown"),
         pid_ns: field("pidns=").and_then(|s| s.parse().ok()),
     })
 }
@@ -71,6 +72,12 @@ pub(super) async fn sweep(settings: &PgSettings, admin_db: &str) -> Vec<String> 
             continue;
         }
         let who = owner.describe();
+        // Read again just before the drop: a run that took the name since (its owner gone,
+        // the name claimed anew) has marked it as its own.
+        match super::marker::comment_of(&mut admin, &name).await {
+            Ok(Some(now)) if now == comment => {}
+            _ => continue,
+        }
         lines.push(match drop_owned(settings, &mut admin, &name).await {
             Ok(()) => format!("postgres: removed database {name} left by {who}, which is gone"),
             Err(e) => format!("postgres: could not remove database {name} left by {who}: {e}"),

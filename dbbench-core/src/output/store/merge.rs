@@ -29,8 +29,10 @@ impl Store {
                 other.display()
             )));
         }
-        // Opening migrates the other store too, so stores of older versions merge.
-        let source = Store::open_file(other)?;
+        // Opening migrates a store, so stores of older versions merge: a copy is opened, and
+        // the other store's file is left as it was.
+        let copy = Scratch::of(other)?;
+        let source = Store::open_file(&copy.file)?;
         let origin = other.display().to_string();
         let path = self.path.clone();
         let fail = |e: rusqlite::Error| {
@@ -65,7 +67,7 @@ impl Store {
                     columns.ended,
                     columns.command_line,
                     columns.git_commit,
-                    columns.host,
+                    crate::util::paths::file_safe(&columns.host),
                     columns.backend,
                     columns.scale,
                     columns.status,
@@ -123,6 +125,48 @@ fn read_invocations(conn: &Connection) -> rusqlite::Result<Vec<(i64, InvocationC
     rows.collect()
 }
 
+/// A copy of a store (its file and write-ahead log) in a private directory of its own, removed
+/// when dropped.
+struct Scratch {
+    dir: std::path::PathBuf,
+    file: std::path::PathBuf,
+}
+
+impl Scratch {
+    fn of(store: &Path) -> Result<Scratch> {
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = std::env::temp_dir().join(format!(
+            "dbbench-merge-{}-{:08x}",
+            std::process::id(),
+            fastrand::u32(..)
+        ));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| Error::io("cannot create directory", &dir, e))?;
+        let scratch = Scratch {
+            file: dir.join("results.sqlite"),
+            dir,
+        };
+        std::fs::copy(store, &scratch.file)
+            .map_err(|e| Error::io("cannot copy the results store", store, e))?;
+        let mut wal = store.as_os_str().to_owned();
+        wal.push("-wal");
+        let wal = std::path::PathBuf::from(wal);
+        if wal.is_file() {
+            std::fs::copy(&wal, scratch.dir.join("results.sqlite-wal"))
+                .map_err(|e| Error::io("cannot copy the results store", &wal, e))?;
+        }
+        Ok(scratch)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// Copies the benchmark runs, cell runs and repetitions of invocation `from` (in `source`) to
 /// invocation `to`; returns the repetitions copied.
 fn copy_runs(
@@ -145,7 +189,13 @@ fn copy_runs(
         target.execute(
             "INSERT INTO benchmark_runs (invocation_id, benchmark, stem, header, declared) \
              VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![to, benchmark, stem, header, declared],
+            params![
+                to,
+                benchmark,
+                crate::util::paths::file_safe(&stem),
+                header,
+                declared
+            ],
         )?;
         let new_run = target.last_insert_rowid();
         let mut cells = source.prepare(

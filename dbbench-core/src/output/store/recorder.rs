@@ -70,11 +70,13 @@ impl<'s> StoreRecorder<'s> {
 }
 
 /// The status column of a cell run and its detail.
-pub(super) fn status_columns(status: &CellStatus) -> (&'static str, Option<&str>) {
+/// The detail passes through the scrubber (`util::secret`), as everything the store keeps.
+pub(super) fn status_columns(status: &CellStatus) -> (&'static str, Option<String>) {
+    let scrub = crate::util::secret::scrub;
     match status {
         CellStatus::Ok => ("ok", None),
-        CellStatus::Failed(why) => ("failed", Some(why)),
-        CellStatus::Skipped(why) => ("skipped", Some(why)),
+        CellStatus::Failed(why) => ("failed", Some(scrub(why))),
+        CellStatus::Skipped(why) => ("skipped", Some(scrub(why))),
     }
 }
 
@@ -118,7 +120,7 @@ impl Recorder for StoreRecorder<'_> {
             self.cells.clear();
             return Ok(());
         }
-        let header_json = serde_json::to_string(header)?;
+        let header_json = crate::util::secret::scrub(&serde_json::to_string(header)?);
         let declared_json = serde_json::to_string(declared)?;
         self.store
             .conn
@@ -201,7 +203,7 @@ impl Recorder for StoreRecorder<'_> {
                     run.warmup,
                     window.start_unix_ns as i64,
                     window.end_unix_ns as i64,
-                    serde_json::to_string(run)?,
+                    crate::util::secret::scrub(&serde_json::to_string(run)?),
                     run.elapsed_s,
                     run.set_aside.is_some()
                 ],

@@ -109,12 +109,13 @@ impl LoadReport {
                 run.counts.insert(format!("{name}_{what}"), n as i64);
             }
         }
-        run.values.insert(
-            format!("{name}_transactions_per_s"),
-            self.stats.transactions_per_s,
-        );
-        run.values
-            .insert(format!("{name}_latency_p99_ms"), self.stats.latency.p99_ms);
+        run.record_values([
+            (
+                format!("{name}_transactions_per_s"),
+                self.stats.transactions_per_s,
+            ),
+            (format!("{name}_latency_p99_ms"), self.stats.latency.p99_ms),
+        ]);
         run.series.push(self.throughput);
         run.loads.push(self.stats);
     }

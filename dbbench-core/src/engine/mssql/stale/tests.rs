@@ -73,6 +73,7 @@ fn server_with_leftovers(me: &Owner, gone: u32) -> ScriptedServer {
     let host = me.host.clone();
     let owner = |pid: u32, start: Option<u64>| Owner {
         host: host.clone(),
+        machine: None,
         pid,
         start,
         boot: None,
@@ -429,6 +430,7 @@ async fn a_marker_of_another_pid_namespace_is_left() {
     };
     let neighbour = Owner {
         host: me.host.clone(),
+        machine: None,
         pid: no_such_pid(),
         start: Some(1),
         boot: None,
