@@ -42,6 +42,8 @@ pub enum Deadline {
     ServerStop,
     /// From the first Ctrl-C or SIGTERM to the process's exit.
     Interrupt,
+    /// Waiting for another measurement on this machine to release the machine lock.
+    MachineLock,
 }
 
 /// What is kept back from the interrupt's budget for the waits that follow the one being cut
@@ -51,7 +53,7 @@ const INTERRUPT_RESERVE: Duration = Duration::from_secs(4);
 
 impl Deadline {
     /// Every deadline, in the order the docs list them.
-    pub const ALL: [Deadline; 9] = [
+    pub const ALL: [Deadline; 10] = [
         Deadline::Connect,
         Deadline::Setup,
         Deadline::Window,
@@ -61,6 +63,7 @@ impl Deadline {
         Deadline::ServerStart,
         Deadline::ServerStop,
         Deadline::Interrupt,
+        Deadline::MachineLock,
     ];
 
     /// The environment variable that sets it (a duration: `500ms`, `30s`, `10m`, `2h`).
@@ -75,6 +78,7 @@ impl Deadline {
             Deadline::ServerStart => "DBBENCH_DEADLINE_SERVER_START",
             Deadline::ServerStop => "DBBENCH_DEADLINE_SERVER_STOP",
             Deadline::Interrupt => "DBBENCH_DEADLINE_INTERRUPT",
+            Deadline::MachineLock => "DBBENCH_DEADLINE_MACHINE_LOCK",
         }
     }
 
@@ -91,6 +95,7 @@ impl Deadline {
             Deadline::ServerStart => s(60),
             Deadline::ServerStop => s(20),
             Deadline::Interrupt => s(25),
+            Deadline::MachineLock => s(60 * 60),
         }
     }
 
@@ -106,6 +111,7 @@ impl Deadline {
             Deadline::ServerStart => "a managed server's start, until it accepts connections",
             Deadline::ServerStop => "a managed server's fast shutdown, before its processes are killed (SIGKILL)",
             Deadline::Interrupt => "from the first Ctrl-C or SIGTERM to the process's exit",
+            Deadline::MachineLock => "waiting for another measurement on this machine to release the machine-wide measurement lock",
         }
     }
 

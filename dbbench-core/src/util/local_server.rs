@@ -99,6 +99,55 @@ pub fn identify(proc: &ProcFs, reported: ServerProcess, found: &str) -> Option<S
     })
 }
 
+/// A connection to the Unix socket `path` made without blocking: it succeeds at once or fails
+/// (`WouldBlock` while the server's listen backlog is full), so a caller polling a server under
+/// a deadline (a managed server's start, the peer of a socket) is never held past it. The
+/// stream returned is blocking again.
+pub fn connect_now(path: &std::path::Path) -> std::io::Result<std::os::unix::net::UnixStream> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    // SAFETY: sockaddr_un is plain data, zeroed is a valid value.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    if bytes.len() >= addr.sun_path.len() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "socket path too long",
+        ));
+    }
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (to, from) in addr.sun_path.iter_mut().zip(bytes) {
+        *to = *from as libc::c_char;
+    }
+    // SAFETY: socket has no memory preconditions; the descriptor is owned right after.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd is a new descriptor of this function's, owned from here on.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: addr is a sockaddr_un of the size passed.
+    let rc = unsafe {
+        libc::connect(
+            fd,
+            (&addr as *const libc::sockaddr_un).cast(),
+            std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let stream = std::os::unix::net::UnixStream::from(owned);
+    stream.set_nonblocking(false)?;
+    Ok(stream)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,8 @@
 //! dbbench manages (their marker's text) and their removal without the server's help
 //! (`owned_dir`), free space before
 //! work (`space`),
+//! the one way a place of dbbench's own outside the work dir is made and files in it opened
+//! (`private_dir`: 0700, exclusive or verified, never through a link),
 //! the busy-machine guard's sampler (`monitor`) with this machine's processes (`procfs`) and a
 //! database server among them (`local_server`), the calibration probes (`probe`), the
 //! flush and wait that give every window the same starting state (`settle`), a database name
@@ -34,6 +36,7 @@ pub mod monitor;
 pub mod owned_dir;
 pub mod owner;
 pub mod paths;
+pub mod private_dir;
 pub mod probe;
 pub mod procfs;
 pub mod progress;

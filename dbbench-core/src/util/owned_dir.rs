@@ -35,28 +35,73 @@ pub fn marker(title: &str, owned: &[PathBuf]) -> String {
 }
 
 /// Removes `dir` when it carries the file `marker`; refuses ([`Error::NotOwned`]) a directory
-/// without it; nothing when `dir` is not there.
+/// without it, a link in its place, and a marker that is not a regular file of this user;
+/// nothing when `dir` is not there.
 pub fn remove_owned(dir: &Path, marker: &str) -> Result<()> {
-    if !dir.exists() {
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
         return Ok(());
-    }
-    if !dir.join(marker).is_file() {
+    };
+    if !meta.is_dir() || marker_text(dir, marker).is_none() {
         return Err(Error::NotOwned(dir.display().to_string()));
     }
     std::fs::remove_dir_all(dir).map_err(|e| Error::io("cannot remove", dir, e))
 }
 
-/// SIGKILLs what still works in `dir` and waits up to five seconds for it to go.
-pub fn kill_working_in(dir: &Path) {
+/// The text of `dir`'s marker file when it is a regular file of this user (not a link, one
+/// name, no other user may write it): a marker another user could have written names nothing.
+fn marker_text(dir: &Path, marker: &str) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let path = dir.join(marker);
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    let ours = meta.is_file()
+        && meta.uid() == crate::util::private_dir::euid()
+        && meta.nlink() == 1
+        && meta.mode() & 0o022 == 0;
+    if !ours {
+        return None;
+    }
+    std::fs::read_to_string(&path).ok()
+}
+
+/// Whose processes a managed server's are: the uid they run as and the names the kernel gives
+/// them (`comm`). Only such processes are killed for working in a server's data directory: a
+/// user's shell `cd`'d there to read a failed server's files, or any process of another user,
+/// is not the server's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Workers {
+    /// The uid the server runs as.
+    pub uid: u32,
+    /// The names of its processes (`postgres`, `mariadbd`).
+    pub names: &'static [&'static str],
+}
+
+/// The server's processes (`workers`) that work in `dir`, as `procfs` shows them.
+pub fn server_working_in(procfs: &ProcFs, dir: &Path, workers: Workers) -> Vec<u32> {
+    procfs
+        .working_in(dir)
+        .into_iter()
+        .filter(|&pid| {
+            procfs.uid(pid) == Some(workers.uid)
+                && procfs
+                    .stat(pid)
+                    .is_some_and(|s| workers.names.contains(&s.comm.as_str()))
+        })
+        .collect()
+}
+
+/// SIGKILLs the server's processes (`workers`) that still work in `dir` and waits up to five
+/// seconds for them to go.
+pub fn kill_working_in(dir: &Path, workers: Workers) {
     let procfs = ProcFs::system();
     let started = Instant::now();
     loop {
-        let pids = procfs.working_in(dir);
+        let pids = server_working_in(&procfs, dir, workers);
         if pids.is_empty() || started.elapsed() > KILL_WAIT {
             return;
         }
         for pid in pids {
-            // SAFETY: kill has no memory preconditions; these are the managed server's processes.
+            // SAFETY: kill has no memory preconditions; these are the managed server's processes
+            // (its uid, its name, in its data directory).
             unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -72,16 +117,17 @@ pub fn ender(
     datadir: PathBuf,
     owned: Vec<PathBuf>,
     marker: &'static str,
+    workers: Workers,
     then: fn(&Path),
 ) -> Ender {
     Box::new(move || {
         let pid = pid.load(Ordering::SeqCst);
         if pid > 0 {
             // SAFETY: kill has no memory preconditions; the server is our child, not yet reaped
-            // (the process exits right after).
+            // (its PID is 0 again once reaped, `ServerProcess`; the process exits right after).
             unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
         }
-        kill_working_in(&datadir);
+        kill_working_in(&datadir, workers);
         then(&datadir);
         let problems: Vec<String> = owned
             .iter()
@@ -106,26 +152,60 @@ pub struct Stale {
     pub owner: Owner,
     /// The marker's text.
     text: String,
+    /// The marker file's name.
+    marker: String,
 }
 
 impl Stale {
-    /// The paths of the marker's lines `key…` (`owns=`: every directory the server owns, its
-    /// root first).
+    /// The directories of the marker's lines `key…` (`owns=`: every directory the server owns,
+    /// its root first; `datadir=`) that dbbench would have made for this server and that it may
+    /// act on now: a directory (not a link) with no `..` in its path, named after the server's id
+    /// (its root, `<id>-…` on a volume, `dbbench-<id>-…` for a socket directory), and, for
+    /// `owns=`, carrying a marker of this user with the same text. A path another user wrote
+    /// into a marker is left alone: nothing is killed, removed or detached for it.
     pub fn listed(&self, key: &str) -> Vec<PathBuf> {
+        let id = self.dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
         self.text
             .lines()
             .filter_map(|l| l.strip_prefix(key))
             .map(PathBuf::from)
+            .filter(|path| {
+                let named = path == &self.dir
+                    || path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                        n.starts_with(&format!("{id}-"))
+                            || n.starts_with(&format!("dbbench-{id}-"))
+                            || (n == "data" && path.parent() == Some(self.dir.as_path()))
+                    });
+                named
+                    && !id.is_empty()
+                    && !path
+                        .components()
+                        .any(|c| c == std::path::Component::ParentDir)
+                    && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+                    && (key != "owns="
+                        || marker_text(path, &self.marker).as_deref() == Some(&self.text))
+            })
             .collect()
+    }
+
+    /// Whether `dir` still carries this marker, word for word: asked again just before a
+    /// removal, so a marker changed since the sweep read it stops it.
+    pub fn still_marks(&self, dir: &Path) -> bool {
+        marker_text(dir, &self.marker).as_deref() == Some(&self.text)
     }
 }
 
 /// The directories under `base` whose file `marker` names an owner that is gone. Those of live
-/// runs, of other hosts and PID namespaces, and those without a readable marker are left out.
+/// runs, of other hosts and PID namespaces, those without a readable marker, and those whose
+/// marker or directory is not this user's (a link, another user's file, one others may write)
+/// are left out.
 pub fn stale(base: &Path, marker: &str) -> Vec<Stale> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir(base).into_iter().flatten().flatten() {
-        let Ok(text) = std::fs::read_to_string(entry.path().join(marker)) else {
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Some(text) = marker_text(&entry.path(), marker) else {
             continue;
         };
         let Some(owner) = Owner::parse(&text) else {
@@ -138,6 +218,7 @@ pub fn stale(base: &Path, marker: &str) -> Vec<Stale> {
             dir: entry.path(),
             owner,
             text,
+            marker: marker.to_string(),
         });
     }
     found

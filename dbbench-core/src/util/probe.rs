@@ -46,10 +46,14 @@ pub fn calibrate(volumes: &[(String, PathBuf)]) -> Result<Calibration> {
 
 /// Calibrates one volume directory, which must exist (the probes never create a volume).
 pub fn volume(name: &str, dir: &Path) -> Result<VolumeCalibration> {
-    let scratch = Scratch(dir.join(format!(".dbbench-calibration-{}", std::process::id())));
-    // A directory of a crashed earlier process with this PID is stale.
-    let _ = std::fs::remove_dir_all(&scratch.0);
-    std::fs::create_dir(&scratch.0).map_err(|e| Error::io("cannot create", &scratch.0, e))?;
+    // A new directory under a random name, made exclusively: a directory found there (of a
+    // same-PID run in another container on a shared volume, or another user's) is never taken
+    // or removed; only the one made here is.
+    let scratch = Scratch(crate::util::private_dir::make_unique(
+        dir,
+        ".dbbench-calibration-",
+        crate::util::private_dir::Reach::Owner,
+    )?);
     Ok(VolumeCalibration {
         name: name.to_string(),
         fsync_ms: fsync_ms(&scratch.0.join("fsync"))?,
@@ -162,7 +166,16 @@ mod tests {
             "no volume is created"
         );
         std::fs::create_dir_all(&dir).unwrap();
+        // What the old scratch name of a same-PID process elsewhere would be: not ours.
+        let foreign = dir.join(format!(".dbbench-calibration-{}", std::process::id()));
+        std::fs::create_dir_all(&foreign).unwrap();
+        std::fs::write(foreign.join("theirs"), "x").unwrap();
         let c = calibrate(&[("default".into(), dir.clone())]).unwrap();
+        assert!(
+            foreign.join("theirs").exists(),
+            "another process's scratch is left"
+        );
+        std::fs::remove_dir_all(&foreign).unwrap();
         assert!(c.cpu_loop_ms > 0.0);
         let v = &c.volumes[0];
         assert_eq!(v.name, "default");

@@ -96,6 +96,14 @@ impl ProcFs {
             .collect()
     }
 
+    /// The uid a process runs as (the owner of its `/proc` directory), if it exists.
+    pub fn uid(&self, pid: u32) -> Option<u32> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(self.root.join(pid.to_string()))
+            .ok()
+            .map(|m| m.uid())
+    }
+
     /// The CPU ticks of the trees under `roots` (each process with its reaped children's),
     /// leaving out every process in `seen` and adding those it counts, so two trees that share
     /// processes count them once. `None` when no root was counted here: none exists, or each

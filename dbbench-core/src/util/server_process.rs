@@ -59,7 +59,8 @@ impl ServerProcess {
         self
     }
 
-    /// The PID the signal thread's ender kills: 0 until a process is set, then the latest one's.
+    /// The PID the signal thread's ender kills: 0 until a process is set, then the latest one's
+    /// until it is reaped, and 0 again once it is (the kernel may give that PID to any process).
     pub(crate) fn shared_pid(&self) -> Arc<AtomicU32> {
         self.pid.clone()
     }
@@ -94,6 +95,8 @@ impl ServerProcess {
         let (program, pid) = (self.program, process.id());
         match process.try_wait() {
             Ok(Some(status)) => {
+                // Reaped: its PID is free for any new process, which the ender must not kill.
+                self.pid.store(0, Ordering::SeqCst);
                 let how = describe_exit(status, self.names_sigkill);
                 *exit = Some(format!("{program} pid {pid} {how}"));
                 exit.clone()
@@ -119,7 +122,33 @@ impl ServerProcess {
     /// Stops the process with `signal`, SIGKILL after `Deadline::ServerStop`, and reaps it
     /// ([`shutdown::stop`]); nothing when there is none or it has ended.
     pub(crate) fn stop(&self, signal: libc::c_int) -> Result<()> {
-        shutdown::stop(lock(&self.child).as_mut(), signal, self.program)
+        let mut child = lock(&self.child);
+        let stopped = shutdown::stop(child.as_mut(), signal, self.program);
+        // Reaped (std keeps the status it reaped): its PID is free for any new process.
+        if child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))))
+        {
+            self.pid.store(0, Ordering::SeqCst);
+        }
+        stopped
+    }
+}
+
+/// What of this process's environment a managed server gets: what finds its programs and
+/// libraries, its home, time zone and temporary directory. Everything else (dbbench's
+/// connection strings, `DBBENCH_MSSQL`, `PGPASSWORD`, a CI job's tokens) stays here: a server
+/// that runs as another user (`postgres`) exposes its environment to every process of that
+/// user in `/proc/<pid>/environ`.
+const SERVER_ENV: [&str; 5] = ["PATH", "HOME", "TZ", "TMPDIR", "LD_LIBRARY_PATH"];
+
+/// Gives `command` only [`SERVER_ENV`] of this process's environment.
+pub(crate) fn clean_env(command: &mut std::process::Command) {
+    command.env_clear();
+    for name in SERVER_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
     }
 }
 

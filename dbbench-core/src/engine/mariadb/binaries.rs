@@ -60,6 +60,32 @@ pub(super) fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// This user's name (of the effective uid): the MariaDB account of a managed instance, which the
+/// server lets in only over its socket and only to a process of this OS user (`unix_socket`).
+pub(super) fn user_name() -> Result<String> {
+    // SAFETY: geteuid has no preconditions; getpwuid returns null or a pointer to a static
+    // record, read at once on this thread.
+    let name = unsafe {
+        let entry = libc::getpwuid(libc::geteuid());
+        if entry.is_null() || (*entry).pw_name.is_null() {
+            None
+        } else {
+            std::ffi::CStr::from_ptr((*entry).pw_name)
+                .to_str()
+                .ok()
+                .map(str::to_string)
+        }
+    };
+    name.filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)))
+        .ok_or_else(|| {
+            Error::Config(
+                "a managed MariaDB instance lets in only this OS user, by name, and this user \
+                 (uid {}) has no plain name in the password database"
+                    .replace("{}", &crate::util::private_dir::euid().to_string()),
+            )
+        })
+}
+
 /// The variable that makes missing MariaDB programs an error of the tests that need a managed
 /// instance instead of a skip.
 pub const REQUIRE_ENV: &str = "DBBENCH_REQUIRE_MARIADB";

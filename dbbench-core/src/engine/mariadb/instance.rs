@@ -1,6 +1,13 @@
 //! A managed MariaDB instance: `mariadb-install-db` into a folder of the work dir, `mariadbd`
 //! on its own Unix socket with networking off, stopped and removed by dbbench.
 //!
+//! Private to this user: mariadbd makes its socket mode 0777, so what protects it is its
+//! directory, made exclusively with mode 0700 (`util::private_dir`), as every directory the
+//! instance owns is; the only accounts are `root` and this OS user's name, both let in only over
+//! the socket and only to a process of that OS user (`unix_socket`: no password exists); and
+//! `secure_file_priv` confines `LOAD_FILE`, `LOAD DATA` and `SELECT … INTO OUTFILE` to the
+//! instance's own temporary directory. The server's environment is only what it needs to run.
+//!
 //! Both programs get `--no-defaults` first, so no `my.cnf` of the machine changes what is
 //! measured, and every setting is on the command line: the pinned ones ([`PINNED`]) and the
 //! cell's ([`super::options::Mapping`]). The installer gets the InnoDB settings too, since the
@@ -10,11 +17,12 @@
 //! left. The server is ended with SIGTERM (its normal shutdown) and SIGKILL after
 //! [`Deadline::ServerStop`]; its start is waited for under [`Deadline::ServerStart`].
 
-use super::binaries::{is_root, Binaries};
+use super::binaries::{is_root, user_name, Binaries};
 use super::bootstrap::{self, tail};
-use super::owned::{ender, kill_working_in, remove_owned, MARKER};
+use super::owned::{ender, kill_working_in, remove_owned, workers, MARKER};
 use crate::model::error::{Error, Result};
 use crate::util::deadline::{spoken, Deadline};
+use crate::util::private_dir::{self, Reach};
 use crate::util::server_process::ServerProcess;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -47,6 +55,8 @@ pub struct Instance {
     /// The programs it was made with, for a restart.
     binaries: Binaries,
     id: String,
+    /// The account dbbench connects as: this OS user's name (`unix_socket`).
+    user: String,
     /// The directories it owns, its root first.
     owned: Vec<PathBuf>,
     datadir: PathBuf,
@@ -84,7 +94,8 @@ impl Instance {
         let short = root.join("sock");
         // A socket path longer than sun_path (108 bytes with its NUL) cannot be bound.
         let socket = if short.as_os_str().len() > 100 {
-            let dir = std::env::temp_dir().join(format!("dbbench-{id}-sock"));
+            // A name nobody can guess, made exclusively (`make_dirs`).
+            let dir = private_dir::unique_name(&std::env::temp_dir(), &format!("dbbench-{id}-"));
             owned.push(dir.clone());
             dir.join("sock")
         } else {
@@ -101,6 +112,7 @@ impl Instance {
             Some(ender(server.shared_pid(), datadir.clone(), owned.clone())),
         );
         let instance = Instance {
+            user: user_name()?,
             binaries: binaries.clone(),
             held: Some(held),
             server,
@@ -121,14 +133,18 @@ impl Instance {
         Ok(instance)
     }
 
+    /// Makes every directory the instance owns exclusively, mode 0700 (one found at its path is
+    /// never taken: another user could have made it to reach the socket or the files), with its
+    /// marker as a new file; then the temporary and redo directories inside them.
     fn make_dirs(&self) -> Result<()> {
         let marker = self.marker_text();
         for dir in &self.owned {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| Error::io("cannot create the instance directory", dir, e))?;
-            let path = dir.join(MARKER);
-            std::fs::write(&path, &marker)
-                .map_err(|e| Error::io("cannot write the instance marker", &path, e))?;
+            if let Some(parent) = dir.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| Error::io("cannot create the instance directory", parent, e))?;
+            }
+            private_dir::make_new(dir, Reach::Owner)?;
+            private_dir::write_new_file(&dir.join(MARKER), &marker)?;
         }
         for dir in [&self.tmpdir(), &self.redo_dir] {
             std::fs::create_dir_all(dir)
@@ -183,14 +199,22 @@ impl Instance {
         command
             .arg("--no-defaults")
             .current_dir(&self.owned[0])
-            .env("LC_ALL", "C")
-            .env_remove("MYSQL_HOME")
             .stdin(Stdio::null());
+        // No connection string or password of dbbench's in the server's environment, and no
+        // `MYSQL_HOME` or `MYSQL_PWD` of the user's.
+        crate::util::server_process::clean_env(&mut command);
+        command.env("LC_ALL", "C");
         command
     }
 
-    /// `mariadb-install-db`: the system tables, with root reachable through the socket without
-    /// a password (the instance is the run's own and has no network).
+    /// The account dbbench connects as.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// `mariadb-install-db`: the system tables, with `root` and this OS user's name as the only
+    /// accounts, each let in only over the socket by a process of that OS user (`unix_socket`,
+    /// no password: a process of another user is refused even if it reached the socket).
     fn install(&self, binaries: &Binaries) -> Result<()> {
         let log = self.owned[0].join("install.log");
         let out = std::fs::File::create(&log)
@@ -201,8 +225,9 @@ impl Instance {
         let mut command = self.command(&binaries.install);
         command
             .args(self.common_args())
+            .arg(format!("--auth-root-socket-user={}", self.user))
             .args([
-                "--auth-root-authentication-method=normal",
+                "--auth-root-authentication-method=socket",
                 "--skip-test-db",
                 "--skip-name-resolve",
             ])
@@ -218,6 +243,8 @@ impl Instance {
             .args(self.common_args())
             .arg(format!("--socket={}", self.socket.display()))
             .arg("--skip-networking")
+            // The server reads and writes files for a session only in its own directory.
+            .arg(format!("--secure-file-priv={}", self.tmpdir().display()))
             .arg(format!(
                 "--pid-file={}",
                 self.owned[0].join("mariadbd.pid").display()
@@ -243,7 +270,9 @@ impl Instance {
                     self.log_tail()
                 )));
             }
-            if std::os::unix::net::UnixStream::connect(&self.socket).is_ok() {
+            // A connect that never blocks: a full listen backlog must not hold the wait past its
+            // deadline.
+            if crate::util::local_server::connect_now(&self.socket).is_ok() {
                 return Ok(());
             }
             if started.elapsed() > limit {
@@ -331,7 +360,7 @@ impl Instance {
         if let Err(e) = self.stop() {
             problems.push(e.to_string());
         }
-        kill_working_in(&self.datadir);
+        kill_working_in(&self.datadir, workers());
         for dir in &self.owned {
             if let Err(e) = remove_owned(dir) {
                 problems.push(e.to_string());

@@ -60,8 +60,27 @@ pub fn process(pid: u32, name: &'static str) -> ServerProcess {
 async fn pid_file(conn: &mut MariaDbConnection) -> Option<(String, u32)> {
     let rows = conn.query("SELECT @@pid_file", &[]).await.ok()?;
     let file: String = rows.first()?.get(0).ok()?;
-    let pid = std::fs::read_to_string(&file).ok()?.trim().parse().ok()?;
+    let pid = read_pid(Path::new(&file))?;
     Some((file, pid))
+}
+
+/// The pid in the file `path` the server named: read only when it is a regular file, and only
+/// its first 32 bytes (a FIFO would hold the read forever, `/dev/zero` would fill the memory;
+/// opened without blocking, so opening a FIFO does not wait for a writer either).
+fn read_pid(path: &Path) -> Option<u32> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(32).read_to_string(&mut text).ok()?;
+    text.trim().parse().ok()
 }
 
 /// The process that accepts connections on `socket`, from the kernel's credentials of a
@@ -70,7 +89,7 @@ async fn pid_file(conn: &mut MariaDbConnection) -> Option<(String, u32)> {
 /// asked first).
 fn peer_pid(socket: &Path) -> Option<u32> {
     use std::os::fd::AsRawFd;
-    let stream = std::os::unix::net::UnixStream::connect(socket).ok()?;
+    let stream = crate::util::local_server::connect_now(socket).ok()?;
     let mut cred = libc::ucred {
         pid: 0,
         uid: 0,
@@ -107,6 +126,24 @@ mod tests {
         drop(listener);
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(peer_pid(&path), None, "no socket, no process");
+    }
+
+    #[test]
+    fn a_pid_file_is_read_only_when_regular_and_only_its_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid = dir.path().join("mariadbd.pid");
+        std::fs::write(&pid, "4242\n").unwrap();
+        assert_eq!(read_pid(&pid), Some(4242));
+        let fifo = dir.path().join("fifo");
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let started = std::time::Instant::now();
+        assert_eq!(read_pid(&fifo), None, "a FIFO is no pid file");
+        assert_eq!(read_pid(Path::new("/dev/zero")), None);
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        std::fs::write(&pid, format!("{}4242", " ".repeat(30))).unwrap();
+        assert_eq!(read_pid(&pid), Some(42), "only 32 bytes are read");
     }
 
     #[test]

@@ -99,12 +99,12 @@ impl std::fmt::Debug for MariaDbBackend {
     }
 }
 
-/// How a managed instance is reached: its socket, as `root` without a password (the instance
-/// is the run's own and has no network).
-fn managed_opts(socket: &Path) -> Opts {
+/// How a managed instance is reached: its socket, as this OS user's account, which the server
+/// lets in by the socket's peer credentials (`unix_socket`): no password exists.
+fn managed_opts(socket: &Path, user: &str) -> Opts {
     OptsBuilder::default()
         .socket(Some(socket.display().to_string()))
-        .user(Some("root"))
+        .user(Some(user))
         .into()
 }
 
@@ -395,7 +395,7 @@ impl EngineBackend for MariaDbBackend {
             Target::Managed { .. } => {
                 let instance = self.instance_for(plan, &mapping).await?;
                 MariaDbDatabase::create(
-                    managed_opts(instance.socket()),
+                    managed_opts(instance.socket(), instance.user()),
                     Some(instance),
                     name,
                     declared,

@@ -7,6 +7,7 @@ use crate::model::error::Result;
 use crate::util::leftover::Ender;
 use crate::util::owned_dir;
 pub(super) use crate::util::owned_dir::kill_working_in;
+use crate::util::owned_dir::Workers;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
@@ -18,7 +19,15 @@ pub const MARKER: &str = "dbbench-mariadb-instance";
 /// `Instance` (which the runner's thread holds): SIGKILL to the server and to whatever works in
 /// its data directory, then its directories removed. (Nothing else of mariadbd's outlives it.)
 pub(super) fn ender(pid: Arc<AtomicU32>, datadir: PathBuf, owned: Vec<PathBuf>) -> Ender {
-    owned_dir::ender(pid, datadir, owned, MARKER, |_| {})
+    owned_dir::ender(pid, datadir, owned, MARKER, workers(), |_| {})
+}
+
+/// An instance's one process: `mariadbd`, run as this user (`--user=root` when that is root).
+pub(super) fn workers() -> Workers {
+    Workers {
+        uid: crate::util::private_dir::euid(),
+        names: &["mariadbd"],
+    }
 }
 
 /// Removes `dir` if it carries the instance marker; refuses otherwise.

@@ -3,7 +3,7 @@
 //! killed and every directory it owns removed; instances of live runs, of other hosts and of
 //! other PID namespaces are left alone.
 
-use super::owned::{kill_working_in, remove_owned, MARKER};
+use super::owned::{kill_working_in, remove_owned, workers, MARKER};
 use crate::util::owned_dir;
 use std::path::Path;
 
@@ -11,13 +11,16 @@ use std::path::Path;
 pub fn sweep(base: &Path) -> Vec<String> {
     let mut lines = Vec::new();
     for stale in owned_dir::stale(base, MARKER) {
+        // Only what dbbench would have made for this instance, marked alike (`Stale::listed`),
+        // checked again just before its removal.
         for datadir in stale.listed("datadir=") {
-            kill_working_in(&datadir);
+            kill_working_in(&datadir, workers());
         }
         let problems: Vec<String> = stale
             .listed("owns=")
             .iter()
             .rev()
+            .filter(|dir| stale.still_marks(dir))
             .filter_map(|dir| remove_owned(dir).err().map(|e| e.to_string()))
             .collect();
         lines.push(if problems.is_empty() {

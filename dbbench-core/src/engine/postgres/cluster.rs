@@ -35,7 +35,7 @@ mod teardown;
 mod user;
 
 pub use binaries::Binaries;
-pub use teardown::sweep_stale;
+pub use teardown::{sweep_stale, workers};
 use teardown::{ender, remove_leftover_segment, remove_owned};
 pub use user::{reachable, run_as, RunAs};
 
@@ -98,8 +98,10 @@ impl Cluster {
         let root = spec.work_base.join(&id);
         let short_socket = root.join("sock");
         // A socket path longer than sun_path (108 bytes with its NUL) cannot be bound.
+        // The one in the temporary directory gets a name nobody can guess, made exclusively
+        // (`make_dirs`): another user cannot make it first and swap the socket.
         let socket_dir = if short_socket.as_os_str().len() + ".s.PGSQL.65535".len() + 2 > 107 {
-            std::env::temp_dir().join(format!("dbbench-{id}-sock"))
+            crate::util::private_dir::unique_name(&std::env::temp_dir(), &format!("dbbench-{id}-"))
         } else {
             short_socket
         };
@@ -124,7 +126,12 @@ impl Cluster {
         let held = crate::util::leftover::hold(
             format!("the managed PostgreSQL cluster {}", root.display()),
             "the next run's sweep removes it",
-            Some(ender(postmaster.shared_pid(), pgdata.clone(), owned.clone())),
+            Some(ender(
+                postmaster.shared_pid(),
+                pgdata.clone(),
+                owned.clone(),
+                workers(run_as),
+            )),
         );
         let cluster = Cluster {
             held: Some(held),
@@ -254,15 +261,13 @@ impl Cluster {
         if let Err(e) = self.stop() {
             problems.push(e.to_string());
         }
-        kill_working_in(&self.pgdata);
+        kill_working_in(&self.pgdata, workers(self.run_as));
         remove_leftover_segment(&self.pgdata);
+        // The socket directory in the temporary directory is one of them, with its marker.
         for dir in &self.owned {
             if let Err(e) = remove_owned(dir) {
                 problems.push(e.to_string());
             }
-        }
-        if !self.socket_dir.starts_with(&self.owned[0]) {
-            let _ = std::fs::remove_dir_all(&self.socket_dir);
         }
         if problems.is_empty() {
             Ok(())

@@ -317,7 +317,7 @@ impl EngineBackend for PostgresBackend {
             } => {
                 let spec = cluster_spec(plan, &mapping, *run_as)?;
                 if !*swept {
-                    cluster::sweep_stale(&spec.work_base);
+                    cluster::sweep_stale(&spec.work_base, cluster::workers(*run_as));
                     *swept = true;
                 }
                 let reusable = cluster

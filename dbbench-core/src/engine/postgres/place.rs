@@ -11,7 +11,7 @@ use super::cluster::{reachable, RunAs};
 use super::options::Mapping;
 use crate::model::error::{Error, Result};
 use crate::model::volume::Volumes;
-use std::os::unix::fs::PermissionsExt;
+use crate::util::private_dir::{self, Reach};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -29,9 +29,12 @@ pub struct Placement {
 }
 
 /// The dbbench-owned directory under the temporary directory for clusters whose work dir the
-/// server's user cannot reach.
+/// server's user cannot reach: one per user (`dbbench-postgres-<uid>`), so that the next run's
+/// sweep finds what a killed run left there. It is taken only as a private place of this user
+/// (`util::private_dir`, mode 0711: the server's user passes through to its own directories,
+/// nobody else lists or changes it); one that another user made first is refused.
 pub fn private_base() -> PathBuf {
-    std::env::temp_dir().join("dbbench-postgres")
+    std::env::temp_dir().join(format!("dbbench-postgres-{}", private_dir::euid()))
 }
 
 /// The ancestor of `dir` (or `dir` itself) that `who` cannot search, if any.
@@ -93,9 +96,10 @@ pub fn place(
 static SAID: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 impl Placement {
-    /// Creates the directories dbbench moved (searchable by everyone, as `/tmp` is; they hold
-    /// only the cluster's own directories, which are the server user's and mode 700) and says,
-    /// once per process, what moved where and why.
+    /// Creates the directories dbbench moved (private places of this user that the server's
+    /// user may pass through, mode 0711, or refused as found when another user made them; they
+    /// hold only the cluster's own directories, which are the server user's and mode 700) and
+    /// says, once per process, what moved where and why.
     pub fn prepare(&self) -> Result<()> {
         for (_, instead, _) in &self.moved {
             for dir in [
@@ -103,11 +107,7 @@ impl Placement {
                 private_base().join("volumes"),
                 instead.clone(),
             ] {
-                std::fs::create_dir_all(&dir)
-                    .map_err(|e| Error::io("cannot create directory", &dir, e))?;
-                // Ours alone, made here: a umask of 077 must not make them unreachable.
-                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))
-                    .map_err(|e| Error::io("cannot set permissions of", &dir, e))?;
+                private_dir::ensure(&dir, Reach::Traverse)?;
             }
         }
         std::fs::create_dir_all(&self.work_base)
@@ -134,6 +134,7 @@ impl Placement {
 mod tests {
     use super::*;
     use crate::model::config::StorageSpec;
+    use std::os::unix::fs::PermissionsExt;
 
     /// A user other than root who is neither owner nor group of anything made here.
     const STRANGER: Option<RunAs> = Some(RunAs {

@@ -1,4 +1,5 @@
 use super::*;
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command};
 
@@ -60,12 +61,23 @@ fn the_ender_kills_the_server_and_what_works_in_its_data_and_removes_only_marked
     };
     // The server, and a worker of it that only its working directory tells.
     let (mut server, mut worker) = (sleep(), sleep());
+    // A process of another name there (a user's shell reading the server's files) is no worker.
+    let mut bystander = Command::new("tail")
+        .args(["-f", "/dev/null"])
+        .current_dir(&datadir)
+        .spawn()
+        .unwrap();
     let pid = Arc::new(AtomicU32::new(server.id()));
+    let workers = Workers {
+        uid: crate::util::private_dir::euid(),
+        names: &["sleep"],
+    };
     let end = ender(
         pid,
         datadir.clone(),
         vec![root.clone(), volume.clone(), unmarked.clone()],
         MARKER,
+        workers,
         |_| THEN_RAN.store(true, Ordering::SeqCst),
     );
     let problems = end().unwrap_err();
@@ -76,24 +88,81 @@ fn the_ender_kills_the_server_and_what_works_in_its_data_and_removes_only_marked
         let status = ended(child).expect("killed");
         assert_eq!(status.signal(), Some(libc::SIGKILL));
     }
+    assert_eq!(
+        bystander.try_wait().unwrap(),
+        None,
+        "not the server's: alive"
+    );
+    bystander.kill().unwrap();
+    bystander.wait().unwrap();
 }
 
 #[test]
-fn a_marker_names_its_server_this_owner_and_the_owned_directories_in_order() {
-    let owned = [PathBuf::from("/work/pg-1"), PathBuf::from("/wal/pg-1-wal")];
-    let text = marker("dbbench managed PostgreSQL cluster pg-1", &owned);
+fn only_the_server_s_processes_of_its_uid_count_as_working_in_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new("sleep")
+        .arg("30")
+        .current_dir(dir.path())
+        .spawn()
+        .unwrap();
+    let procfs = ProcFs::system();
+    let me = crate::util::private_dir::euid();
+    let found = |uid, names| server_working_in(&procfs, dir.path(), Workers { uid, names });
+    assert_eq!(found(me, &["sleep"]), [child.id()]);
+    assert!(found(me, &["mysqld"]).is_empty(), "another name");
+    assert!(
+        found(me.wrapping_add(1), &["sleep"]).is_empty(),
+        "another uid"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_marker_names_its_server_this_owner_and_only_its_own_directories_are_acted_on() {
+    let base = tempfile::tempdir().unwrap();
+    let b = base.path();
+    let owned = [
+        b.join("pg-1"),
+        b.join("wal/pg-1-wal"),
+        b.join("dbbench-pg-1-0123456789ab"),
+    ];
+    // Paths another user could have written into a marker: a directory not named after the
+    // server, a link named after it, one named after it with another marker, one outside.
+    let foreign = b.join("home");
+    let link = b.join("wal/pg-1-link");
+    let other = b.join("wal/pg-1-other");
+    let mut listed = owned.to_vec();
+    listed.extend([
+        foreign.clone(),
+        link.clone(),
+        other.clone(),
+        b.join("pg-1/../home"),
+    ]);
+    let text = marker("dbbench managed PostgreSQL cluster pg-1", &listed);
     assert_eq!(
         text.lines().next(),
         Some("dbbench managed PostgreSQL cluster pg-1")
     );
     let owner = Owner::parse(&text).expect("an owner");
     assert_eq!(owner, Owner::this());
+    for dir in owned.iter().chain([&foreign]) {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join(MARKER), &text).unwrap();
+    }
+    std::os::unix::fs::symlink(&foreign, &link).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join(MARKER), "another text").unwrap();
     let read = Stale {
         dir: owned[0].clone(),
         owner,
         text,
+        marker: MARKER.into(),
     };
     assert_eq!(read.listed("owns="), owned);
+    assert!(read.still_marks(&owned[1]));
+    std::fs::write(owned[1].join(MARKER), "changed since").unwrap();
+    assert!(!read.still_marks(&owned[1]));
 }
 
 #[test]
@@ -122,9 +191,44 @@ fn the_directories_of_a_gone_owner_are_stale_and_a_live_ones_not() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].dir, base.path().join("gone"));
     assert_eq!(found[0].owner, dead);
-    assert_eq!(
-        found[0].listed("owns="),
-        [base.path().join("gone"), PathBuf::from("/elsewhere")]
-    );
+    assert_eq!(found[0].listed("owns="), [base.path().join("gone")]);
     assert!(stale(&base.path().join("missing"), MARKER).is_empty());
+}
+
+#[test]
+fn a_marker_others_could_write_names_nothing_to_sweep() {
+    let base = tempfile::tempdir().unwrap();
+    let mut dead = Owner::this();
+    dead.start = Some(dead.start.unwrap_or(0) + 1);
+    let dir = base.path().join("gone");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(MARKER);
+    std::fs::write(
+        &path,
+        format!("x\n{}owns={}\n", dead.lines(), dir.display()),
+    )
+    .unwrap();
+    assert_eq!(stale(base.path(), MARKER).len(), 1);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    assert!(stale(base.path(), MARKER).is_empty(), "writable by others");
+    assert!(matches!(
+        remove_owned(&dir, MARKER),
+        Err(Error::NotOwned(_))
+    ));
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    if crate::util::private_dir::euid() == 0 {
+        std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+        assert!(
+            stale(base.path(), MARKER).is_empty(),
+            "another user's marker"
+        );
+    }
+    // A link to a marked directory is not one.
+    let link = base.path().join("link");
+    std::os::unix::fs::symlink(&dir, &link).unwrap();
+    assert!(matches!(
+        remove_owned(&link, MARKER),
+        Err(Error::NotOwned(_))
+    ));
+    assert!(dir.exists());
 }

@@ -124,3 +124,39 @@ fn exited_within_returns_when_the_process_ends_before_the_wait_runs_out() {
     assert!(exit.is_some_and(|e| e.ends_with("exited with status 1")));
     assert!(took < Duration::from_secs(5), "{took:?}");
 }
+
+#[test]
+fn a_reaped_process_s_pid_is_no_longer_shared_with_the_ender() {
+    let server = ServerProcess::new("postmaster");
+    server.set(failing("0"));
+    assert!(server.exited_within(Duration::from_secs(5)).is_some());
+    assert_eq!(
+        server.shared_pid().load(Ordering::SeqCst),
+        0,
+        "reaped by exited: the ender must not kill whatever has that PID now"
+    );
+    server.set(sleeper());
+    assert_ne!(server.shared_pid().load(Ordering::SeqCst), 0);
+    server.stop(libc::SIGTERM).unwrap();
+    assert_eq!(
+        server.shared_pid().load(Ordering::SeqCst),
+        0,
+        "reaped by stop"
+    );
+}
+
+#[test]
+fn a_server_gets_no_connection_string_or_password_of_this_process() {
+    let mut command = Command::new("env");
+    // As an inherited variable would be: env_clear drops those set on the command too.
+    command
+        .env("DBBENCH_MSSQL", "server=x;password=se/cr?et")
+        .env("PGPASSWORD", "se/cr?et")
+        .env("DBBENCH_MARIADB", "mysql://u:se/cr?et@h/");
+    clean_env(&mut command);
+    let out = String::from_utf8(command.output().unwrap().stdout).unwrap();
+    assert!(!out.contains("se/cr?et"), "{out}");
+    if std::env::var_os("PATH").is_some() {
+        assert!(out.lines().any(|l| l.starts_with("PATH=")), "{out}");
+    }
+}

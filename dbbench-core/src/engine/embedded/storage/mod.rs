@@ -89,6 +89,25 @@ impl StorageErrors {
 /// The others (data files, the log) are removed by two threads at once: unlinking a file freshly
 /// written costs the kernel about 0.2 ms per MiB (its blocks and cached pages), a quarter of a
 /// second for a data-files repetition, and two unlinks overlap well enough to save a third of it.
+/// Whether `file` is one dbbench would have made for the database named `stem`: a regular file
+/// of this user (or nothing, already gone) named `<stem>…`, not a link, no `..` in its path.
+fn made_for(file: &Path, stem: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let named = !stem.is_empty()
+        && file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(stem))
+        && !file
+            .components()
+            .any(|c| c == std::path::Component::ParentDir);
+    named
+        && match std::fs::symlink_metadata(file) {
+            Ok(meta) => meta.is_file() && meta.uid() == crate::util::private_dir::euid(),
+            Err(_) => true,
+        }
+}
+
 fn remove_files(paths: &[PathBuf]) -> Result<()> {
     let remove = |path: &PathBuf| match std::fs::remove_file(path) {
         Ok(()) => None,
@@ -369,11 +388,32 @@ impl Layout {
     /// Removes every file that the manifest of the database at `db_path` lists, wherever it is,
     /// without opening the database: for leftovers of a killed process, whose extent map may
     /// never have been written.
+    ///
+    /// The manifest is a file anyone with access to the work dir could have written, so only
+    /// the files this database would have made are removed: named after it (`<stem>…`, as
+    /// [`LayoutPlan::new`] names every file), regular files of this user, not links, with no
+    /// `..` in their path. Any other path it lists is named in the error and left alone.
     pub fn remove_leftover(db_path: &Path) -> Result<()> {
         let plan = LayoutPlan::read_manifest(db_path)?;
         let mut files = plan.owned_files();
         files.extend(["-shm", "-journal", "-wal"].map(|s| sibling(&plan.anchor, s)));
-        remove_files(&files)
+        let stem = db_path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_string();
+        let (ours, foreign): (Vec<PathBuf>, Vec<PathBuf>) =
+            files.into_iter().partition(|f| made_for(f, &stem));
+        let removed = remove_files(&ours);
+        match foreign.first() {
+            Some(path) if removed.is_ok() => Err(Error::Config(format!(
+                "the storage manifest of `{}` lists `{}`, which is not a file dbbench made for \
+                 that database; it was left alone",
+                db_path.display(),
+                path.display()
+            ))),
+            _ => removed,
+        }
     }
 
     /// What this database reused instead of making anew, one phrase each.

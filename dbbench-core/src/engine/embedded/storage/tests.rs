@@ -28,3 +28,21 @@ fn layout_is_shareable_across_threads() {
     assert_send_sync::<Layout>();
     assert_send_sync::<StorageErrors>();
 }
+
+#[test]
+fn a_leftover_s_manifest_removes_only_the_files_made_for_its_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let anchor = tmp.path().join("bench_r1.db");
+    let mut plan = LayoutPlan::new(&anchor, &StorageSpec::DEFAULT, &Volumes::default()).unwrap();
+    // A manifest rewritten to name a file of the user's that the database never made.
+    let victim = tmp.path().join("precious.txt");
+    std::fs::write(&victim, "keep").unwrap();
+    plan.data[0].path = victim.clone();
+    plan.write_manifest(&mut Vec::new()).unwrap();
+    std::fs::write(&anchor, "").unwrap();
+    std::fs::write(&plan.log.path, "log").unwrap();
+    let err = Layout::remove_leftover(&anchor).unwrap_err().to_string();
+    assert!(err.contains("precious.txt") && err.contains("left alone"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    assert!(!anchor.exists() && !plan.log.path.exists(), "its own files are removed");
+}
