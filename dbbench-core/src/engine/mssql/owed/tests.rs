@@ -268,3 +268,25 @@ fn a_work_directory_ledger_is_taken_over_by_the_users() {
     assert_eq!(adopt(old.path(), home.path()).unwrap(), 0);
     assert_eq!(adopt(home.path(), home.path()).unwrap(), 0, "itself: nothing");
 }
+
+/// Security finding 7: the ledger lives only in a directory of this user's that no one else can
+/// write: a symlink in its place is refused, an open directory is closed (0700), and the file is
+/// written 0600.
+#[test]
+fn the_ledger_is_kept_only_in_a_private_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let base = tempfile::tempdir().unwrap();
+    let real = base.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    let link = base.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let err = pending(&link, KEY, &[(off(), None)]).unwrap_err().to_string();
+    assert!(err.contains("not a directory"), "{err}");
+    assert!(!path(&real).exists(), "nothing written through the symlink");
+
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
+    pending(&real, KEY, &[(off(), None)]).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&real), 0o700);
+    assert_eq!(mode(&path(&real)), 0o600);
+}
