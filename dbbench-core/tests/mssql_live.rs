@@ -536,20 +536,20 @@ async fn a_session_setting_lasts_on_a_live_server() {
 /// taking it, and is free again once the holder's session has ended.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_instance_lock_admits_one_holder_on_a_live_server() {
-    use dbbench_core::__internals::mssql::applock::ServerLock;
+    use dbbench_core::__internals::mssql::applock::{Mode, ServerLock};
     use std::time::Duration;
     let Some(ado) = server() else {
         return;
     };
     let settings = ConnectSettings::parse(&ado).expect("DBBENCH_MSSQL parses");
-    let first = ServerLock::acquire(&settings, Duration::ZERO)
+    let first = ServerLock::acquire(&settings, Mode::Exclusive, Duration::ZERO)
         .await
         .expect("the first process takes the lock");
-    let second = ServerLock::acquire(&settings, Duration::from_secs(2)).await;
+    let second = ServerLock::acquire(&settings, Mode::Exclusive, Duration::from_secs(2)).await;
     let err = second.expect_err("a second holder while the first holds it");
     assert!(err.to_string().contains("returned -1"), "{err}");
     drop(first);
-    ServerLock::acquire(&settings, Duration::from_secs(10))
+    ServerLock::acquire(&settings, Mode::Exclusive, Duration::from_secs(10))
         .await
         .expect("free again once the holder's session ended");
 }

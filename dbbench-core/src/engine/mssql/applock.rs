@@ -1,34 +1,62 @@
-//! The server-wide lock around instance changes: an application lock `dbbench:instance` taken
-//! with `sp_getapplock` at session scope on a connection of its own, held from the first
-//! instance change of a repetition until its last undo is verified.
+//! The server-wide lock on instance state: an application lock `dbbench:instance` taken with
+//! `sp_getapplock` at session scope on a connection of its own, before the first read of
+//! instance state (trace flags, tempdb's files) by a repetition whose result depends on it, and
+//! held until its last undo is verified: exclusive for a repetition that changes the instance,
+//! shared for one that only relies on it (`ifi = true`).
 //!
-//! Why (finding B4 of the third review): trace flags and tempdb belong to the whole instance,
-//! and two dbbench processes on one server (nextest runs tests as processes; two people can
-//! share a lab server) would otherwise turn off the flags the other measures under, end the
-//! other's zeroing proof in the middle of its `CREATE DATABASE`, or number added tempdb files
-//! alike. The lock is exclusive, so at most one dbbench process has instance changes on a
-//! server at any time; a flag therefore never serves two runs at once, and the reference count
-//! a shared flag would need is never above one. A session-scope lock is released by the server
-//! when the session ends (sp_getapplock docs: "Locks associated with the current session are
-//! released when the session logs out"), so a killed dbbench cannot leave it held.
+//! Why (findings B4 of the third review, N1 and N3 of the fourth): trace flags and tempdb belong
+//! to the whole instance, and two dbbench processes on one server (nextest runs tests as
+//! processes; two people can share a lab server) would otherwise plan from the other's transient
+//! state (see the other's IFI-off flags on and set none, record the other's raised tempdb size as
+//! the one to restore), turn off the flags the other measures under, or run an `ifi = true`
+//! window while the other has IFI off for the instance. Readers share the lock, a changer holds it
+//! alone, so no repetition reads, plans or measures while another changes the instance. A
+//! session-scope lock is released by the server when the session ends (sp_getapplock docs:
+//! "Locks associated with the current session are released when the session logs out"), so a
+//! killed dbbench cannot leave it held; for the same reason a lost lock connection frees it, which
+//! [`ServerLock::still_held`] notices (`APPLOCK_MODE`, finding N9).
 //!
 //! sp_getapplock, https://learn.microsoft.com/sql/relational-databases/system-stored-procedures/sp-getapplock-transact-sql:
-//! return value 0 granted, 1 granted after waiting, -1 timed out, -2 cancelled, -3 deadlock
-//! victim, -999 parameter or call error; permission: membership in the public role.
+//! `@LockMode` `Shared` or `Exclusive` (among others); return value 0 granted, 1 granted after
+//! waiting, -1 timed out, -2 cancelled, -3 deadlock victim, -999 parameter or call error;
+//! permission: membership in the public role. APPLOCK_MODE,
+//! https://learn.microsoft.com/sql/t-sql/functions/applock-mode-transact-sql: the lock mode the
+//! caller's session holds on the resource, `NoLock` when none.
 
 use super::{ConnectSettings, MssqlConnection};
 use crate::model::error::{Error, Result};
+use crate::util::deadline::Deadline;
 use std::time::{Duration, Instant};
 
 /// The lock's resource name.
 pub const RESOURCE: &str = "dbbench:instance";
 
-/// Asks for the lock, waiting at most `wait_ms` on the server.
-pub fn get_sql(wait_ms: u64) -> String {
+/// How a repetition holds the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// It only relies on instance state: any number of readers at once, no changer.
+    Shared,
+    /// It changes the instance: nobody else.
+    #[default]
+    Exclusive,
+}
+
+impl Mode {
+    fn sql(self) -> &'static str {
+        match self {
+            Mode::Shared => "Shared",
+            Mode::Exclusive => "Exclusive",
+        }
+    }
+}
+
+/// Asks for the lock in `mode`, waiting at most `wait_ms` on the server.
+pub fn get_sql(mode: Mode, wait_ms: u64) -> String {
     format!(
         "DECLARE @r int; EXEC @r = sp_getapplock @Resource = N'{RESOURCE}', \
-         @LockMode = N'Exclusive', @LockOwner = N'Session', @LockTimeout = {wait_ms}, \
-         @DbPrincipal = N'public'; SELECT @r AS result;"
+         @LockMode = N'{}', @LockOwner = N'Session', @LockTimeout = {wait_ms}, \
+         @DbPrincipal = N'public'; SELECT @r AS result;",
+        mode.sql()
     )
 }
 
@@ -36,29 +64,57 @@ pub fn get_sql(wait_ms: u64) -> String {
 pub const RELEASE_SQL: &str = "EXEC sp_releaseapplock @Resource = N'dbbench:instance', \
      @LockOwner = N'Session', @DbPrincipal = N'public';";
 
-/// How long a repetition waits for another process's instance changes to be undone.
-pub const PATIENCE: Duration = Duration::from_secs(3600);
+/// The mode the lock's own session holds now (`NoLock` once the session lost it).
+pub const MODE_SQL: &str =
+    "SELECT APPLOCK_MODE(N'public', N'dbbench:instance', N'Session') AS mode;";
+
+/// The server's own name for itself, read once the lock is granted: the key of the user's
+/// ledger ([`super::owed`]), the same whatever the connection string calls the server.
+pub const IDENTITY_SQL: &str = "SELECT CAST(@@SERVERNAME AS nvarchar(128)) AS server_name, \
+     CAST(SERVERPROPERTY('MachineName') AS nvarchar(128)) AS machine_name, \
+     CAST(SERVERPROPERTY('ProductMajorVersion') AS int) AS major;";
+
+/// How long a repetition waits for another process's instance changes to be undone: two thirds
+/// of the setup deadline that bounds the whole creation, so a waiting process fails with the
+/// lock's own message rather than a generic setup timeout (finding N12).
+pub fn patience() -> Duration {
+    Deadline::Setup
+        .configured()
+        .unwrap_or_else(|_| Deadline::Setup.default_limit())
+        * 2
+        / 3
+}
 
 /// The lock, held while this value lives (its connection's session owns it).
 pub struct ServerLock {
     conn: MssqlConnection,
+    mode: Mode,
+    /// `@@SERVERNAME/MachineName`, when the server named itself.
+    identity: Option<String>,
+    /// `ProductMajorVersion`, 0 when unknown.
+    major: u32,
 }
 
 impl std::fmt::Debug for ServerLock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ServerLock({RESOURCE})")
+        write!(f, "ServerLock({RESOURCE}, {:?})", self.mode)
     }
 }
 
 impl ServerLock {
-    /// Takes the lock on a new connection to master, waiting (one line on the console when it
-    /// has to) up to `patience` for the process that holds it.
-    pub async fn acquire(settings: &ConnectSettings, patience: Duration) -> Result<ServerLock> {
+    /// Takes the lock in `mode` on a new connection to master, waiting (one line on the console
+    /// when it has to) up to `patience` for the processes that hold it, then reads the server's
+    /// identity.
+    pub async fn acquire(
+        settings: &ConnectSettings,
+        mode: Mode,
+        patience: Duration,
+    ) -> Result<ServerLock> {
         let mut conn = settings.connect(Some("master")).await?;
         let started = Instant::now();
         let mut said = false;
         loop {
-            let rows = conn.query(&get_sql(1000), &[]).await?;
+            let rows = conn.query(&get_sql(mode, 1000), &[]).await?;
             // A server that answers no row (the scripted server without a session model)
             // grants: a real one always returns the procedure's value.
             let result = match rows.first() {
@@ -66,13 +122,17 @@ impl ServerLock {
                 None => 0,
             };
             match result {
-                0 | 1 => return Ok(ServerLock { conn }),
+                0 | 1 => break,
                 -1 if started.elapsed() < patience => {
                     if !said {
                         said = true;
                         crate::util::console::say(&format!(
-                            "dbbench › mssql: another dbbench process has instance changes on {} \
-                             (application lock {RESOURCE}); waiting until it has undone them",
+                            "dbbench › mssql: another dbbench process {} on {} (application lock \
+                             {RESOURCE}); waiting until it is done",
+                            match mode {
+                                Mode::Shared => "is changing the instance",
+                                Mode::Exclusive => "relies on or changes instance state",
+                            },
                             settings.server()
                         ));
                     }
@@ -80,9 +140,10 @@ impl ServerLock {
                 }
                 other => {
                     return Err(Error::msg(format!(
-                        "could not take the application lock {RESOURCE} on {} (sp_getapplock \
-                         returned {other}{}); dbbench makes no instance change without it, so \
-                         that no two dbbench processes change the instance at once",
+                        "could not take the application lock {RESOURCE} ({}) on {} \
+                         (sp_getapplock returned {other}{}); dbbench reads no instance state a \
+                         cell depends on and makes no instance change without it",
+                        mode.sql(),
                         settings.server(),
                         if other == -1 {
                             format!(
@@ -95,6 +156,64 @@ impl ServerLock {
                     )))
                 }
             }
+        }
+        let rows = conn.query(IDENTITY_SQL, &[]).await?;
+        let text = |name: &str| {
+            rows.first()
+                .and_then(|r| r.get_named::<Option<String>>(name).ok().flatten())
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+        };
+        let identity = match (text("server_name"), text("machine_name")) {
+            (Some(s), Some(m)) => Some(format!("{s}/{m}")),
+            (Some(one), None) | (None, Some(one)) => Some(one),
+            (None, None) => None,
+        };
+        let major = rows
+            .first()
+            .and_then(|r| r.get_named::<Option<i64>>("major").ok().flatten())
+            .unwrap_or(0) as u32;
+        Ok(ServerLock {
+            conn,
+            mode,
+            identity,
+            major,
+        })
+    }
+
+    /// How it is held.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The server's own name for itself (`@@SERVERNAME/MachineName`), when it gave one.
+    pub fn identity(&self) -> Option<&str> {
+        self.identity.as_deref()
+    }
+
+    /// The server's major version (16 is SQL Server 2022), 0 when unknown.
+    pub fn major(&self) -> u32 {
+        self.major
+    }
+
+    /// The lock's own connection, in master: the replay of owed undo runs on it.
+    pub(super) fn conn(&mut self) -> &mut MssqlConnection {
+        &mut self.conn
+    }
+
+    /// `Ok` while the lock's session still holds it; `Err` says how it was lost (the session was
+    /// ended by a KILL or a reset connection, which frees a session-scope lock).
+    pub async fn still_held(&mut self) -> std::result::Result<(), String> {
+        let rows = tokio::time::timeout(Duration::from_secs(10), self.conn.query(MODE_SQL, &[]))
+            .await
+            .map_err(|_| "the lock's session did not answer within 10 s".to_string())?
+            .map_err(|e| format!("the lock's session is gone ({e})"))?;
+        let mode = rows
+            .first()
+            .and_then(|r| r.get_named::<Option<String>>("mode").ok().flatten());
+        match mode.as_deref().map(str::trim) {
+            Some("NoLock") => Err("the lock's session no longer holds it".into()),
+            _ => Ok(()),
         }
     }
 

@@ -1,45 +1,60 @@
 //! Applying and undoing one repetition's instance changes ([`InstanceChanges`]): the server lock
-//! taken before the first change ([`super::applock`]), every undo written to the ledger before
-//! its change ([`super::owed`]) and removed once verified ([`super::undo_check`]), and the undo
-//! run again from `Drop` on a fresh connection when the repetition never got to it.
+//! taken before the first read of instance state ([`InstanceChanges::hold`], [`super::applock`]),
+//! every undo recorded on the server ([`super::record`]) and in the user's ledger
+//! ([`super::owed`]) before its change and removed once verified ([`super::attempt`]), and the
+//! undo run again from `Drop` on a fresh connection, within the teardown deadline, when the
+//! repetition never got to it.
 
-use super::applock::ServerLock;
+use super::applock::{Mode, ServerLock};
+use super::attempt::Outcome;
 use super::connect::ConnectSettings;
 use super::instance::Change;
+use super::undo::Undo;
 use crate::model::error::{Error, Result};
 use std::sync::{Arc, Mutex};
 
-/// One undo statement in memory, with its ledger entry.
+/// One undo in memory, with its ledger entry and its server record.
 #[derive(Debug, Clone)]
-struct Undo {
-    statement: String,
+struct Pending {
+    undo: Undo,
     /// The ledger entry, when a ledger is kept.
     id: Option<u64>,
+    /// The server record's name, once written.
+    record: Option<String>,
 }
 
 /// The server lock shared by the change lists of one repetition (its instance changes and the
-/// zero-fill logging probe): taken by the first that has undo outstanding, given back when the
-/// last has none.
+/// zero-fill logging probe): taken by [`InstanceChanges::hold`] or the first change, given back
+/// when the last user leaves.
 #[derive(Default)]
 struct Shared {
     lock: Option<ServerLock>,
     users: usize,
+    mode: Mode,
+    /// The ledger's key for this server: its own name once the lock has read it.
+    key: Option<String>,
+    /// The server's major version, 0 when unknown.
+    major: u32,
+    /// Records written so far, for unique names.
+    written: u64,
 }
 
-/// Changes applied to the instance for one repetition, with their undo statements.
+/// Changes applied to the instance for one repetition, with their undo.
 pub struct InstanceChanges {
     settings: ConnectSettings,
-    /// Undo batches, applied in reverse order of the changes.
-    undo: Vec<Undo>,
+    /// Undo, applied in reverse order of the changes.
+    undo: Vec<Pending>,
     /// Descriptions of the applied changes, for the results.
     applied: Vec<String>,
     /// The directory of the ledger that records every undo before its change.
     owed_in: Option<std::path::PathBuf>,
-    /// Why each statement still in `undo` failed at the last `restore` (same order).
+    /// Why each undo still in `undo` failed at the last `restore` (same order).
     failed: Vec<String>,
     shared: Arc<Mutex<Shared>>,
     /// Whether this list counts among the lock's users.
     entered: bool,
+    /// Whether the lock is kept after the last undo, until [`InstanceChanges::release`].
+    kept: bool,
 }
 
 impl std::fmt::Debug for InstanceChanges {
@@ -61,6 +76,7 @@ impl InstanceChanges {
             failed: Vec::new(),
             shared: Arc::new(Mutex::new(Shared::default())),
             entered: false,
+            kept: false,
         }
     }
 
@@ -80,6 +96,7 @@ impl InstanceChanges {
             failed: Vec::new(),
             shared: self.shared.clone(),
             entered: false,
+            kept: false,
         }
     }
 
@@ -87,25 +104,79 @@ impl InstanceChanges {
         self.shared.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Takes the server lock in `mode` before the repetition reads any instance state its result
+    /// depends on, and keeps it through the window until [`InstanceChanges::release`] (findings
+    /// N1, N3): exclusive for a repetition that may change the instance, shared for one that only
+    /// relies on it.
+    pub async fn hold(&mut self, mode: Mode) -> Result<()> {
+        self.shared().mode = mode;
+        self.enter().await?;
+        self.kept = true;
+        Ok(())
+    }
+
+    /// Stops keeping the lock for the window; it is given back once no undo is outstanding.
+    pub fn release(&mut self) {
+        self.kept = false;
+        if self.undo.is_empty() {
+            self.leave();
+        }
+    }
+
     /// Counts this list among the lock's users, taking the lock if nobody holds it yet.
     async fn enter(&mut self) -> Result<()> {
         if self.entered {
             return Ok(());
         }
-        let need = {
+        let (need, mode) = {
             let mut shared = self.shared();
             shared.users += 1;
-            shared.lock.is_none()
+            (shared.lock.is_none(), shared.mode)
         };
         self.entered = true;
         if need {
-            match ServerLock::acquire(&self.settings, super::applock::PATIENCE).await {
-                Ok(lock) => self.shared().lock = Some(lock),
+            match self.take(mode).await {
+                Ok(lock) => {
+                    let mut shared = self.shared();
+                    shared.key = lock.identity().map(str::to_string);
+                    shared.major = lock.major();
+                    shared.lock = Some(lock);
+                }
                 Err(e) => {
                     self.leave();
                     return Err(e);
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// The lock in `mode`, after the server's record of owed undo was replayed: by this process
+    /// when it holds the lock exclusively, and when a shared holder finds records, under an
+    /// exclusive lock taken for the replay alone (an owed IFI-off flag would otherwise stay on
+    /// under every later `ifi = true` window).
+    async fn take(&self, mode: Mode) -> Result<ServerLock> {
+        let patience = super::applock::patience();
+        let mut lock = ServerLock::acquire(&self.settings, mode, patience).await?;
+        if mode == Mode::Shared {
+            if super::record::list(lock.conn()).await?.is_empty() {
+                return Ok(lock);
+            }
+            lock.release().await;
+            let mut exclusive = ServerLock::acquire(&self.settings, Mode::Exclusive, patience).await?;
+            self.replay(&mut exclusive).await?;
+            exclusive.release().await;
+            return ServerLock::acquire(&self.settings, Mode::Shared, patience).await;
+        }
+        self.replay(&mut lock).await?;
+        Ok(lock)
+    }
+
+    async fn replay(&self, lock: &mut ServerLock) -> Result<()> {
+        let line =
+            super::record::replay(lock, self.owed_in.as_deref(), self.settings.server()).await?;
+        if let Some(line) = line {
+            crate::util::console::say(&line);
         }
         Ok(())
     }
@@ -128,32 +199,91 @@ impl InstanceChanges {
         drop(lock);
     }
 
-    /// Applies one change through `conn`. The server lock is taken first, and the undo is
-    /// written to the ledger before the statement is sent, so a kill while it runs still leaves
-    /// the undo on record; a statement the server rejects changed nothing, so its undo is
-    /// dropped again and the error returned.
+    /// The ledger's key for this server.
+    fn key(&self) -> String {
+        self.shared()
+            .key
+            .clone()
+            .unwrap_or_else(|| self.settings.server().to_string())
+    }
+
+    /// `Ok` while the lock's session still holds it (finding N9); `Err` says how it was lost.
+    /// Nothing to check when this repetition holds no lock.
+    pub async fn lock_held(&self) -> std::result::Result<(), String> {
+        let lock = self.shared().lock.take();
+        let Some(mut lock) = lock else {
+            return Ok(());
+        };
+        let held = lock.still_held().await;
+        self.shared().lock = Some(lock);
+        held.map_err(|why| {
+            format!(
+                "the server lock {} was lost ({why}): another dbbench process may have read or \
+                 changed the instance state this repetition relies on",
+                super::applock::RESOURCE
+            )
+        })
+    }
+
+    /// Applies one change through `conn`. The server lock is taken first (exclusively), and the
+    /// undo is recorded on the server and in the ledger before the statement is sent, so a kill
+    /// while it runs still leaves the undo on record; a statement the server rejects changed
+    /// nothing, so its undo is dropped again and the error returned.
     pub async fn apply(
         &mut self,
         conn: &mut super::MssqlConnection,
         change: &Change,
     ) -> Result<()> {
         self.enter().await?;
-        let server = self.settings.server().to_string();
-        let ids: Vec<Option<u64>> = match &self.owed_in {
-            Some(dir) => super::owed::pending(dir, &server, &change.undo)?
-                .into_iter()
-                .map(Some)
-                .collect(),
-            None => vec![None; change.undo.len()],
-        };
+        if self.shared().mode == Mode::Shared {
+            return Err(Error::msg(format!(
+                "{} was planned under the shared server lock; dbbench changes the instance only \
+                 under the exclusive one",
+                change.what
+            )));
+        }
         let mark = self.undo.len();
-        // Undo batches run last-first, so this change's own batches are pushed reversed.
-        for (statement, id) in change.undo.iter().zip(ids).rev() {
-            self.undo.push(Undo {
-                statement: statement.clone(),
-                id,
+        let mut pending = Vec::new();
+        for undo in &change.undo {
+            let name = {
+                let mut shared = self.shared();
+                shared.written += 1;
+                super::record::name(shared.written)
+            };
+            if let Err(e) = super::record::write(conn, &name, undo).await {
+                for written in std::mem::take(&mut pending) {
+                    self.forget(conn, &written).await;
+                }
+                return Err(e);
+            }
+            pending.push(Pending {
+                undo: undo.clone(),
+                id: None,
+                record: Some(name),
             });
         }
+        if let Some(dir) = &self.owed_in {
+            let entries: Vec<(Undo, Option<String>)> = pending
+                .iter()
+                .map(|p| (p.undo.clone(), p.record.clone()))
+                .collect();
+            let ids = super::owed::pending(dir, &self.key(), &entries);
+            match ids {
+                Ok(ids) => {
+                    for (p, id) in pending.iter_mut().zip(ids) {
+                        p.id = Some(id);
+                    }
+                }
+                Err(e) => {
+                    for written in pending {
+                        self.forget(conn, &written).await;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        // Undo runs last-first, so this change's own undo is pushed reversed.
+        self.undo.extend(pending.into_iter().rev());
         if let Err(e) = conn.batch(&change.apply).await {
             // A command timeout leaves the statement running on the server, which may still
             // apply it: its undo stays owed.
@@ -165,10 +295,7 @@ impl InstanceChanges {
                 return Err(e);
             }
             for undo in self.undo.split_off(mark) {
-                self.forget(&undo);
-            }
-            if self.undo.is_empty() {
-                self.leave();
+                self.forget(conn, &undo).await;
             }
             return Err(e);
         }
@@ -176,10 +303,18 @@ impl InstanceChanges {
         Ok(())
     }
 
-    /// Removes `undo`'s ledger entry.
-    fn forget(&self, undo: &Undo) {
+    /// Removes `undo`'s server record and ledger entry.
+    async fn forget(&self, conn: &mut super::MssqlConnection, undo: &Pending) {
+        if let Some(record) = &undo.record {
+            if let Err(e) = super::record::forget(conn, record).await {
+                crate::util::console::say(&format!(
+                    "dbbench › mssql: could not drop the server's record {record} ({e}); the \
+                     next run holding the server lock finds its undo already in effect"
+                ));
+            }
+        }
         if let (Some(dir), Some(id)) = (&self.owed_in, undo.id) {
-            if let Err(e) = super::owed::clear(dir, self.settings.server(), id) {
+            if let Err(e) = super::owed::clear(dir, &self.key(), id) {
                 crate::util::console::say(&format!("dbbench › mssql: {e}"));
             }
         }
@@ -190,42 +325,40 @@ impl InstanceChanges {
         &self.applied
     }
 
-    /// Undoes every change through `conn`, each undo verified on the server before its ledger
-    /// entry is removed; every undo batch is tried, the errors are joined. An undo that fails is
-    /// kept (it is still owed): a later `restore`, and at the latest the drop of these changes,
-    /// runs it again on a fresh connection, and what still fails then stays in the ledger for
-    /// the next start against this server ([`super::owed`]).
+    /// Undoes every change through `conn`, each bounded and verified on the server before its
+    /// record and ledger entry are removed ([`super::attempt`]); every undo is tried, the errors
+    /// are joined. The lock is checked first (finding N9). An undo that must wait (a restart, or
+    /// snapshot transactions before SQL Server 2022) stays recorded for the next run that holds
+    /// the lock exclusively; one that fails is kept: a later `restore`, and at the latest the drop
+    /// of these changes, runs it again on a fresh connection.
     pub async fn restore(&mut self, conn: &mut super::MssqlConnection) -> Result<()> {
         let mut errors = Vec::new();
         let mut kept = Vec::new();
-        let server = self.settings.server().to_string();
+        if !self.undo.is_empty() {
+            if let Err(why) = self.lock_held().await {
+                crate::util::console::say(&format!("dbbench › mssql: {why}"));
+            }
+        }
+        let (server, major) = (self.settings.server().to_string(), self.shared().major);
         while let Some(undo) = self.undo.pop() {
-            let outcome = match conn.batch(&undo.statement).await {
-                Ok(()) => super::undo_check::verify(conn, &undo.statement)
-                    .await
-                    .map_err(|why| (why, false)),
-                Err(e) => Err((
-                    e.to_string(),
-                    super::owed::can_wait_for_restart(&undo.statement, &e),
-                )),
-            };
-            let headline = super::connection::headline(&undo.statement);
-            match (outcome, &self.owed_in, undo.id) {
-                (Ok(()), ..) => self.forget(&undo),
-                (Err((why, true)), Some(dir), Some(id)) => {
-                    let _ = super::owed::failed(dir, &server, id, &why);
+            let what = undo.undo.what();
+            match super::attempt::attempt(conn, &undo.undo, major).await {
+                Outcome::Done => self.forget(conn, &undo).await,
+                Outcome::Owed(why) => {
+                    if let (Some(dir), Some(id)) = (&self.owed_in, undo.id) {
+                        let _ = super::owed::failed(dir, &self.key(), id, &why);
+                    }
                     crate::util::console::say(&format!(
-                        "dbbench › mssql: `{headline}` failed ({why}); an added tempdb file is \
-                         only empty after a restart of SQL Server, so the undo stays owed in {} \
-                         and dbbench finishes it at its next start against {server}",
-                        super::owed::path(dir).display()
+                        "dbbench › mssql: {what} is left owed ({why}); it stays in the server's \
+                         record, and the next dbbench run holding the server lock on {server} \
+                         finishes it"
                     ));
                 }
-                (Err((why, _)), ..) => {
+                Outcome::Failed(why) => {
                     if let (Some(dir), Some(id)) = (&self.owed_in, undo.id) {
-                        let _ = super::owed::failed(dir, &server, id, &why);
+                        let _ = super::owed::failed(dir, &self.key(), id, &why);
                     }
-                    errors.push(format!("`{headline}`: {why}"));
+                    errors.push(format!("{what}: {why}"));
                     kept.push((undo, why));
                 }
             }
@@ -235,7 +368,7 @@ impl InstanceChanges {
         self.failed = kept.iter().map(|(_, why)| why.clone()).collect();
         self.undo = kept.into_iter().map(|(undo, _)| undo).collect();
         self.applied.clear();
-        if self.undo.is_empty() {
+        if self.undo.is_empty() && !self.kept {
             self.leave();
         }
         if errors.is_empty() {
@@ -248,18 +381,22 @@ impl InstanceChanges {
         }
     }
 
-    /// Undoes every change on a fresh connection, blocking: the safety net for `Drop`. Returns
-    /// the undo still failing, with why.
+    /// Undoes every change on a fresh connection, blocking, within the teardown deadline: the
+    /// safety net for `Drop`. Returns the undo still failing, with why.
     fn restore_blocking(&mut self) -> Vec<(String, String)> {
         let undo = std::mem::take(&mut self.undo);
         let mut changes = self.sibling();
         changes.undo = undo;
         changes.entered = std::mem::take(&mut self.entered);
+        let limit = crate::util::deadline::Deadline::Teardown
+            .limit()
+            .unwrap_or_else(|_| crate::util::deadline::Deadline::Teardown.default_limit());
         let worker = std::thread::spawn(move || -> Vec<(String, String)> {
-            let fail_all = |changes: &mut InstanceChanges, why: String| {
-                std::mem::take(&mut changes.undo)
-                    .into_iter()
-                    .map(|u| (u.statement, why.clone()))
+            let all = |changes: &InstanceChanges, why: &str| -> Vec<(String, String)> {
+                changes
+                    .undo
+                    .iter()
+                    .map(|u| (u.undo.what(), why.to_string()))
                     .collect()
             };
             let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -267,30 +404,36 @@ impl InstanceChanges {
                 .build()
             {
                 Ok(runtime) => runtime,
-                Err(e) => {
-                    return fail_all(
-                        &mut changes,
-                        format!("cannot start a runtime to undo changes: {e}"),
-                    )
-                }
+                Err(e) => return all(&changes, &format!("cannot start a runtime: {e}")),
             };
-            runtime.block_on(async move {
-                let mut conn = match changes.settings.connect(Some("master")).await {
-                    Ok(conn) => conn,
-                    Err(e) => return fail_all(&mut changes, e.to_string()),
+            let left = runtime.block_on(async {
+                let work = async {
+                    let mut conn = changes.settings.connect(Some("master")).await?;
+                    let _ = changes.restore(&mut conn).await;
+                    Ok::<(), Error>(())
                 };
-                let _ = changes.restore(&mut conn).await;
-                // Taken out, so dropping `changes` does not start this safety net again; their
-                // ledger entries stay.
-                let failed = std::mem::take(&mut changes.failed);
-                let left: Vec<(String, String)> = std::mem::take(&mut changes.undo)
-                    .into_iter()
-                    .map(|u| u.statement)
-                    .zip(failed)
-                    .collect();
-                changes.leave();
-                left
-            })
+                match tokio::time::timeout(limit, work).await {
+                    Ok(Ok(())) => changes
+                        .undo
+                        .iter()
+                        .map(|u| u.undo.what())
+                        .zip(changes.failed.iter().cloned())
+                        .collect(),
+                    Ok(Err(e)) => all(&changes, &e.to_string()),
+                    Err(_) => all(
+                        &changes,
+                        &format!(
+                            "not done within the teardown deadline ({})",
+                            crate::util::deadline::spoken(limit)
+                        ),
+                    ),
+                }
+            });
+            // Taken out, so dropping `changes` does not start this safety net again; their
+            // records and ledger entries stay.
+            changes.undo.clear();
+            changes.leave();
+            left
         });
         worker.join().unwrap_or_default()
     }
@@ -303,21 +446,20 @@ impl Drop for InstanceChanges {
             return;
         }
         let server = self.settings.server().to_string();
-        for (statement, why) in self.restore_blocking() {
-            let headline = super::connection::headline(&statement);
-            crate::util::console::say(&match &self.owed_in {
-                Some(dir) => format!(
-                    "dbbench › mssql: `{headline}` failed again on a fresh connection ({why}); it \
-                     stays owed in {} and dbbench runs it at its next start against {server} \
-                     once this process has ended",
-                    super::owed::path(dir).display()
-                ),
-                None => format!(
-                    "dbbench › mssql: could not undo an instance change; run it by hand on \
-                     {server}: `{statement}` ({why})"
-                ),
-            });
+        for (what, why) in self.restore_blocking() {
+            crate::util::console::say(&format!(
+                "dbbench › mssql: {what} failed again on a fresh connection ({why}); it stays \
+                 owed in the server's record{}, and the next dbbench run holding the server lock \
+                 on {server} runs it",
+                match &self.owed_in {
+                    Some(dir) => format!(" and in {}", super::owed::path(dir).display()),
+                    None => String::new(),
+                }
+            ));
         }
         self.leave();
     }
 }
+
+#[cfg(test)]
+mod tests;

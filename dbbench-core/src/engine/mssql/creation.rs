@@ -2,6 +2,7 @@
 //! tempdb, running every [`Step`] in order (the ownership mark verified inside the new database,
 //! the files read back against the plan) and keeping what the cleanup of a failed creation needs.
 
+use super::applock::Mode;
 use super::identity::Product;
 use super::instance::{self, InstanceChanges};
 use super::provision::{self, PlannedFile, Provision};
@@ -26,6 +27,24 @@ pub(super) async fn build(
     build: &mut Build,
 ) -> Result<(Provision, i64)> {
     let storage = &plan.storage;
+    // `ifi = true` is proven by the absence of data-file zeroing lines, which needs the same
+    // zero-fill logging flags: only where instance changes are allowed and the login is
+    // sysadmin; otherwise it is said to be unproven.
+    let sysadmin = backend.permissions.sysadmin == Some(true)
+        || backend
+            .facts
+            .preconditions
+            .get("login_is_sysadmin")
+            .map(String::as_str)
+            == Some("yes");
+    let proves_instant =
+        storage.ifi == Some(true) && backend.allow_instance_changes && sysadmin;
+    // The lock before the first read of instance state (findings N1, N3 of the fourth review):
+    // what is read below is what the plan and its undo are computed from, and what the window
+    // relies on.
+    if let Some(mode) = lock_mode(storage, proves_instant) {
+        build.changes.hold(mode).await?;
+    }
     let ifi_plan = ifi::plan(admin, storage.ifi, backend.facts.platform).await?;
     let mut inputs = script::Inputs {
         disable_ifi: ifi_plan.set.clone(),
@@ -44,18 +63,8 @@ pub(super) async fn build(
         build.counts.extend(tempdb.counts());
         inputs.tempdb = tempdb.changes;
     }
-    // `ifi = true` is proven by the absence of data-file zeroing lines, which needs the same
-    // zero-fill logging flags: only where instance changes are allowed and the login is
-    // sysadmin; otherwise it is said to be unproven.
-    let sysadmin = backend.permissions.sysadmin == Some(true)
-        || backend
-            .facts
-            .preconditions
-            .get("login_is_sysadmin")
-            .map(String::as_str)
-            == Some("yes");
     if storage.ifi == Some(true) {
-        if backend.allow_instance_changes && sysadmin {
+        if proves_instant {
             inputs.verify_instant = true;
         } else {
             build.unavailable.insert(
@@ -352,6 +361,19 @@ async fn mark_or_refuse(ctx: &mut StepContext<'_, '_>, owner: &marker::Marking) 
         );
     }
     Err(refusal)
+}
+
+/// How a repetition of `storage` holds the server lock: exclusively when it may change the
+/// instance (`ifi = false`, tempdb options, or the zero-fill logging that proves `ifi = true`),
+/// shared when it only relies on instance state (`ifi = true` unproven), not at all otherwise.
+pub(super) fn lock_mode(storage: &StorageSpec, proves_instant: bool) -> Option<Mode> {
+    if storage.ifi == Some(false) || touches_tempdb(storage) || proves_instant {
+        Some(Mode::Exclusive)
+    } else if storage.ifi == Some(true) {
+        Some(Mode::Shared)
+    } else {
+        None
+    }
 }
 
 /// Whether the spec changes tempdb (an instance-level change).

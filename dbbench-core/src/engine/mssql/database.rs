@@ -70,6 +70,8 @@ pub struct MssqlDatabase {
     /// Whether the login may `DBCC DROPCLEANBUFFERS` (sysadmin), from the permission table.
     pub(super) may_drop_buffers: Option<bool>,
     pub(super) changes: InstanceChanges,
+    /// The cell's `ifi`: an `ifi = true` window is checked for IFI-off flags at its close.
+    pub(super) ifi: Option<bool>,
     pub(super) window: Mutex<Option<Window>>,
     /// What others did on the server, read when the window opened.
     pub(super) others: Mutex<Option<super::evidence::others::Reading>>,
@@ -243,6 +245,16 @@ impl EngineDatabase for MssqlDatabase {
         let (settings, unavailable) = super::settings::read(conn, &self.name, &self.product).await;
         evidence.settings = settings;
         evidence.unavailable.extend(unavailable);
+        // The lock this repetition has held since before it read instance state (finding N9),
+        // and, for `ifi = true`, no IFI-off flag on at the end (finding N3).
+        if let Err(why) = self.changes.lock_held().await {
+            crate::util::console::say(&format!("dbbench › mssql: {}: {why}", self.name));
+            evidence.unavailable.insert("instance_lock_held".into(), why);
+        }
+        if let Some(why) = ifi_off_flag_on(self.ifi, &evidence) {
+            crate::util::console::say(&format!("dbbench › mssql: {}: {why}", self.name));
+            evidence.unavailable.insert("ifi_on_held".into(), why);
+        }
         if let Some(why) = flags_lost(&self.counts, &evidence) {
             crate::util::console::say(&format!("dbbench › mssql: {}: {why}", self.name));
             evidence.unavailable.insert("ifi_off_held".into(), why);
@@ -289,6 +301,8 @@ impl EngineDatabase for MssqlDatabase {
         let how = super::teardown::Dropping::own(&self.product, session);
         let dropped = super::teardown::drop_owned(&mut admin, &self.name, true, how).await;
         let restored = self.changes.restore(&mut admin).await;
+        // Held to the last verified undo, and not a moment longer.
+        self.changes.release();
         match (dropped, restored) {
             (Ok(()), Ok(())) => Ok(()),
             (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
@@ -341,6 +355,28 @@ impl MssqlDatabase {
             .is_some();
         Ok(super::readback::describe_recovery(&model, started))
     }
+}
+
+/// Why an `ifi = true` window may have run with IFI off: trace flag 1805 or 1806 on globally when
+/// it closed, as `DBCC TRACESTATUS(-1)` in the settings read-back shows (someone turned IFI off
+/// for the instance meanwhile, finding N3). `None` for other cells, when neither flag is on, or
+/// when the flags could not be read (that is said already).
+fn ifi_off_flag_on(ifi: Option<bool>, evidence: &Evidence) -> Option<String> {
+    if ifi != Some(true) || evidence.unavailable.contains_key("settings.traceflags") {
+        return None;
+    }
+    let on: Vec<String> = super::ifi::TF_NO_IFI
+        .iter()
+        .filter(|flag| evidence.settings.contains_key(&format!("traceflag.{flag}")))
+        .map(u32::to_string)
+        .collect();
+    (!on.is_empty()).then(|| {
+        format!(
+            "trace flag {} (IFI off for the whole instance) was on globally when this ifi = true \
+             window closed: part of the window may have run without instant file initialization",
+            on.join(" and ")
+        )
+    })
 }
 
 /// Why the window may not have run with IFI off although the cell asked: a trace flag dbbench

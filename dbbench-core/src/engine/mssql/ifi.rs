@@ -345,10 +345,9 @@ pub fn trace_flags_change(flags: &[u32], why: &str) -> Change {
     Change {
         what: format!("trace flag {} on globally ({why})", list.join(", ")),
         apply: format!("DBCC TRACEON({}, -1) WITH NO_INFOMSGS;", list.join(", ")),
-        undo: vec![format!(
-            "DBCC TRACEOFF({}, -1) WITH NO_INFOMSGS;",
-            list.join(", ")
-        )],
+        undo: vec![super::undo::Undo::TraceOff {
+            flags: flags.to_vec(),
+        }],
     }
 }
 

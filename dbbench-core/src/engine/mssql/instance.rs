@@ -9,7 +9,8 @@
 //! fresh connection from a helper thread; if the process dies, the ledger still names it, and the
 //! next start (or the stale sweep) against the server runs it.
 
-use super::tsql::{filegrowth, ident, kb, literal, whole_mb_from_pages};
+use super::tsql::{filegrowth, kb, literal, whole_mb_from_pages};
+use super::undo::{Undo, ADDED_FILE_PREFIX};
 use crate::model::config::{Growth, StorageSpec};
 use crate::model::error::{Error, Result};
 
@@ -92,6 +93,10 @@ pub struct TempdbPlan {
     pub files: usize,
     /// Files already larger than the declared `tempdb_size`, left as they are.
     pub larger_than_declared: usize,
+    /// Files an earlier repetition added whose removal waits for a restart, among `files`.
+    pub leftovers: usize,
+    /// The size of each added file, in bytes (0 when none is added).
+    pub added_file_bytes: u64,
     /// Sentences for the console about what differs from the declaration.
     pub notes: Vec<String>,
 }
@@ -105,6 +110,8 @@ impl TempdbPlan {
                 "tempdb_files_larger_than_declared".into(),
                 self.larger_than_declared as i64,
             ),
+            ("tempdb_dbbench_leftover_files".into(), self.leftovers as i64),
+            ("tempdb_added_file_bytes".into(), self.added_file_bytes as i64),
         ]
     }
 }
@@ -124,31 +131,50 @@ pub async fn read_and_plan_tempdb(
     Ok(plan)
 }
 
-/// One instance-level change: a statement and the statements that undo it.
+/// One instance-level change: a statement and the undo that takes it back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
     /// What the change does, for the results.
     pub what: String,
     /// The statement that makes the change.
     pub apply: String,
-    /// The statements that undo it, in order.
-    pub undo: Vec<String>,
+    /// Its undo, in order, as data ([`Undo`]).
+    pub undo: Vec<Undo>,
 }
+
+/// The major version the reviewable texts render undo for: SQL Server 2022, the version the
+/// scripted server models (earlier versions leave out the shrinks' `WAIT_AT_LOW_PRIORITY`).
+pub const RENDERED_MAJOR: u32 = 16;
 
 /// `changes` as reviewable text: each statement followed by its undo.
 pub fn render(changes: &[Change]) -> String {
     let mut out = String::new();
     for change in changes {
-        out.push_str(&format!("-- {}\n{}\n", change.what, change.apply));
+        out.push_str(&format!("-- {}\n", change.what));
         for undo in &change.undo {
-            out.push_str(&format!("--   undo: {undo}\n"));
+            // Before the change: its undo as data, on the server and in the user's ledger.
+            out.push_str(&format!(
+                "{}\n",
+                super::record::add_sql(
+                    "dbbench_owed:<when>:<pid>:<n>",
+                    &super::record::Entry {
+                        undo: undo.clone(),
+                        by: "<host> pid <pid>".into(),
+                    }
+                )
+            ));
+        }
+        out.push_str(&format!("{}\n", change.apply));
+        for undo in &change.undo {
+            out.push_str(&format!("--   undo: {}\n", undo.sql(RENDERED_MAJOR)));
         }
     }
     out
 }
 
 /// Plans tempdb for `spec` from its current data files. `tempdb_files = N` means *at least* N
-/// data files: files are added up to N (named `dbbench_temp_N`, beside the first file), and a
+/// data files: files are added up to N (named `dbbench_temp_<n>` with the first `n` not in use,
+/// beside the first file, at the declared `tempdb_size` or the first file's startup size), and a
 /// tempdb that already has more (SQL Server setup creates one per core, up to 8, since 2016)
 /// runs with all of them, the real count recorded: removing the server's own files needs a
 /// restart. Sizes are only raised, above the *current* size (a file already larger is left as it
@@ -161,9 +187,8 @@ pub fn tempdb_plan(
     tempdb_plan_for(spec, current, platform, std::process::id())
 }
 
-/// [`tempdb_plan`] for the process `pid`, whose id goes into the added files' physical names:
-/// whether `REMOVE FILE` deletes the file on disk before a restart is not documented, and a
-/// later `ADD FILE` of the same path would fail with 5170 "file already exists" (finding A6).
+/// [`tempdb_plan`] for the process `pid`, whose id goes into the added files' physical names, so
+/// that two processes' files never share a path (finding A6).
 pub fn tempdb_plan_for(
     spec: &StorageSpec,
     current: &[TempdbFile],
@@ -190,42 +215,47 @@ pub fn tempdb_plan_for(
     let growth: Option<Growth> = spec.tempdb_growth;
     let mut plan = Vec::new();
     let mut larger = Vec::new();
+    // SIZE and FILEGROWTH are sent as two statements, each with its own undo: "Only one
+    // <filespec> property can be changed at a time" (ALTER DATABASE File and Filegroup Options,
+    // finding N11).
     for file in current {
-        let mut parts = Vec::new();
-        let mut undo = Vec::new();
         match size {
-            Some(size) if size > file.current_pages * page => {
-                parts.push(format!("SIZE = {}", kb(size)));
+            Some(size) if size > file.current_pages * page => plan.push(Change {
+                what: format!("tempdb file {}: SIZE = {}", file.name, kb(size)),
+                apply: format!(
+                    "ALTER DATABASE tempdb MODIFY FILE (NAME = {}, SIZE = {});",
+                    literal(&file.name),
+                    kb(size)
+                ),
                 // tempdb cannot MODIFY FILE to a smaller size; SHRINKFILE takes it back down to
                 // the startup size (which it sets as well).
-                undo.push(format!(
-                    "USE tempdb; DBCC SHRINKFILE ({}, {}); USE master;",
-                    literal(&file.name),
-                    whole_mb_from_pages(file.size_pages)
-                ));
-            }
+                undo: vec![Undo::ShrinkTempdbFile {
+                    file: file.name.clone(),
+                    mb: whole_mb_from_pages(file.size_pages),
+                }],
+            }),
             Some(size) if size < file.current_pages * page => {
                 larger.push(format!("{} ({})", file.name, kb(file.current_pages * page)))
             }
             _ => {}
         }
         if let Some(growth) = growth {
-            parts.push(format!("FILEGROWTH = {}", filegrowth(&growth)));
-            undo.push(format!(
-                "ALTER DATABASE tempdb MODIFY FILE (NAME = {}, FILEGROWTH = {});",
-                literal(&file.name),
-                file.growth_sql()
-            ));
-        }
-        if !parts.is_empty() {
             plan.push(Change {
-                what: format!("tempdb file {}: {}", file.name, parts.join(", ")),
-                apply: format!(
-                    "ALTER DATABASE tempdb MODIFY FILE (NAME = {}, {});",
-                    literal(&file.name),
-                    parts.join(", ")
+                what: format!(
+                    "tempdb file {}: FILEGROWTH = {}",
+                    file.name,
+                    filegrowth(&growth)
                 ),
-                undo,
+                apply: format!(
+                    "ALTER DATABASE tempdb MODIFY FILE (NAME = {}, FILEGROWTH = {});",
+                    literal(&file.name),
+                    filegrowth(&growth)
+                ),
+                undo: vec![Undo::TempdbGrowth {
+                    file: file.name.clone(),
+                    growth: file.growth,
+                    percent: file.is_percent,
+                }],
             });
         }
     }
@@ -244,27 +274,42 @@ pub fn tempdb_plan_for(
         Some(pos) => first.physical[..pos].to_string(),
         None => first.physical.clone(),
     };
-    // An added file starts as large as the largest file is now (or the declared size), not at
-    // the first file's startup size: proportional fill favours the file with the most free
-    // space, so a smaller new file would skew allocations (finding C6).
-    let largest_now = current.iter().map(|f| f.current_pages).max().unwrap_or(0) * page;
-    let added_size = size.map_or(largest_now, |s| s.max(largest_now));
+    // An added file starts at the declared size, or without one at the first file's startup
+    // size: never at what the largest file has autogrown to, which on a long-running server can
+    // be tens of GB per file on tempdb's volume (finding N6). Unequal files are said, not
+    // "fixed" by growing the new ones.
+    let added_size = size.unwrap_or(first.size_pages * page);
     if wanted > current.len() {
         let (lo, hi) = current.iter().fold((u64::MAX, 0), |(lo, hi), f| {
             (lo.min(f.current_pages), hi.max(f.current_pages))
         });
-        if lo != hi {
+        if lo * page != added_size || hi * page != added_size {
             notes.push(format!(
-                "tempdb's data files are unequal now ({} to {}); the added files start at {}, \
-                 the largest",
+                "tempdb's data files are {} to {} now; the added files start at {} ({}), so \
+                 the files are unequal and proportional fill favours the larger ones",
                 kb(lo * page),
                 kb(hi * page),
-                kb(added_size)
+                kb(added_size),
+                if size.is_some() {
+                    "the declared tempdb_size"
+                } else {
+                    "the first file's startup size"
+                }
             ));
         }
     }
-    for n in current.len() + 1..=wanted {
-        let name = format!("dbbench_temp_{n}");
+    // Names not in use: a file an earlier repetition added stays until a restart when its
+    // removal failed (Msg 2555/5042), and adding its name again fails with Msg 1828 (finding N5).
+    let taken: std::collections::BTreeSet<&str> = current.iter().map(|f| f.name.as_str()).collect();
+    let mut names = (1..)
+        .map(|n| format!("{ADDED_FILE_PREFIX}{n}"))
+        .filter(|name| !taken.contains(name.as_str()));
+    let leftovers = current
+        .iter()
+        .filter(|f| f.name.starts_with(ADDED_FILE_PREFIX))
+        .count();
+    for _ in current.len()..wanted {
+        let name = names.next().expect("an endless supply of names");
         let path = super::provision::join(&dir, &format!("{name}_{pid}.ndf"), platform);
         plan.push(Change {
             what: format!("tempdb file {name} added"),
@@ -275,17 +320,15 @@ pub fn tempdb_plan_for(
                 kb(added_size),
                 growth.map_or_else(|| first.growth_sql(), |g| filegrowth(&g))
             ),
-            undo: vec![format!(
-                "USE tempdb; DBCC SHRINKFILE ({}, EMPTYFILE); USE master; ALTER DATABASE tempdb REMOVE FILE {};",
-                literal(&name),
-                ident(&name)
-            )],
+            undo: vec![Undo::RemoveTempdbFile { file: name }],
         });
     }
     Ok(TempdbPlan {
         changes: plan,
         files: wanted,
         larger_than_declared: larger.len(),
+        leftovers,
+        added_file_bytes: if wanted > current.len() { added_size } else { 0 },
         notes,
     })
 }

@@ -13,6 +13,7 @@
 //! ([`stale`]). Transaction control always goes as a plain batch ([`routing`]).
 
 pub mod applock;
+mod attempt;
 mod cancel;
 pub mod changes;
 mod connect;
@@ -40,6 +41,7 @@ pub mod preflight;
 mod profile;
 pub mod provision;
 pub mod readback;
+pub mod record;
 pub mod routing;
 pub mod script;
 mod settle;
@@ -49,6 +51,7 @@ pub mod space;
 pub mod stale;
 pub mod teardown;
 pub mod tsql;
+pub mod undo;
 pub mod undo_check;
 pub mod whose;
 
@@ -401,6 +404,7 @@ impl EngineBackend for MssqlBackend {
                     .find(|n| n.statement == "DBCC DROPCLEANBUFFERS")
                     .and_then(|n| (n.held)(&self.permissions)),
                 changes: build.changes,
+                ifi: plan.storage.ifi,
                 window: Mutex::new(None),
                 others: Mutex::new(None),
                 counts: build.counts,

@@ -390,9 +390,9 @@ fn decide(
             )),
             (Some(true), _) if answers.ifi_off_flag_on => blockers.push(format!(
                 "`ifi`: `ifi = true`, but trace flag {} is on globally and turns IFI off for \
-                 every database; dbbench undoes a flag its own killed run left (the ledger in \
-                 the work directory names it) at its next start, anyone else's is theirs to \
-                 turn off",
+                 every database; a flag a killed dbbench run left is in the server's record and \
+                 undone by the next dbbench run that takes the server lock, anyone else's is \
+                 theirs to turn off",
                 super::ifi::TF_NO_IFI.map(|f| f.to_string()).join(" or ")
             )),
             // Every `ifi = false` cell sets trace flags: 1805/1806 and, to prove the zeroing,

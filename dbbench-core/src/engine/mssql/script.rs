@@ -71,7 +71,9 @@ pub struct Inputs {
 
 /// The steps that create database `name` as `provision` says.
 pub fn steps(name: &str, provision: &Provision, inputs: &Inputs) -> Vec<Step> {
-    let mut out = Vec::new();
+    // tempdb first: with IFI turned off, its added files and raised sizes would be zero-filled
+    // on tempdb's volume for every session's sake (finding N6).
+    let mut out: Vec<Step> = inputs.tempdb.iter().cloned().map(Step::Instance).collect();
     if !inputs.disable_ifi.is_empty() {
         out.push(Step::Instance(ifi::trace_flags_change(
             &inputs.disable_ifi,
@@ -85,7 +87,6 @@ pub fn steps(name: &str, provision: &Provision, inputs: &Inputs) -> Vec<Step> {
                 .map(Step::ConfirmTraceFlag),
         );
     }
-    out.extend(inputs.tempdb.iter().cloned().map(Step::Instance));
     let verify = inputs.verify_zeroing || inputs.verify_instant;
     if verify && !inputs.probe_flags.is_empty() {
         out.push(Step::Probe(ifi::trace_flags_change(
@@ -169,7 +170,10 @@ pub fn render(steps: &[Step], probe_undo: &[Change]) -> String {
             Step::EndProbe => {
                 for change in probe_undo {
                     for undo in &change.undo {
-                        out.push_str(&format!("{undo}\n"));
+                        out.push_str(&format!(
+                            "{}\n",
+                            undo.sql(super::instance::RENDERED_MAJOR)
+                        ));
                     }
                 }
             }

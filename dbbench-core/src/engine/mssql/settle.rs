@@ -1,8 +1,7 @@
-//! Settling the undo that dead dbbench processes left owed on a server: the user's ledger
-//! ([`owed::home`]) read for this server, its statements run under the server-wide lock
-//! ([`applock`]) so that no live run is in the middle of its own instance changes, and the one
-//! console line that says what was found; an older version's work-directory ledger is taken over
-//! first.
+//! Settling the undo that dead dbbench processes left owed on a server: the server's own record
+//! and the user's ledger ([`owed::home`]) for this server, run under the server-wide lock
+//! ([`applock`]) so that no live run is in the middle of its own instance changes, and the lines
+//! that say what was found; an older version's work-directory ledger is taken over first.
 
 use super::{applock, owed, ConnectSettings};
 use crate::model::error::Result;
@@ -28,32 +27,50 @@ pub(super) fn ledger_dir(work_dir: &std::path::Path, ledger: &std::path::Path) -
 }
 
 /// Runs the undo that dead dbbench processes left in the ledger in `work_dir` (the user's
-/// [`owed::home`], or a test's own directory) for this server ([`owed::settle`]), holding the
-/// server-wide lock so that no live run is in the middle of its own changes; returns the one
-/// console line that says what it found.
+/// [`owed::home`], or a test's own directory) for this server, holding the server-wide lock
+/// exclusively so that no live run is in the middle of its own changes: first the server's own
+/// record ([`super::record::replay`]), then what the ledger still names under the server's own
+/// name and under the connection string's ([`owed::settle`]). Every statement is bounded, and the
+/// whole by the teardown deadline (security finding 12). Returns the lines that say what it found.
 pub async fn settle_owed(
     settings: &ConnectSettings,
     work_dir: &std::path::Path,
 ) -> Result<Option<String>> {
-    let owed = owed::owed(work_dir, settings.server())?;
-    if owed.is_empty() {
+    if !owed::any(work_dir)? {
         return Ok(None);
     }
-    let lock = match applock::ServerLock::acquire(settings, SETTLE_PATIENCE).await {
-        Ok(lock) => lock,
-        Err(e) => {
-            return Ok(Some(format!(
-                "dbbench › mssql: the undo owed on {} ({} statement(s) in {}) waits: {e}; it is \
-                 tried again at the next start",
-                settings.server(),
-                owed.len(),
-                owed::path(work_dir).display()
-            )))
+    let work = async {
+        let mut lock =
+            match applock::ServerLock::acquire(settings, applock::Mode::Exclusive, SETTLE_PATIENCE)
+                .await
+            {
+                Ok(lock) => lock,
+                Err(e) => {
+                    return Ok(Some(format!(
+                        "dbbench › mssql: the undo owed in {} waits: {e}; it is tried again at \
+                         the next start",
+                        owed::path(work_dir).display()
+                    )))
+                }
+            };
+        let mut lines = Vec::new();
+        lines.extend(super::record::replay(&mut lock, Some(work_dir), settings.server()).await?);
+        let mut keys = vec![settings.server().to_string()];
+        if let Some(identity) = lock.identity() {
+            keys.insert(0, identity.to_string());
         }
+        let mut admin = settings.connect(Some("master")).await?;
+        for key in &keys {
+            let settled = owed::settle(&mut admin, work_dir, key, lock.major()).await?;
+            lines.extend(settled.line(settings.server()));
+        }
+        drop(lock);
+        Ok((!lines.is_empty()).then(|| lines.join("\n")))
     };
-    let mut admin = settings.connect(Some("master")).await?;
-    let settled = owed::settle(&mut admin, work_dir, settings.server()).await;
-    drop(lock);
-    Ok(settled?.line(settings.server()))
+    crate::util::deadline::bounded(
+        crate::util::deadline::Deadline::Teardown,
+        "undoing the instance changes an earlier run left owed",
+        work,
+    )
+    .await
 }
-

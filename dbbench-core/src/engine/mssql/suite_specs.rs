@@ -226,7 +226,9 @@ fn render_cell(db: &str, spec: &StorageSpec, credit: bool) -> String {
         super::readback::recovery_model_sql(db),
         super::provision::chain_check_sql(db),
     ));
-    out.push_str(&window_and_teardown_sql(db));
+    let locked = super::creation::lock_mode(spec, spec.ifi == Some(true)).is_some();
+    out.push_str(&window_and_teardown_sql(db, locked));
+    out.push_str(&undo_sql(&steps, locked));
     out
 }
 
@@ -282,6 +284,18 @@ fn claim_sql(db: &str, spec: &StorageSpec) -> String {
         "-- claim (a leftover is dropped only with its marker)\n{}\n",
         super::provision::exists_sql(db)
     );
+    // As a sysadmin login with the opt-in runs them: `ifi = true` is proven, so every cell with
+    // `ifi` or tempdb options changes the instance and takes the lock exclusively.
+    if let Some(mode) = super::creation::lock_mode(spec, spec.ifi == Some(true)) {
+        // Before the first read of instance state, on a connection of its own, held until the
+        // last undo is verified; then the server's identity and its record of owed undo.
+        out.push_str(&format!(
+            "-- the server lock (a connection of its own), before any instance state is read\n{}\n{}\n{}\n",
+            super::applock::get_sql(mode, 1000),
+            super::applock::IDENTITY_SQL,
+            super::record::LIST_SQL,
+        ));
+    }
     if spec.ifi.is_some() {
         out.push_str(&ifi_state_sql());
         for flag in ifi::TF_NO_IFI {
@@ -298,18 +312,40 @@ fn claim_sql(db: &str, spec: &StorageSpec) -> String {
             out.push_str(&format!("{}\n", ifi::trace_status_sql(flag)));
         }
     }
-    if spec.ifi.is_some() || spec.tempdb_files.is_some() {
-        // On a connection of its own, held until the last undo is verified.
+    out
+}
+
+/// The undo of `steps`' instance changes at the drop, last change first, with the lock checked
+/// before them: each bounded, read back, and its server record dropped.
+fn undo_sql(steps: &[Step], locked: bool) -> String {
+    let mut out = String::new();
+    if locked {
         out.push_str(&format!(
-            "-- the server lock (a connection of its own)\n{}\n",
-            super::applock::get_sql(1000)
+            "-- the lock still held? (its own connection)\n{}\n",
+            super::applock::MODE_SQL
         ));
+    }
+    let changes: Vec<&super::instance::Change> = steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Instance(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    for change in changes.iter().rev() {
+        for undo in change.undo.iter().rev() {
+            out.push_str(&format!(
+                "{}\n-- read back, then:\n{}\n",
+                undo.sql(super::instance::RENDERED_MAJOR),
+                super::record::drop_sql("dbbench_owed:<when>:<pid>:<n>")
+            ));
+        }
     }
     out
 }
 
 /// The window's evidence statements and the teardown's.
-fn window_and_teardown_sql(db: &str) -> String {
+fn window_and_teardown_sql(db: &str, locked: bool) -> String {
     let session = growth_events::session_name(db);
     let file = format!("/var/opt/mssql/log/{session}_0_133512345678900000.xel");
     let pattern = growth_events::file_pattern(&file, &session);
@@ -331,6 +367,12 @@ fn window_and_teardown_sql(db: &str) -> String {
         growth_events::files_sql(&pattern),
         growth_events::delete_file_sql(&file),
     ));
+    if locked {
+        out.push_str(&format!(
+            "-- at the window's close: the lock still held? (its own connection)\n{}\n",
+            super::applock::MODE_SQL
+        ));
+    }
     out.push_str(&format!(
         "-- teardown\n-- in a connection to the database:\n{}\n-- in master:\n{}\n{}\n{}\n",
         marker::read_property_sql(),

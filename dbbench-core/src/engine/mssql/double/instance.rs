@@ -32,6 +32,17 @@
 //!   "SQL 2016 – It Just Runs Faster: Automatic TEMPDB Configuration").
 //! - `KILL` without `ALTER ANY CONNECTION` fails with error 6102 "User does not have permission to
 //!   use the KILL statement." (KILL docs, Permissions).
+//! - `@@SERVERNAME` (https://learn.microsoft.com/sql/t-sql/functions/servername-transact-sql),
+//!   `SERVERPROPERTY('MachineName')` and `SERVERPROPERTY('ProductMajorVersion')`
+//!   (https://learn.microsoft.com/sql/t-sql/functions/serverproperty-transact-sql) answer the
+//!   server's own names and major version, whatever the client called it.
+//! - Extended properties of master (class 0): `sp_addextendedproperty` adds one, failing with
+//!   error 15233 "Property cannot be added. Property '…' already exists" for a name in use;
+//!   `sp_dropextendedproperty` drops one, failing with 15217 "Property cannot be updated or
+//!   deleted. Property '…' does not exist" (sp_addextendedproperty / sp_dropextendedproperty
+//!   docs, Database Engine errors); `sys.extended_properties` lists them.
+//! - `sys.dm_tran_active_snapshot_database_transactions` has one row per active snapshot
+//!   transaction (its docs page); the model's count is set by a test.
 
 use super::{literal_after, Reply};
 use crate::model::value::Value;
@@ -80,6 +91,14 @@ pub struct InstanceModel {
     pub errorlog_at: Vec<u64>,
     /// The model's clock, in seconds after 2026-12-01 10:00:00.
     pub clock: u64,
+    /// `@@SERVERNAME`.
+    pub server_name: String,
+    /// `SERVERPROPERTY('ProductMajorVersion')`.
+    pub major: u32,
+    /// Extended properties of master: name → value.
+    pub master_properties: std::collections::BTreeMap<String, String>,
+    /// Active snapshot transactions.
+    pub snapshot_transactions: i64,
 }
 
 impl InstanceModel {
@@ -101,6 +120,10 @@ impl InstanceModel {
             errorlog: Vec::new(),
             errorlog_at: Vec::new(),
             clock: 0,
+            server_name: "sql2022lx".into(),
+            major: 16,
+            master_properties: Default::default(),
+            snapshot_transactions: 0,
         }
     }
 
@@ -119,6 +142,10 @@ impl InstanceModel {
             errorlog: Vec::new(),
             errorlog_at: Vec::new(),
             clock: 0,
+            server_name: "SQL2019WIN".into(),
+            major: 15,
+            master_properties: Default::default(),
+            snapshot_transactions: 0,
         }
     }
 
@@ -161,6 +188,25 @@ impl InstanceModel {
         }
         if sql.contains("xp_readerrorlog") {
             return Some(self.read_errorlog(sql));
+        }
+        if sql.contains("@@SERVERNAME") && sql.contains("ProductMajorVersion") {
+            return Some(Reply::rows(
+                &["server_name", "machine_name", "major"],
+                vec![vec![
+                    Value::Text(self.server_name.clone()),
+                    Value::Text(self.server_name.clone()),
+                    Value::Int(i64::from(self.major)),
+                ]],
+            ));
+        }
+        if let Some(reply) = self.master_property(sql) {
+            return Some(reply);
+        }
+        if sql.contains("sys.dm_tran_active_snapshot_database_transactions") {
+            return Some(Reply::rows(
+                &["active"],
+                vec![vec![Value::Int(self.snapshot_transactions)]],
+            ));
         }
         if sql.contains("GETDATE()") && sql.contains("AS now") {
             self.clock += 1;
@@ -209,6 +255,43 @@ impl InstanceModel {
                 6102,
                 "User does not have permission to use the KILL statement.",
             ));
+        }
+        None
+    }
+
+    /// The extended properties of master: added, dropped and listed.
+    fn master_property(&mut self, sql: &str) -> Option<Reply> {
+        if sql.contains("master.sys.sp_addextendedproperty") {
+            let name = literal_after(sql, "@name =").filter(|n| n.starts_with("dbbench_owed:"))?;
+            let value = literal_after(sql, "@value =").unwrap_or_default();
+            if self.master_properties.contains_key(&name) {
+                return Some(Reply::error(
+                    15233,
+                    &format!("Property cannot be added. Property '{name}' already exists for 'object specified'."),
+                ));
+            }
+            self.master_properties.insert(name, value);
+            return Some(Reply::Sets(Vec::new()));
+        }
+        if sql.contains("master.sys.sp_dropextendedproperty") {
+            let name = literal_after(sql, "@name =").filter(|n| n.starts_with("dbbench_owed:"))?;
+            if self.master_properties.remove(&name).is_none() {
+                return Some(Reply::error(
+                    15217,
+                    &format!("Property cannot be updated or deleted. Property '{name}' does not exist for 'object specified'."),
+                ));
+            }
+            return Some(Reply::Sets(Vec::new()));
+        }
+        if sql.contains("master.sys.extended_properties") && sql.contains("dbbench[_]owed") {
+            let rows = self
+                .master_properties
+                .iter()
+                .rev()
+                .filter(|(name, _)| name.starts_with("dbbench_owed:"))
+                .map(|(n, v)| vec![Value::Text(n.clone()), Value::Text(v.clone())])
+                .collect();
+            return Some(Reply::rows(&["name", "value"], rows));
         }
         None
     }

@@ -22,9 +22,12 @@
 //!   every other program's in another. The model has no request running between statements, so
 //!   `sys.dm_exec_requests` adds nothing.
 //! - sp_getapplock / sp_releaseapplock, https://learn.microsoft.com/sql/relational-databases/system-stored-procedures/sp-getapplock-transact-sql:
-//!   an exclusive lock at session scope is held until released or until the session ends; a
-//!   request that cannot be granted within `@LockTimeout` returns -1. The model grants at once
-//!   or answers -1 (it does not wait).
+//!   a lock at session scope is held until released or until the session ends; `Shared` is
+//!   compatible with `Shared`, `Exclusive` with nothing (the lock-mode compatibility table on that
+//!   page); a request that cannot be granted within `@LockTimeout` returns -1. The model grants
+//!   at once or answers -1 (it does not wait).
+//! - APPLOCK_MODE, https://learn.microsoft.com/sql/t-sql/functions/applock-mode-transact-sql:
+//!   the mode the caller's session holds on the resource, `NoLock` when it holds none.
 
 use super::Reply;
 use crate::model::value::Value;
@@ -49,8 +52,8 @@ pub struct SessionRow {
 pub struct SessionTable {
     logins: u64,
     sessions: Vec<SessionRow>,
-    /// Application locks at session scope: resource → holder.
-    locks: std::collections::BTreeMap<String, SessionRow>,
+    /// Application locks at session scope: resource → holders and how each holds it.
+    locks: std::collections::BTreeMap<String, Vec<(SessionRow, String)>>,
     /// Work done per session (id, login time): CPU ms, reads, writes.
     work: std::collections::BTreeMap<(i64, String), [i64; 3]>,
     /// The login lacks VIEW SERVER STATE.
@@ -85,8 +88,10 @@ impl SessionTable {
     pub fn close(&mut self, spid: i64, login_time: &str) {
         self.sessions
             .retain(|s| !(s.spid == spid && s.login_time == login_time));
-        self.locks
-            .retain(|_, s| !(s.spid == spid && s.login_time == login_time));
+        for holders in self.locks.values_mut() {
+            holders.retain(|(s, _)| !(s.spid == spid && s.login_time == login_time));
+        }
+        self.locks.retain(|_, holders| !holders.is_empty());
     }
 
     /// `session` did work: `cpu_ms` of CPU, `reads` and `writes` pages.
@@ -133,21 +138,39 @@ impl SessionTable {
         )
     }
 
-    /// The session holding application lock `resource`, if any.
+    /// A session holding application lock `resource`, if any.
     pub fn lock_holder(&self, resource: &str) -> Option<&SessionRow> {
-        self.locks.get(resource)
+        self.locks.get(resource)?.first().map(|(s, _)| s)
     }
 
-    /// `sp_getapplock` (exclusive, session scope) from `own`: 0 granted, -1 held by another.
+    /// Every session holding application lock `resource`, with its mode.
+    pub fn lock_holders(&self, resource: &str) -> Vec<(SessionRow, String)> {
+        self.locks.get(resource).cloned().unwrap_or_default()
+    }
+
+    /// `sp_getapplock` (session scope) from `own`: 0 granted, -1 held by another in a mode that
+    /// conflicts (`Shared` admits `Shared`, `Exclusive` nothing).
     fn get_lock(&mut self, sql: &str, own: &SessionRow) -> Reply {
         let resource = resource(sql);
-        let result = match self.locks.get(&resource) {
-            Some(holder) if holder != own => -1,
-            _ => {
-                self.locks.insert(resource, own.clone());
-                0
-            }
+        let mode = sql
+            .split("@LockMode = N'")
+            .nth(1)
+            .and_then(|r| r.split('\'').next())
+            .unwrap_or("Exclusive")
+            .to_string();
+        let holders = self.locks.entry(resource).or_default();
+        let others = holders.iter().filter(|(s, _)| s != own);
+        let conflicts = others
+            .map(|(_, m)| m)
+            .any(|m| m == "Exclusive" || mode == "Exclusive");
+        let result = if conflicts {
+            -1
+        } else {
+            holders.retain(|(s, _)| s != own);
+            holders.push((own.clone(), mode));
+            0
         };
+        self.locks.retain(|_, holders| !holders.is_empty());
         Reply::rows(&["result"], vec![vec![Value::Int(result)]])
     }
 
@@ -198,10 +221,24 @@ impl SessionTable {
         }
         if sql.contains("sp_releaseapplock") {
             let resource = resource(sql);
-            if self.locks.get(&resource) == Some(own) {
-                self.locks.remove(&resource);
+            if let Some(holders) = self.locks.get_mut(&resource) {
+                holders.retain(|(s, _)| s != own);
             }
+            self.locks.retain(|_, holders| !holders.is_empty());
             return Some(Reply::Sets(Vec::new()));
+        }
+        if sql.contains("APPLOCK_MODE(N'public', N'") {
+            let resource = sql
+                .split("APPLOCK_MODE(N'public', N'")
+                .nth(1)
+                .and_then(|r| r.split('\'').next())
+                .unwrap_or_default();
+            let mode = self
+                .locks
+                .get(resource)
+                .and_then(|h| h.iter().find(|(s, _)| s == own))
+                .map_or("NoLock".to_string(), |(_, m)| m.clone());
+            return Some(Reply::rows(&["mode"], vec![vec![Value::Text(mode)]]));
         }
         if sql.contains("WHERE session_id = @@SPID") {
             return Some(Reply::rows(
@@ -224,7 +261,10 @@ impl SessionTable {
         match self.sessions.iter().position(|s| s.spid == spid) {
             Some(at) => {
                 let gone = self.sessions.remove(at);
-                self.locks.retain(|_, s| *s != gone);
+                for holders in self.locks.values_mut() {
+                    holders.retain(|(s, _)| *s != gone);
+                }
+                self.locks.retain(|_, holders| !holders.is_empty());
                 Reply::Sets(Vec::new())
             }
             None => Reply::error(

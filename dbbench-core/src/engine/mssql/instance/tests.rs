@@ -1,4 +1,5 @@
 use super::*;
+use crate::engine::mssql::undo::Undo;
 use crate::engine::mssql::provision::Platform;
 use crate::model::config::Size;
 
@@ -74,33 +75,90 @@ fn sizes_compare_with_the_current_size() {
     // The undo restores the startup size, not the autogrown one.
     assert_eq!(
         plan.changes[0].undo,
-        vec!["USE tempdb; DBCC SHRINKFILE (N'tempdev', 8); USE master;"]
+        vec![Undo::ShrinkTempdbFile {
+            file: "tempdev".into(),
+            mb: 8
+        }]
     );
 }
 
-/// Findings C6 and A6: a file added to a tempdb whose files have autogrown starts at the
-/// largest current size, and its physical name carries the process id.
+/// Findings N6 and A6: a file added to a tempdb whose files have autogrown starts at the first
+/// file's startup size (no declared `tempdb_size`), never at what the largest has grown to, the
+/// inequality is said and the added size recorded; its physical name carries the process id.
 #[test]
-fn added_files_match_the_largest_and_are_named_per_process() {
+fn added_files_are_bounded_and_named_per_process() {
     let spec = StorageSpec {
         tempdb_files: Some(3),
         ..StorageSpec::DEFAULT
     };
     let mut files = vec![current()[0].clone(), current()[0].clone()];
     files[1].name = "temp2".into();
-    files[1].current_pages = 4096;
+    files[1].current_pages = 4_096_000;
     let plan = tempdb_plan_for(&spec, &files, Platform::Linux, 77).unwrap();
     assert!(
-        plan.changes[0].apply.contains("SIZE = 32768KB")
-            && plan.changes[0].apply.contains("dbbench_temp_3_77.ndf"),
+        plan.changes[0].apply.contains("SIZE = 8192KB")
+            && plan.changes[0].apply.contains("dbbench_temp_1_77.ndf"),
         "{}",
         plan.changes[0].apply
     );
+    assert_eq!(plan.added_file_bytes, 8 << 20);
     assert!(
         plan.notes.iter().any(|n| n.contains("unequal")),
         "{:?}",
         plan.notes
     );
+    // A declared size is the added files' size.
+    let declared = StorageSpec {
+        tempdb_size: Some(crate::model::config::Size::new(64 << 20, "64MB")),
+        ..spec
+    };
+    let plan = tempdb_plan_for(&declared, &files, Platform::Linux, 77).unwrap();
+    let added = plan.changes.iter().find(|c| c.apply.contains("ADD FILE")).unwrap();
+    assert!(added.apply.contains("SIZE = 65536KB"), "{}", added.apply);
+}
+
+/// Finding N5: a file an earlier repetition added and could not remove before a restart keeps
+/// its logical name; the next repetition adds a file under a name not in use (Msg 1828
+/// otherwise) and counts the leftover apart.
+#[test]
+fn an_added_name_still_in_use_is_not_added_again() {
+    let spec = StorageSpec {
+        tempdb_files: Some(3),
+        ..StorageSpec::DEFAULT
+    };
+    let mut files = vec![current()[0].clone(), current()[0].clone()];
+    files[1].name = "dbbench_temp_1".into();
+    let plan = tempdb_plan_for(&spec, &files, Platform::Linux, 77).unwrap();
+    assert_eq!(plan.changes.len(), 1, "{:?}", plan.changes);
+    assert!(
+        plan.changes[0].apply.contains("NAME = N'dbbench_temp_2'"),
+        "{}",
+        plan.changes[0].apply
+    );
+    assert_eq!(plan.leftovers, 1);
+}
+
+/// Finding N11: SIZE and FILEGROWTH of one file are two statements, each with its own undo
+/// ("Only one <filespec> property can be changed at a time").
+#[test]
+fn size_and_growth_are_changed_one_at_a_time() {
+    let spec = StorageSpec {
+        tempdb_size: Some(crate::model::config::Size::new(64 << 20, "64MB")),
+        tempdb_growth: Some(crate::model::config::Growth::Fixed(
+            crate::model::config::Size::new(16 << 20, "16MB"),
+        )),
+        ..StorageSpec::DEFAULT
+    };
+    let plan = tempdb_plan(&spec, &current(), Platform::Linux).unwrap();
+    let applies: Vec<&str> = plan.changes.iter().map(|c| c.apply.as_str()).collect();
+    assert_eq!(
+        applies,
+        [
+            "ALTER DATABASE tempdb MODIFY FILE (NAME = N'tempdev', SIZE = 65536KB);",
+            "ALTER DATABASE tempdb MODIFY FILE (NAME = N'tempdev', FILEGROWTH = 16384KB);",
+        ]
+    );
+    assert!(plan.changes.iter().all(|c| c.undo.len() == 1));
 }
 
 #[test]

@@ -5,11 +5,17 @@
 use super::*;
 use crate::engine::mssql::double::{InstanceModel, Reply, ScriptedServer};
 use crate::engine::mssql::instance::{tempdb_plan, Change, InstanceChanges, TempdbFile};
+use crate::engine::mssql::undo::Undo;
 use crate::engine::mssql::{ifi, provision::Platform, ConnectSettings};
 use crate::model::config::StorageSpec;
 
 const ADO: &str = "server=tcp:h,1433;user id=u;password=p";
-const OFF: &str = "DBCC TRACEOFF(1806, -1) WITH NO_INFOMSGS;";
+/// The ledger's key on the scripted SQL Server 2022: the server's own name
+/// (`@@SERVERNAME/MachineName`), not the connection string's.
+const KEY: &str = "sql2022lx/sql2022lx";
+fn off() -> Undo {
+    Undo::TraceOff { flags: vec![1806] }
+}
 
 fn scripted(server: &ScriptedServer) -> ConnectSettings {
     ConnectSettings::scripted(ADO, server).unwrap()
@@ -24,10 +30,10 @@ async fn a_failed_undo_stays_owed_until_it_succeeds() {
     let change = Change {
         what: "trace flag 1806 on (ifi = false)".into(),
         apply: "DBCC TRACEON(1806, -1) WITH NO_INFOMSGS;".into(),
-        undo: vec![OFF.into()],
+        undo: vec![off()],
     };
     let dir = tempfile::tempdir().unwrap();
-    let server = ScriptedServer::new();
+    let server = ScriptedServer::new().with_instance(InstanceModel::sql_server_2022_linux());
     let settings = scripted(&server);
     let failing = || Reply::error(2812, "Could not find stored procedure (scripted failure)");
 
@@ -35,12 +41,12 @@ async fn a_failed_undo_stays_owed_until_it_succeeds() {
     let mut conn = settings.connect(Some("master")).await.unwrap();
     let mut changes = InstanceChanges::new(settings.clone()).owed_in(dir.path());
     changes.apply(&mut conn, &change).await.unwrap();
-    assert_eq!(owed(dir.path(), "h,1433").unwrap().len(), 1, "on record");
+    assert_eq!(owed(dir.path(), KEY).unwrap().len(), 1, "on record");
     server.times("TRACEOFF", 1, failing());
     assert!(changes.restore(&mut conn).await.is_err());
     drop(changes);
     assert_eq!(server.calls_with("TRACEOFF").len(), 2, "tried again");
-    assert!(owed(dir.path(), "h,1433").unwrap().is_empty());
+    assert!(owed(dir.path(), KEY).unwrap().is_empty());
     assert!(!path(dir.path()).exists());
 
     // Fails at the restore and at the drop: owed, and finished at the next start.
@@ -49,14 +55,14 @@ async fn a_failed_undo_stays_owed_until_it_succeeds() {
     server.times("TRACEOFF", 2, failing());
     assert!(changes.restore(&mut conn).await.is_err());
     drop(changes);
-    let left = owed(dir.path(), "h,1433").unwrap();
+    let left = owed(dir.path(), KEY).unwrap();
     assert_eq!(left.len(), 1, "{left:?}");
-    assert_eq!(left[0].statement, OFF);
+    assert_eq!(left[0].undo, Some(off()));
     // This process still runs: the entry is its own, left alone.
-    let settled = settle(&mut conn, dir.path(), "h,1433").await.unwrap();
+    let settled = settle(&mut conn, dir.path(), KEY, 16).await.unwrap();
     assert_eq!(settled.left.len(), 1, "{settled:?}");
     hand_to_dead_owner(dir.path());
-    let settled = settle(&mut conn, dir.path(), "h,1433").await.unwrap();
+    let settled = settle(&mut conn, dir.path(), KEY, 16).await.unwrap();
     assert_eq!((settled.done.len(), settled.still.len()), (1, 0));
     assert_eq!(server.calls_with("TRACEOFF").len(), 5);
     assert!(!path(dir.path()).exists());
@@ -151,7 +157,7 @@ async fn a_run_killed_mid_repetition_is_undone_by_the_next_and_said() {
     }
     child.kill().unwrap(); // SIGKILL: no destructor, no teardown runs.
     child.wait().unwrap();
-    let left = owed(dir.path(), "h,1433").unwrap();
+    let left = owed(dir.path(), KEY).unwrap();
     assert_eq!(left.len(), 2, "{left:?}");
     assert!(left
         .iter()
@@ -176,8 +182,8 @@ async fn a_run_killed_mid_repetition_is_undone_by_the_next_and_said() {
     assert_eq!(instance.tempdb.len(), 8, "the added file is removed");
     assert!(
         line.contains("undid instance changes an earlier dbbench run left on h,1433")
-            && line.contains("DBCC TRACEOFF(1805, 1806, -1)")
-            && line.contains("SHRINKFILE (N'dbbench_temp_9', EMPTYFILE)"),
+            && line.contains("trace flag 1805, 1806 off")
+            && line.contains("tempdb file dbbench_temp_1 removed"),
         "{line}"
     );
     assert!(!path(dir.path()).exists(), "the ledger is empty");
@@ -212,12 +218,16 @@ async fn owed_undo_waits_while_another_process_holds_the_lock() {
     let dir = tempfile::tempdir().unwrap();
     let server = ScriptedServer::new().with_sessions();
     let settings = scripted(&server);
-    pending(dir.path(), "h,1433", &[OFF.to_string()]).unwrap();
+    pending(dir.path(), "h,1433", &[(off(), None)]).unwrap();
     hand_to_dead_owner(dir.path());
     let other =
-        crate::engine::mssql::applock::ServerLock::acquire(&settings, std::time::Duration::ZERO)
-            .await
-            .unwrap();
+        crate::engine::mssql::applock::ServerLock::acquire(
+            &settings,
+            crate::engine::mssql::applock::Mode::Exclusive,
+            std::time::Duration::ZERO,
+        )
+        .await
+        .unwrap();
     let line = crate::engine::mssql::settle_owed(&settings, dir.path())
         .await
         .unwrap()
@@ -241,9 +251,9 @@ async fn owed_undo_waits_while_another_process_holds_the_lock() {
 fn a_work_directory_ledger_is_taken_over_by_the_users() {
     let old = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let ids = pending(home.path(), "h,1433", &["DBCC TRACEOFF(1805, -1);".into()]).unwrap();
-    pending(old.path(), "h,1433", &["DBCC TRACEOFF(3004, -1);".into()]).unwrap();
-    pending(old.path(), "other,1433", &["DBCC TRACEOFF(3605, -1);".into()]).unwrap();
+    let ids = pending(home.path(), "h,1433", &[(Undo::TraceOff { flags: vec![1805] }, None)]).unwrap();
+    pending(old.path(), "h,1433", &[(Undo::TraceOff { flags: vec![3004] }, None)]).unwrap();
+    pending(old.path(), "other,1433", &[(Undo::TraceOff { flags: vec![3605] }, None)]).unwrap();
     let before = owed(old.path(), "h,1433").unwrap();
 
     assert_eq!(adopt(old.path(), home.path()).unwrap(), 2);
@@ -251,10 +261,32 @@ fn a_work_directory_ledger_is_taken_over_by_the_users() {
     let here = owed(home.path(), "h,1433").unwrap();
     assert_eq!(here.len(), 2, "{here:?}");
     assert_eq!(here[0].id, ids[0]);
-    assert_eq!(here[1].statement, before[0].statement);
+    assert_eq!(here[1].undo, before[0].undo);
     assert_eq!(here[1].owner, before[0].owner);
     assert!(here[1].id > ids[0], "renumbered after the entries there");
     assert_eq!(owed(home.path(), "other,1433").unwrap().len(), 1);
     assert_eq!(adopt(old.path(), home.path()).unwrap(), 0);
     assert_eq!(adopt(home.path(), home.path()).unwrap(), 0, "itself: nothing");
+}
+
+/// Security finding 7: the ledger lives only in a directory of this user's that no one else can
+/// write: a symlink in its place is refused, an open directory is closed (0700), and the file is
+/// written 0600.
+#[test]
+fn the_ledger_is_kept_only_in_a_private_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let base = tempfile::tempdir().unwrap();
+    let real = base.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    let link = base.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let err = pending(&link, KEY, &[(off(), None)]).unwrap_err().to_string();
+    assert!(err.contains("not a directory"), "{err}");
+    assert!(!path(&real).exists(), "nothing written through the symlink");
+
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
+    pending(&real, KEY, &[(off(), None)]).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&real), 0o700);
+    assert_eq!(mode(&path(&real)), 0o600);
 }
