@@ -15,7 +15,11 @@ fn a_live_owners_directory_is_refused_a_gone_ones_is_taken() {
         start: None,
         ..Owner::this()
     };
-    std::fs::write(dir.join(OWNER_MARKER), format!("created by dbbench\n{}", live.lines())).unwrap();
+    std::fs::write(
+        dir.join(OWNER_MARKER),
+        format!("created by dbbench\n{}", live.lines()),
+    )
+    .unwrap();
     std::fs::write(dir.join("data"), "theirs").unwrap();
     let refused = claim_directory(&dir).unwrap_err().to_string();
     assert!(refused.contains("may still be running"), "{refused}");
@@ -24,7 +28,11 @@ fn a_live_owners_directory_is_refused_a_gone_ones_is_taken() {
         pid: u32::MAX - 1,
         ..live
     };
-    std::fs::write(dir.join(OWNER_MARKER), format!("created by dbbench\n{}", gone.lines())).unwrap();
+    std::fs::write(
+        dir.join(OWNER_MARKER),
+        format!("created by dbbench\n{}", gone.lines()),
+    )
+    .unwrap();
     claim_directory(&dir).unwrap();
     assert!(!dir.join("data").exists());
     let mine = Owner::parse(&std::fs::read_to_string(dir.join(OWNER_MARKER)).unwrap()).unwrap();

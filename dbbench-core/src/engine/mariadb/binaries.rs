@@ -76,20 +76,23 @@ pub(super) fn user_name() -> Result<String> {
                 .map(str::to_string)
         }
     };
-    name.filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)))
-        .ok_or_else(|| {
-            Error::Config(
-                "a managed MariaDB instance lets in only this OS user, by name, and this user \
+    name.filter(|n| {
+        !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    })
+    .ok_or_else(|| {
+        Error::Config(
+            "a managed MariaDB instance lets in only this OS user, by name, and this user \
                  (uid {}) has no plain name in the password database"
-                    .replace("{}", &crate::util::private_dir::euid().to_string()),
-            )
-        })
+                .replace("{}", &crate::util::private_dir::euid().to_string()),
+        )
+    })
 }
 
 /// The variable that makes missing MariaDB programs an error of the tests that need a managed
 /// instance instead of a skip.
 pub const REQUIRE_ENV: &str = "DBBENCH_REQUIRE_MARIADB";
-
 
 /// For tests of the managed instance: `true` when MariaDB's programs are found. Without them it
 /// prints `skipped: …` (what to install) and returns `false`, or panics when [`REQUIRE_ENV`] is

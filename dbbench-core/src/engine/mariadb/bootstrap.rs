@@ -53,7 +53,10 @@ fn excerpt(text: &str) -> String {
     // and the last, which is the abort's own where there is one.
     let mut errors: Vec<&str> = Vec::new();
     for line in &lines {
-        let Some(at) = line.find("[ERROR]").or_else(|| line.find("Assertion failure")) else {
+        let Some(at) = line
+            .find("[ERROR]")
+            .or_else(|| line.find("Assertion failure"))
+        else {
             continue;
         };
         if !errors.iter().any(|e| e.ends_with(&line[at..])) {
@@ -86,10 +89,10 @@ mod tests {
         assert!(said.contains("got signal 6"), "{said}");
         assert!(!said.contains("Core pattern"), "{said}");
         // A repeated error is said once.
-        let repeated = "1 [ERROR] InnoDB: failed with error 28\n2 [ERROR] InnoDB: failed with error 28";
+        let repeated =
+            "1 [ERROR] InnoDB: failed with error 28\n2 [ERROR] InnoDB: failed with error 28";
         assert_eq!(excerpt(repeated), "1 [ERROR] InnoDB: failed with error 28");
         // Without an error line, the last lines.
         assert_eq!(excerpt("a\nb\nc"), "a | b | c");
     }
 }
-

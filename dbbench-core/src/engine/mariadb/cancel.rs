@@ -84,9 +84,8 @@ pub fn register(cancel: &Cancel, ids: &Arc<OpenIds>, id: u32, opts: Opts) {
                 let grace = Deadline::Cancel
                     .limit()
                     .unwrap_or(Deadline::Cancel.default_limit());
-                let _ = rt.block_on(async {
-                    tokio::time::timeout(grace, kill(opts, &ids, id)).await
-                });
+                let _ =
+                    rt.block_on(async { tokio::time::timeout(grace, kill(opts, &ids, id)).await });
             });
     });
 }
@@ -114,7 +113,11 @@ mod tests {
         assert_eq!(ids.kill_statement(41).as_deref(), Some("KILL QUERY 41"));
         drop(first);
         assert_eq!(ids.kill_statement(41), None, "a closed connection's id");
-        assert_eq!(ids.kill_statement(7), None, "an id this database never opened");
+        assert_eq!(
+            ids.kill_statement(7),
+            None,
+            "an id this database never opened"
+        );
         assert_eq!(ids.kill_statement(42).as_deref(), Some("KILL QUERY 42"));
         drop(second);
         assert_eq!(ids.kill_statement(42), None);

@@ -65,7 +65,12 @@ impl MariaDbConnection {
     /// Registers the connection with its database's stop switch: firing it sends `KILL QUERY`
     /// for this connection's id from a connection made with `server`'s options, while this
     /// connection is still open (`super::cancel`).
-    pub(super) fn with_cancel(mut self, cancel: Arc<Cancel>, ids: &Arc<OpenIds>, server: &Opts) -> Self {
+    pub(super) fn with_cancel(
+        mut self,
+        cancel: Arc<Cancel>,
+        ids: &Arc<OpenIds>,
+        server: &Opts,
+    ) -> Self {
         self.registered = Some(ids.opened(self.id));
         super::cancel::register(&cancel, ids, self.id, server.clone());
         self.cancel = Some(cancel);

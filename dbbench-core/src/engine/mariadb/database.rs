@@ -117,7 +117,11 @@ impl MariaDbDatabase {
     /// reason would otherwise be missed.
     fn explained(&self, e: Error) -> Error {
         let lost = matches!(e, Error::Database { .. }) && super::errors::code(&e).is_none();
-        let wait = if lost { SERVER_END_WAIT } else { Duration::ZERO };
+        let wait = if lost {
+            SERVER_END_WAIT
+        } else {
+            Duration::ZERO
+        };
         match self
             .instance
             .as_ref()
@@ -270,10 +274,8 @@ impl EngineDatabase for MariaDbDatabase {
                 "file sizes".into(),
                 "an existing server's files are not read by dbbench".into(),
             );
-            ev.unavailable.insert(
-                "flushed start".into(),
-                NOT_FLUSHED.into(),
-            );
+            ev.unavailable
+                .insert("flushed start".into(), NOT_FLUSHED.into());
         }
         match window.settings {
             Ok(settings) => ev.settings = settings,

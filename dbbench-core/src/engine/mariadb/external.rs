@@ -54,12 +54,18 @@ pub fn opts(spec: &str) -> Result<Opts> {
 /// and its secrets: the whole URL and its password as written and as the driver read it.
 fn parse_apart(url: &str) -> (std::result::Result<Opts, String>, Vec<String>) {
     let parsed = Opts::from_url(url);
-    let decoded = parsed.as_ref().ok().and_then(|o| o.pass().map(str::to_string));
+    let decoded = parsed
+        .as_ref()
+        .ok()
+        .and_then(|o| o.pass().map(str::to_string));
     let mut secrets = vec![url.to_string()];
     if let Some(rest) = url.strip_prefix("mysql://") {
         secrets.push(format!("mariadb://{rest}"));
     }
-    secrets.extend(crate::util::secret::url_password_forms(url, decoded.as_deref()));
+    secrets.extend(crate::util::secret::url_password_forms(
+        url,
+        decoded.as_deref(),
+    ));
     secrets.retain(|s| !s.is_empty());
     let parsed = parsed.map_err(|e| {
         format!(

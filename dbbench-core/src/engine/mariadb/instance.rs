@@ -392,4 +392,3 @@ impl Drop for Instance {
         drop(self.held.take());
     }
 }
-

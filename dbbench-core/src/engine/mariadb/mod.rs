@@ -215,7 +215,11 @@ impl MariaDbBackend {
 
     /// The managed instance for `plan`: the running one when its settings are the cell's (and
     /// its tables are not in the system tablespace), else a new one.
-    async fn instance_for(&mut self, plan: &DatabasePlan, mapping: &options::Mapping) -> Result<Arc<Instance>> {
+    async fn instance_for(
+        &mut self,
+        plan: &DatabasePlan,
+        mapping: &options::Mapping,
+    ) -> Result<Arc<Instance>> {
         let Target::Managed {
             binaries,
             instance,
@@ -355,9 +359,7 @@ impl EngineBackend for MariaDbBackend {
                     swept,
                 )
                 .await
-                .unwrap_or_else(|e| {
-                    vec![format!("mariadb: could not sweep stale databases: {e}")]
-                })
+                .unwrap_or_else(|e| vec![format!("mariadb: could not sweep stale databases: {e}")])
             }
         }
     }

@@ -401,6 +401,9 @@ mod tests {
             }),
             ..StorageSpec::DEFAULT
         };
-        assert!(map(&under).is_err(), "a 3 MiB redo log is below the server's floor");
+        assert!(
+            map(&under).is_err(),
+            "a 3 MiB redo log is below the server's floor"
+        );
     }
 }

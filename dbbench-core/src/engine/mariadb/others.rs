@@ -158,7 +158,12 @@ mod tests {
         // 1 slept throughout, 2 ran at the open and is gone, 3 runs at the close, 4 connected
         // in the window and sleeps, 5 ran statements in the window and sleeps at both reads, 6
         // connected in the window and ran nothing.
-        let before = BTreeMap::from([(1, (9, false)), (2, (4, true)), (3, (1, false)), (5, (7, false))]);
+        let before = BTreeMap::from([
+            (1, (9, false)),
+            (2, (4, true)),
+            (3, (1, false)),
+            (5, (7, false)),
+        ]);
         let after = BTreeMap::from([
             (1, (9, false)),
             (3, (1, true)),

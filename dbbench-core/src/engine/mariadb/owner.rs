@@ -51,7 +51,9 @@ const DROP_LOCK_WAIT_S: u32 = 30;
 pub fn owner_of(comment: &str) -> Option<Owner> {
     let rest = comment.strip_prefix(COMMENT_PREFIX)?;
     let fields = rest.split_whitespace().collect::<Vec<_>>().join("\n");
-    fields.contains("owner_pid=").then(|| Owner::parse(&fields))?
+    fields
+        .contains("owner_pid=")
+        .then(|| Owner::parse(&fields))?
 }
 
 /// The comment of database `name`, or `None` when there is no such database.

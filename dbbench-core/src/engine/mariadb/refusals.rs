@@ -89,7 +89,10 @@ mod tests {
         for key in Key::STORAGE {
             let listed = PROFILE.options.contains(&key);
             let reasoned = REFUSALS.iter().any(|(k, _)| *k == key);
-            assert!(listed != reasoned, "{key:?}: listed {listed}, reasoned {reasoned}");
+            assert!(
+                listed != reasoned,
+                "{key:?}: listed {listed}, reasoned {reasoned}"
+            );
         }
     }
 

@@ -33,7 +33,11 @@ pub const SCHEMA_OFF: &str = "performance_schema is off on this server (it is a 
 
 /// The wait sums now, or `None` when the server runs without `performance_schema`.
 pub async fn sums(conn: &mut MariaDbConnection) -> Result<Option<Sums>> {
-    let on: i64 = match conn.query("SELECT @@performance_schema", &[]).await?.first() {
+    let on: i64 = match conn
+        .query("SELECT @@performance_schema", &[])
+        .await?
+        .first()
+    {
         Some(row) => row.get(0)?,
         None => 0,
     };

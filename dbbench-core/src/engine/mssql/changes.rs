@@ -163,7 +163,8 @@ impl InstanceChanges {
                 return Ok(lock);
             }
             lock.release().await;
-            let mut exclusive = ServerLock::acquire(&self.settings, Mode::Exclusive, patience).await?;
+            let mut exclusive =
+                ServerLock::acquire(&self.settings, Mode::Exclusive, patience).await?;
             self.replay(&mut exclusive).await?;
             exclusive.release().await;
             return ServerLock::acquire(&self.settings, Mode::Shared, patience).await;

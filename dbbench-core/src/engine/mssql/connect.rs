@@ -152,7 +152,10 @@ impl ConnectSettings {
         // The whole string and every password value, as read and as written, for the scrubber
         // (here and `util::secret`, which every sink passes its text through).
         let mut secrets: Vec<String> = vec![ado.trim().to_string()];
-        for p in pairs.iter().filter(|p| SECRET_KEYS.contains(&p.key.as_str())) {
+        for p in pairs
+            .iter()
+            .filter(|p| SECRET_KEYS.contains(&p.key.as_str()))
+        {
             secrets.push(p.value.clone());
             secrets.push(ado[p.span.clone()].to_string());
         }

@@ -37,8 +37,7 @@ pub(super) async fn build(
             .get("login_is_sysadmin")
             .map(String::as_str)
             == Some("yes");
-    let proves_instant =
-        storage.ifi == Some(true) && backend.allow_instance_changes && sysadmin;
+    let proves_instant = storage.ifi == Some(true) && backend.allow_instance_changes && sysadmin;
     // The lock before the first read of instance state (findings N1, N3 of the fourth review):
     // what is read below is what the plan and its undo are computed from, and what the window
     // relies on.

@@ -249,7 +249,9 @@ impl EngineDatabase for MssqlDatabase {
         // and, for `ifi = true`, no IFI-off flag on at the end (finding N3).
         if let Err(why) = self.changes.lock_held().await {
             crate::util::console::say(&format!("dbbench › mssql: {}: {why}", self.name));
-            evidence.unavailable.insert("instance_lock_held".into(), why);
+            evidence
+                .unavailable
+                .insert("instance_lock_held".into(), why);
         }
         if let Some(why) = ifi_off_flag_on(self.ifi, &evidence) {
             crate::util::console::say(&format!("dbbench › mssql: {}: {why}", self.name));

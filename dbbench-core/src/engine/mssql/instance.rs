@@ -110,8 +110,14 @@ impl TempdbPlan {
                 "tempdb_files_larger_than_declared".into(),
                 self.larger_than_declared as i64,
             ),
-            ("tempdb_dbbench_leftover_files".into(), self.leftovers as i64),
-            ("tempdb_added_file_bytes".into(), self.added_file_bytes as i64),
+            (
+                "tempdb_dbbench_leftover_files".into(),
+                self.leftovers as i64,
+            ),
+            (
+                "tempdb_added_file_bytes".into(),
+                self.added_file_bytes as i64,
+            ),
         ]
     }
 }
@@ -328,7 +334,11 @@ pub fn tempdb_plan_for(
         files: wanted,
         larger_than_declared: larger.len(),
         leftovers,
-        added_file_bytes: if wanted > current.len() { added_size } else { 0 },
+        added_file_bytes: if wanted > current.len() {
+            added_size
+        } else {
+            0
+        },
         notes,
     })
 }

@@ -44,9 +44,9 @@ pub mod readback;
 pub mod record;
 pub mod routing;
 pub mod script;
-mod settle;
 pub mod server;
 pub mod settings;
+mod settle;
 pub mod space;
 pub mod stale;
 pub mod teardown;
@@ -65,8 +65,8 @@ pub use hooks::Hooks;
 pub use plugin::REGISTRATION;
 pub use profile::PROFILE;
 pub use server::ServerFacts;
-pub use settle::settle_owed;
 use settle::ledger_dir;
+pub use settle::settle_owed;
 
 use super::plugin::EngineBackend;
 use super::profile::Profile;
@@ -442,4 +442,3 @@ impl EngineBackend for MssqlBackend {
 fn on_off(on: bool) -> String {
     if on { "on" } else { "off" }.to_string()
 }
-

@@ -89,7 +89,10 @@ pub fn adopt(old_dir: &Path, dir: &Path) -> Result<usize> {
         for (server, list) in &moved {
             for owed in list {
                 next += 1;
-                let owed = Owed { id: next, ..owed.clone() };
+                let owed = Owed {
+                    id: next,
+                    ..owed.clone()
+                };
                 ledger.entry(server.clone()).or_default().push(owed);
             }
         }
@@ -184,7 +187,10 @@ pub fn private_dir(dir: &Path) -> Result<()> {
         return refuse("is not a directory (a symlink?)".into());
     }
     if meta.uid() != euid {
-        return refuse(format!("is owned by uid {}, not by this user ({euid})", meta.uid()));
+        return refuse(format!(
+            "is owned by uid {}, not by this user ({euid})",
+            meta.uid()
+        ));
     }
     if meta.permissions().mode() & 0o077 != 0 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))

@@ -18,10 +18,10 @@ use crate::model::value::Row;
 
 mod checks;
 mod gathering;
-pub use gathering::run;
 use checks::{
     access_checks, limit_checks, probe_check, server_checks, shared_server_check, tempdb_checks,
 };
+pub use gathering::run;
 
 /// The login's permissions, each `NULL` where the server cannot answer (Babelfish, Azure).
 pub const PERMISSIONS_SQL: &str = "SELECT \

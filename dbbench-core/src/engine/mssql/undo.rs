@@ -60,7 +60,9 @@ impl Undo {
         match self {
             Undo::TraceOff { flags } => match flags.iter().find(|f| !FLAGS.contains(f)) {
                 _ if flags.is_empty() => Err("turns off no trace flag".into()),
-                Some(f) => Err(format!("turns off trace flag {f}, which dbbench never sets")),
+                Some(f) => Err(format!(
+                    "turns off trace flag {f}, which dbbench never sets"
+                )),
                 None => Ok(()),
             },
             Undo::ShrinkTempdbFile { file, mb } if name_ok(file) && *mb > 0 => Ok(()),
@@ -209,7 +211,9 @@ mod tests {
         let remove = Undo::RemoveTempdbFile {
             file: "dbbench_temp_2".into(),
         };
-        assert!(remove.sql(16).contains("EMPTYFILE) WITH WAIT_AT_LOW_PRIORITY"));
+        assert!(remove
+            .sql(16)
+            .contains("EMPTYFILE) WITH WAIT_AT_LOW_PRIORITY"));
         assert!(remove.sql(16).ends_with("REMOVE FILE [dbbench_temp_2];"));
         let growth = Undo::TempdbGrowth {
             file: "tempdev".into(),

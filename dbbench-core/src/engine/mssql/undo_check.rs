@@ -117,9 +117,11 @@ mod tests {
             tempdb_restored(&shrink, &[file("tempdev", 1024, 8192, false)]),
             Ok(())
         );
-        assert!(tempdb_restored(&shrink, &[file("tempdev", 2048, 8192, false)])
-            .unwrap_err()
-            .contains("stopped part-way"));
+        assert!(
+            tempdb_restored(&shrink, &[file("tempdev", 2048, 8192, false)])
+                .unwrap_err()
+                .contains("stopped part-way")
+        );
         let remove = Undo::RemoveTempdbFile {
             file: "dbbench_temp_9".into(),
         };

@@ -35,8 +35,8 @@ mod teardown;
 mod user;
 
 pub use binaries::Binaries;
-pub use teardown::{sweep_stale, workers};
 use teardown::{ender, remove_leftover_segment, remove_owned};
+pub use teardown::{sweep_stale, workers};
 pub use user::{reachable, run_as, RunAs};
 
 /// The name of the marker file in every directory a managed cluster owns.

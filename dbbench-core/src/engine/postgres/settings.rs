@@ -49,7 +49,10 @@ impl PgSettings {
             .map(|p| String::from_utf8_lossy(p).into_owned());
         let mut secrets = vec![text.trim().to_string()];
         if text.trim_start().starts_with("postgres") {
-            secrets.extend(crate::util::secret::url_password_forms(text, decoded.as_deref()));
+            secrets.extend(crate::util::secret::url_password_forms(
+                text,
+                decoded.as_deref(),
+            ));
         } else {
             secrets.extend(decoded);
         }
@@ -201,7 +204,10 @@ mod tests {
             let forms = [
                 format!("host=127.0.0.1 port=9 user=bench password='{quoted}' dbname=x"),
                 format!("postgres://bench:{}@127.0.0.1:9/x", url_encoded(&password)),
-                format!("postgresql://bench@127.0.0.1:9/x?password={}", url_encoded(&password)),
+                format!(
+                    "postgresql://bench@127.0.0.1:9/x?password={}",
+                    url_encoded(&password)
+                ),
                 // As written by hand: the raw characters, whatever the parser makes of them.
                 format!("postgres://bench:{password}@127.0.0.1:9/x"),
             ];
@@ -242,8 +248,8 @@ mod tests {
 
     #[test]
     fn what_is_shown_is_the_parsed_server() {
-        let s = PgSettings::parse("postgres://bench:s3cret@db.example:5433/x?sslmode=disable")
-            .unwrap();
+        let s =
+            PgSettings::parse("postgres://bench:s3cret@db.example:5433/x?sslmode=disable").unwrap();
         assert_eq!(s.describe(), "db.example:5433 user bench database x");
         let kv = PgSettings::parse("host=/run/pg port=5 user=u password=s3cret").unwrap();
         assert_eq!(kv.describe(), "socket /run/pg port 5 user u");

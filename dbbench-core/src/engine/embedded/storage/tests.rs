@@ -42,7 +42,13 @@ fn a_leftover_s_manifest_removes_only_the_files_made_for_its_database() {
     std::fs::write(&anchor, "").unwrap();
     std::fs::write(&plan.log.path, "log").unwrap();
     let err = Layout::remove_leftover(&anchor).unwrap_err().to_string();
-    assert!(err.contains("precious.txt") && err.contains("left alone"), "{err}");
+    assert!(
+        err.contains("precious.txt") && err.contains("left alone"),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
-    assert!(!anchor.exists() && !plan.log.path.exists(), "its own files are removed");
+    assert!(
+        !anchor.exists() && !plan.log.path.exists(),
+        "its own files are removed"
+    );
 }

@@ -22,7 +22,10 @@ async fn a_shrink_answered_with_8909_is_read_back_and_done() {
     server.times(
         "DBCC SHRINKFILE",
         1,
-        Reply::error(8909, "Table error: Object ID 0, index ID -1, partition ID 0 (scripted)"),
+        Reply::error(
+            8909,
+            "Table error: Object ID 0, index ID -1, partition ID 0 (scripted)",
+        ),
     );
     let undo = Undo::ShrinkTempdbFile {
         file: "tempdev".into(),
@@ -60,10 +63,16 @@ async fn a_removal_that_waits_for_a_restart_is_owed() {
     server.times(
         "REMOVE FILE",
         1,
-        Reply::error(5042, "The file 'dbbench_temp_1' cannot be removed because it is not empty."),
+        Reply::error(
+            5042,
+            "The file 'dbbench_temp_1' cannot be removed because it is not empty.",
+        ),
     );
     let undo = Undo::RemoveTempdbFile {
         file: "dbbench_temp_1".into(),
     };
-    assert!(matches!(attempt(&mut conn, &undo, 16).await, Outcome::Owed(_)));
+    assert!(matches!(
+        attempt(&mut conn, &undo, 16).await,
+        Outcome::Owed(_)
+    ));
 }

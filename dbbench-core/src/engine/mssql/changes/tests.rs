@@ -16,8 +16,11 @@ fn server() -> ScriptedServer {
 }
 
 fn settings(server: &ScriptedServer, host: &str) -> ConnectSettings {
-    ConnectSettings::scripted(&format!("Server=tcp:{host},1433;User Id=u;Password=p"), server)
-        .unwrap()
+    ConnectSettings::scripted(
+        &format!("Server=tcp:{host},1433;User Id=u;Password=p"),
+        server,
+    )
+    .unwrap()
 }
 
 /// Finding N1/N3: process A (`ifi = false`) holds the lock exclusively from before its reads
@@ -32,9 +35,12 @@ async fn an_ifi_false_and_an_ifi_true_process_never_see_each_others_flags() {
     let mut a = InstanceChanges::new(a_settings.clone());
     a.hold(Mode::Exclusive).await.unwrap();
     assert!(ifi::flags_on(&mut a_conn).await.unwrap().is_empty());
-    a.apply(&mut a_conn, &trace_flags_change(&ifi::TF_NO_IFI, "ifi = false"))
-        .await
-        .unwrap();
+    a.apply(
+        &mut a_conn,
+        &trace_flags_change(&ifi::TF_NO_IFI, "ifi = false"),
+    )
+    .await
+    .unwrap();
 
     let b_settings = settings(&server, "h");
     let b_planned = std::sync::Arc::new(AtomicBool::new(false));
@@ -64,9 +70,12 @@ async fn an_ifi_false_and_an_ifi_true_process_never_see_each_others_flags() {
         let mut conn = a_settings2.connect(Some("master")).await.unwrap();
         let mut a = InstanceChanges::new(a_settings2);
         a.hold(Mode::Exclusive).await.unwrap();
-        a.apply(&mut conn, &trace_flags_change(&ifi::TF_NO_IFI, "ifi = false"))
-            .await
-            .unwrap();
+        a.apply(
+            &mut conn,
+            &trace_flags_change(&ifi::TF_NO_IFI, "ifi = false"),
+        )
+        .await
+        .unwrap();
         a.restore(&mut conn).await.unwrap();
         a.release();
     });
@@ -95,7 +104,10 @@ async fn a_killed_runs_changes_are_undone_from_the_servers_record_by_another_cli
     let mut first = InstanceChanges::new(first_settings).owed_in(first_dir.path());
     first.hold(Mode::Exclusive).await.unwrap();
     first
-        .apply(&mut conn, &trace_flags_change(&ifi::TF_NO_IFI, "ifi = false"))
+        .apply(
+            &mut conn,
+            &trace_flags_change(&ifi::TF_NO_IFI, "ifi = false"),
+        )
         .await
         .unwrap();
     let add = crate::engine::mssql::instance::Change {
@@ -117,8 +129,7 @@ async fn a_killed_runs_changes_are_undone_from_the_servers_record_by_another_cli
     assert!(server.lock_holder(RESOURCE).is_none());
 
     let second_dir = tempfile::tempdir().unwrap();
-    let mut second =
-        InstanceChanges::new(settings(&server, "10.0.0.7")).owed_in(second_dir.path());
+    let mut second = InstanceChanges::new(settings(&server, "10.0.0.7")).owed_in(second_dir.path());
     second.hold(Mode::Exclusive).await.unwrap();
     let instance = server.instance().unwrap();
     assert!(instance.flags_on.is_empty(), "{:?}", instance.flags_on);

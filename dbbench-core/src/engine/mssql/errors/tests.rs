@@ -22,8 +22,7 @@ fn names_the_missing_permission() {
         Some("SELECT")
     );
     assert_eq!(
-        permission_named("User 'bench' does not have permission to run DBCC TRACEON.")
-            .as_deref(),
+        permission_named("User 'bench' does not have permission to run DBCC TRACEON.").as_deref(),
         Some("membership in sysadmin (to run DBCC TRACEON)")
     );
 }

@@ -181,7 +181,11 @@ fn session_work(before: &Sessions, after: &Sessions) -> (u64, [u64; 3]) {
     let mut total = [0u64; 3];
     for (session, now) in after {
         let then = before.get(session).copied().unwrap_or_default();
-        let work: Vec<u64> = now.iter().zip(then).map(|(n, t)| n.saturating_sub(t)).collect();
+        let work: Vec<u64> = now
+            .iter()
+            .zip(then)
+            .map(|(n, t)| n.saturating_sub(t))
+            .collect();
         if work.iter().any(|w| *w > 0) {
             seen += 1;
         }

@@ -1,6 +1,6 @@
 use super::*;
-use crate::engine::mssql::undo::Undo;
 use crate::engine::mssql::provision::Platform;
+use crate::engine::mssql::undo::Undo;
 use crate::model::config::Size;
 
 fn current() -> Vec<TempdbFile> {
@@ -62,8 +62,7 @@ fn sizes_compare_with_the_current_size() {
     assert!(plan.changes.is_empty(), "{:?}", plan.changes);
     assert_eq!(plan.larger_than_declared, 1);
     assert!(
-        plan.notes[0]
-            .contains("tempdev (32768KB); MODIFY FILE can only grow a file (error 5039)"),
+        plan.notes[0].contains("tempdev (32768KB); MODIFY FILE can only grow a file (error 5039)"),
         "{:?}",
         plan.notes
     );
@@ -113,7 +112,11 @@ fn added_files_are_bounded_and_named_per_process() {
         ..spec
     };
     let plan = tempdb_plan_for(&declared, &files, Platform::Linux, 77).unwrap();
-    let added = plan.changes.iter().find(|c| c.apply.contains("ADD FILE")).unwrap();
+    let added = plan
+        .changes
+        .iter()
+        .find(|c| c.apply.contains("ADD FILE"))
+        .unwrap();
     assert!(added.apply.contains("SIZE = 65536KB"), "{}", added.apply);
 }
 

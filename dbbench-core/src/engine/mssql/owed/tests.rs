@@ -220,14 +220,13 @@ async fn owed_undo_waits_while_another_process_holds_the_lock() {
     let settings = scripted(&server);
     pending(dir.path(), "h,1433", &[(off(), None)]).unwrap();
     hand_to_dead_owner(dir.path());
-    let other =
-        crate::engine::mssql::applock::ServerLock::acquire(
-            &settings,
-            crate::engine::mssql::applock::Mode::Exclusive,
-            std::time::Duration::ZERO,
-        )
-        .await
-        .unwrap();
+    let other = crate::engine::mssql::applock::ServerLock::acquire(
+        &settings,
+        crate::engine::mssql::applock::Mode::Exclusive,
+        std::time::Duration::ZERO,
+    )
+    .await
+    .unwrap();
     let line = crate::engine::mssql::settle_owed(&settings, dir.path())
         .await
         .unwrap()
@@ -251,9 +250,24 @@ async fn owed_undo_waits_while_another_process_holds_the_lock() {
 fn a_work_directory_ledger_is_taken_over_by_the_users() {
     let old = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let ids = pending(home.path(), "h,1433", &[(Undo::TraceOff { flags: vec![1805] }, None)]).unwrap();
-    pending(old.path(), "h,1433", &[(Undo::TraceOff { flags: vec![3004] }, None)]).unwrap();
-    pending(old.path(), "other,1433", &[(Undo::TraceOff { flags: vec![3605] }, None)]).unwrap();
+    let ids = pending(
+        home.path(),
+        "h,1433",
+        &[(Undo::TraceOff { flags: vec![1805] }, None)],
+    )
+    .unwrap();
+    pending(
+        old.path(),
+        "h,1433",
+        &[(Undo::TraceOff { flags: vec![3004] }, None)],
+    )
+    .unwrap();
+    pending(
+        old.path(),
+        "other,1433",
+        &[(Undo::TraceOff { flags: vec![3605] }, None)],
+    )
+    .unwrap();
     let before = owed(old.path(), "h,1433").unwrap();
 
     assert_eq!(adopt(old.path(), home.path()).unwrap(), 2);
@@ -266,7 +280,11 @@ fn a_work_directory_ledger_is_taken_over_by_the_users() {
     assert!(here[1].id > ids[0], "renumbered after the entries there");
     assert_eq!(owed(home.path(), "other,1433").unwrap().len(), 1);
     assert_eq!(adopt(old.path(), home.path()).unwrap(), 0);
-    assert_eq!(adopt(home.path(), home.path()).unwrap(), 0, "itself: nothing");
+    assert_eq!(
+        adopt(home.path(), home.path()).unwrap(),
+        0,
+        "itself: nothing"
+    );
 }
 
 /// Security finding 7: the ledger lives only in a directory of this user's that no one else can
@@ -280,7 +298,9 @@ fn the_ledger_is_kept_only_in_a_private_directory() {
     std::fs::create_dir(&real).unwrap();
     let link = base.path().join("link");
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    let err = pending(&link, KEY, &[(off(), None)]).unwrap_err().to_string();
+    let err = pending(&link, KEY, &[(off(), None)])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("not a directory"), "{err}");
     assert!(!path(&real).exists(), "nothing written through the symlink");
 

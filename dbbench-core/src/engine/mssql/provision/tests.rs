@@ -6,10 +6,8 @@ const MB: u64 = 1024 * 1024;
 
 fn dirs() -> ServerDirs {
     ServerDirs {
-        data: "C:\\Program Files\\Microsoft SQL Server\\MSSQL16.MSSQLSERVER\\MSSQL\\DATA\\"
-            .into(),
-        log: "C:\\Program Files\\Microsoft SQL Server\\MSSQL16.MSSQLSERVER\\MSSQL\\DATA\\"
-            .into(),
+        data: "C:\\Program Files\\Microsoft SQL Server\\MSSQL16.MSSQLSERVER\\MSSQL\\DATA\\".into(),
+        log: "C:\\Program Files\\Microsoft SQL Server\\MSSQL16.MSSQLSERVER\\MSSQL\\DATA\\".into(),
     }
 }
 
@@ -122,9 +120,7 @@ fn no_growth_and_quoted_paths() {
     let volumes = Volumes::parse("odd=/srv/o'brien").unwrap();
     let sql = render(&spec, &volumes, Platform::Linux);
     assert!(
-        sql.contains(
-            "FILENAME = N'/srv/o''brien/dbbench_vlf_doubling_test_1_r0_4242_data_1.mdf'"
-        ),
+        sql.contains("FILENAME = N'/srv/o''brien/dbbench_vlf_doubling_test_1_r0_4242_data_1.mdf'"),
         "{sql}"
     );
     assert!(sql.contains("FILEGROWTH = 0"), "{sql}");

@@ -144,7 +144,10 @@ pub(super) fn conf_string(path: &Path) -> Result<String> {
              which postgresql.conf cannot hold; use a work dir without one"
         )));
     }
-    Ok(format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''")))
+    Ok(format!(
+        "'{}'",
+        text.replace('\\', "\\\\").replace('\'', "''")
+    ))
 }
 
 #[cfg(test)]

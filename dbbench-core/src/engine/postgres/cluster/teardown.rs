@@ -20,7 +20,14 @@ pub(super) fn ender(
     owned: Vec<PathBuf>,
     workers: Workers,
 ) -> Ender {
-    owned_dir::ender(postmaster, pgdata, owned, MARKER, workers, remove_leftover_segment)
+    owned_dir::ender(
+        postmaster,
+        pgdata,
+        owned,
+        MARKER,
+        workers,
+        remove_leftover_segment,
+    )
 }
 
 /// A cluster's processes: every one is named `postgres` and runs as the server's user (the

@@ -92,9 +92,7 @@ fn counts_lost_events() {
 #[test]
 fn reads_the_duration_unit_from_its_description() {
     assert_eq!(
-        DurationUnit::from_description(
-            "The time taken (in microseconds) to change the file size"
-        ),
+        DurationUnit::from_description("The time taken (in microseconds) to change the file size"),
         Some(DurationUnit::Micros)
     );
     assert_eq!(
@@ -160,8 +158,7 @@ fn parses_event_file_records() {
             1000 * (i + 1)
         )
     };
-    let mut records: Vec<(String, String)> =
-        (0..3).map(|i| (own.clone(), event(7, i))).collect();
+    let mut records: Vec<(String, String)> = (0..3).map(|i| (own.clone(), event(7, i))).collect();
     // Another database's event in this file, and another session's file: neither counts.
     records.push((own.clone(), event(9, 4)));
     records.push((
@@ -174,9 +171,7 @@ fn parses_event_file_records() {
         (growth[&2].events, growth[&2].bytes, growth[&2].max_ms),
         (3, 3 << 20, 3.0)
     );
-    assert!(
-        parse_event_file(&[(own.clone(), "<event".to_string())], &session, 7, None).is_err()
-    );
+    assert!(parse_event_file(&[(own.clone(), "<event".to_string())], &session, 7, None).is_err());
     // Finding C2: an earlier session of the same name left this file; its events, stamped
     // before the window opened (SYSUTCDATETIME then), are not this window's.
     let since = "2024-05-01T10:00:01.5000000";

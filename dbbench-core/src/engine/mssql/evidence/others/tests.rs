@@ -43,7 +43,11 @@ async fn another_application_s_work_in_the_window_is_read_and_judged_busy() {
     assert_eq!(activity.other_reads, Some(30_000));
     assert_eq!(activity.other_writes, Some(400));
     assert_eq!(activity.other_io_bytes, Some(8_000_000));
-    assert!(activity.unavailable.is_empty(), "{:?}", activity.unavailable);
+    assert!(
+        activity.unavailable.is_empty(),
+        "{:?}",
+        activity.unavailable
+    );
     let window = Interference {
         window_s: 2.0,
         server: Some(activity),

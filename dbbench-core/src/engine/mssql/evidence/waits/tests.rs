@@ -158,9 +158,7 @@ fn idle_waits_of_2019_and_2022_are_filtered() {
     ] {
         assert!(BENIGN_WAITS.contains(&wait), "{wait}");
     }
-    assert!(
-        LIST_VERSION.contains("SOS_WORK_DISPATCHER") && LIST_VERSION.contains("2019-10-30")
-    );
+    assert!(LIST_VERSION.contains("SOS_WORK_DISPATCHER") && LIST_VERSION.contains("2019-10-30"));
 }
 
 #[test]
