@@ -35,7 +35,7 @@ pub fn write(result: &BenchmarkResult, path: &Path) -> Result<()> {
 const READ_LIMIT: u64 = 256 << 20;
 
 /// Reads a result written by [`write`], refusing other schema versions and files larger than
-/// [`READ_LIMIT`].
+/// 256 MiB.
 pub fn read(path: &Path) -> Result<BenchmarkResult> {
     read_within(path, READ_LIMIT)
 }
