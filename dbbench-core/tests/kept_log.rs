@@ -93,7 +93,13 @@ async fn a_pool_a_killed_run_left_is_swept() {
     };
     std::fs::write(
         pool.join(".dbbench-owned"),
-        format!("created by dbbench, pid {dead}\n"),
+        // A marker names its host: an older one with a pid alone is no owner a host can judge.
+        format!(
+            "created by dbbench\nowner_host={}\nowner_pid={dead}\n",
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .unwrap()
+                .trim()
+        ),
     )
     .unwrap();
     std::fs::write(pool.join("log-2097152-8388608.ldf"), vec![0u8; 4096]).unwrap();
