@@ -140,3 +140,26 @@ fn non_positive_means_have_no_ratio() {
     assert!(Ratio::welch(&one, &zero, Margin::DEFAULT).is_none());
     assert!(Ratio::welch(&zero, &one, Margin::DEFAULT).is_none());
 }
+
+/// `Ratio::forked` by hand (statistics review §4.1: only the simulation guarded it, and it missed
+/// t on F₀ instead of F₀ − 1 degrees of freedom). Four forks of two rounds whose log-ratios
+/// average 0.10, 0.14, 0.06 and 0.12; a pilot of three. Stein's interval: centre the mean of all
+/// four (0.105), spread from the pilot only (s² = 0.0016 on 2 df), divided by √4, on t(0.975, 2)
+/// = 0.95 / √(2 · 0.975 · 0.025) = 4.3026527: exp(0.105 ± 4.3026527 · 0.02).
+#[test]
+fn forked_is_steins_interval_by_hand() {
+    let fork = |m: f64| vec![((m - 0.01).exp(), 1.0), ((m + 0.01).exp(), 1.0)];
+    let forks = [fork(0.10), fork(0.14), fork(0.06), fork(0.12)];
+    let r = Ratio::forked(&forks, Some(3), Margin::DEFAULT).unwrap();
+    assert!((r.ratio - 0.105f64.exp()).abs() < 1e-12, "{}", r.ratio);
+    assert_eq!(r.df, Some(2.0), "F₀ − 1 degrees of freedom");
+    let ci = r.ci.unwrap();
+    assert!((ci.low - 1.019_127_577_8).abs() < 1e-9, "{ci:?}");
+    assert!((ci.high - 1.210_523_674_2).abs() < 1e-9, "{ci:?}");
+    assert_eq!(r.method, Method::TwoStageForks);
+    // Without a pilot the spread is all four forks' (s² = 0.00116667 on 3 df, t = 3.1824463).
+    let all = Ratio::forked(&forks, None, Margin::DEFAULT).unwrap();
+    assert_eq!(all.df, Some(3.0));
+    let half = 3.182_446_305_284_263 * (0.035f64 / 30.0 / 4.0).sqrt();
+    assert!((all.ci.unwrap().low - (0.105 - half).exp()).abs() < 1e-9);
+}

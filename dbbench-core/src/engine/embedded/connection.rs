@@ -2,6 +2,7 @@
 
 use crate::model::error::Result;
 use crate::model::value::{Row, Value};
+use super::writer_queue::{GaveUp, WriterQueue};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use std::sync::Arc;
 
@@ -11,6 +12,9 @@ pub struct EmbeddedConnection {
     storage: Option<crate::engine::embedded::storage::StorageErrors>,
     /// The database's stop switch, for connections a body uses.
     pub(crate) cancel: Option<Arc<crate::util::cancel::Cancel>>,
+    /// The database's queue of writers, and whether this connection holds its turn.
+    writers: Option<Arc<WriterQueue>>,
+    holds_turn: bool,
 }
 
 struct Param<'a>(&'a Value);
@@ -38,7 +42,15 @@ impl EmbeddedConnection {
             conn,
             storage: None,
             cancel: None,
+            writers: None,
+            holds_turn: false,
         }
+    }
+
+    /// Queues this connection's writes behind the database's other writers (`writer_queue`).
+    pub(crate) fn with_writer_queue(mut self, writers: Arc<WriterQueue>) -> Self {
+        self.writers = Some(writers);
+        self
     }
 
     /// Lets the connection explain storage failures (a full file, a full disk) by the file.
@@ -84,6 +96,24 @@ impl EmbeddedConnection {
     }
 
     pub(crate) fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+        let result = self.execute_queued(sql, params);
+        self.end_turn_after_transaction();
+        result
+    }
+
+    fn execute_queued(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+        if self.writers.is_some() && !self.holds_turn {
+            let writes = match Turn::of_control(sql) {
+                Some(turn) => turn == Turn::Take,
+                None => {
+                    let stmt = self.conn.prepare_cached(sql).map_err(|e| self.explain(e))?;
+                    !stmt.readonly()
+                }
+            };
+            if writes {
+                self.take_turn()?;
+            }
+        }
         let run = || -> rusqlite::Result<u64> {
             let mut stmt = self.conn.prepare_cached(sql)?;
             let params: Vec<Param<'_>> = params.iter().map(Param).collect();
@@ -103,7 +133,59 @@ impl EmbeddedConnection {
     }
 
     pub(crate) fn batch(&mut self, sql: &str) -> Result<()> {
-        self.conn.execute_batch(sql).map_err(|e| self.explain(e))
+        // A batch is not prepared as a whole, so only a transaction's own control statements
+        // are told apart: anything else may write and queues (a batch is setup, not a load's
+        // hot path).
+        if self.writers.is_some()
+            && !self.holds_turn
+            && Turn::of_control(sql).unwrap_or(Turn::Take) == Turn::Take
+        {
+            self.take_turn()?;
+        }
+        let result = self.conn.execute_batch(sql).map_err(|e| self.explain(e));
+        self.end_turn_after_transaction();
+        result
+    }
+
+    /// Waits for this connection's turn to write, as long as SQLite's busy handler would.
+    fn take_turn(&mut self) -> Result<()> {
+        let Some(writers) = &self.writers else {
+            return Ok(());
+        };
+        let cancel = self.cancel.clone();
+        let stopped = move || cancel.as_ref().is_some_and(|c| c.is_fired());
+        match writers.acquire(super::BUSY_LIMIT, &stopped) {
+            Ok(()) => {
+                self.holds_turn = true;
+                Ok(())
+            }
+            // The codes SQLite itself would give, so the driver retries a busy transaction and
+            // a stop reads as an interrupted statement, as they did before the queue.
+            Err(why) => {
+                let (code, message) = match why {
+                    GaveUp::Timeout => (
+                        rusqlite::ffi::SQLITE_BUSY,
+                        "database is locked: the writer before this one kept its turn past the busy limit",
+                    ),
+                    GaveUp::Stopped => (rusqlite::ffi::SQLITE_INTERRUPT, "interrupted"),
+                };
+                Err(self.explain(rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(code),
+                    Some(message.to_string()),
+                )))
+            }
+        }
+    }
+
+    /// Hands the turn on once no transaction is open (after a commit, a rollback, a statement
+    /// in autocommit, or a failure that ended the transaction).
+    fn end_turn_after_transaction(&mut self) {
+        if self.holds_turn && self.conn.is_autocommit() {
+            self.holds_turn = false;
+            if let Some(writers) = &self.writers {
+                writers.release();
+            }
+        }
     }
 
     pub(crate) fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
@@ -134,9 +216,102 @@ impl EmbeddedConnection {
     }
 }
 
+impl Drop for EmbeddedConnection {
+    fn drop(&mut self) {
+        // Closing rolls back an open transaction: the turn goes with it.
+        if self.holds_turn {
+            if let Some(writers) = &self.writers {
+                writers.release();
+            }
+        }
+    }
+}
+
+/// Whether a transaction-control statement needs the writers' turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Turn {
+    Take,
+    Skip,
+}
+
+impl Turn {
+    /// `Some` for a transaction's control statement: `BEGIN IMMEDIATE` and `BEGIN EXCLUSIVE` take
+    /// SQLite's write lock at once and so need the turn; a deferred `BEGIN`, `COMMIT`, `END`,
+    /// `ROLLBACK`, `SAVEPOINT` and `RELEASE` do not (a write inside takes it then). `None` for
+    /// any other statement.
+    fn of_control(sql: &str) -> Option<Turn> {
+        let words: Vec<String> = sql
+            .trim()
+            .trim_end_matches(';')
+            .split_whitespace()
+            .take(2)
+            .map(str::to_ascii_uppercase)
+            .collect();
+        match words.first().map(String::as_str)? {
+            "BEGIN" => Some(match words.get(1).map(String::as_str) {
+                Some("IMMEDIATE" | "EXCLUSIVE") => Turn::Take,
+                _ => Turn::Skip,
+            }),
+            "COMMIT" | "END" | "ROLLBACK" | "SAVEPOINT" | "RELEASE" => Some(Turn::Skip),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_statements_that_take_the_write_lock_at_once_need_the_turn() {
+        assert_eq!(Turn::of_control("BEGIN"), Some(Turn::Skip));
+        assert_eq!(Turn::of_control(" begin deferred;"), Some(Turn::Skip));
+        assert_eq!(Turn::of_control("BEGIN IMMEDIATE"), Some(Turn::Take));
+        assert_eq!(Turn::of_control("begin exclusive transaction"), Some(Turn::Take));
+        assert_eq!(Turn::of_control("COMMIT"), Some(Turn::Skip));
+        assert_eq!(Turn::of_control("ROLLBACK"), Some(Turn::Skip));
+        assert_eq!(Turn::of_control("INSERT INTO t DEFAULT VALUES"), None);
+    }
+
+    /// Two connections of one database in WAL: a reader never queues, a writer waits for the
+    /// transaction before it and goes on at its commit, and the turn is free afterwards.
+    #[test]
+    fn writers_wait_in_turn_and_readers_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.db");
+        let queue = Arc::new(WriterQueue::default());
+        let open = || {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.execute_batch("PRAGMA journal_mode = WAL").unwrap();
+            conn.busy_timeout(std::time::Duration::from_secs(30)).unwrap();
+            EmbeddedConnection::new(conn).with_writer_queue(queue.clone())
+        };
+        let mut a = open();
+        a.batch("CREATE TABLE t (x INTEGER)").unwrap();
+        assert_eq!(queue.snapshot(), (false, 0), "a statement in autocommit hands the turn on");
+        a.batch("BEGIN").unwrap();
+        assert_eq!(queue.snapshot(), (false, 0), "a deferred BEGIN takes no turn");
+        a.execute("INSERT INTO t VALUES (1)", &[]).unwrap();
+        assert_eq!(queue.snapshot(), (true, 0), "the first write takes the turn");
+
+        let mut b = open();
+        assert_eq!(b.execute("SELECT count(*) FROM t", &[]).unwrap(), 0);
+        assert_eq!(queue.snapshot(), (true, 0), "a reader does not queue");
+        let writer = std::thread::spawn(move || {
+            b.execute("INSERT INTO t VALUES (2)", &[]).unwrap();
+            b
+        });
+        let waited = std::time::Instant::now();
+        while queue.snapshot() != (true, 1) {
+            assert!(waited.elapsed() < std::time::Duration::from_secs(10), "b never queued");
+            std::thread::yield_now();
+        }
+        a.batch("COMMIT").unwrap();
+        let b = writer.join().unwrap();
+        assert_eq!(queue.snapshot(), (false, 0), "b's autocommit insert handed the turn back");
+        let rows = b.query_rows("SELECT count(*) FROM t", &[]).unwrap();
+        assert_eq!(rows[0].get::<i64>(0).unwrap(), 2);
+    }
 
     #[test]
     fn execute_takes_statements_that_return_rows() {

@@ -42,6 +42,7 @@ pub mod space;
 pub mod stale;
 pub mod storage;
 mod template;
+mod writer_queue;
 
 pub use connection::EmbeddedConnection;
 pub use plugin::REGISTRATION;
@@ -180,6 +181,7 @@ impl EngineBackend for EmbeddedBackend {
             cancel: crate::util::cancel::Cancel::new(),
             templates: self.templates.clone(),
             fixture_copied: AtomicBool::new(false),
+            writers: Default::default(),
         })
     }
 }
@@ -218,8 +220,9 @@ fn claim_directory(dir: &Path) -> Result<()> {
 const BUSY_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The busy handler of every connection. SQLite's own (`busy_timeout`) sleeps up to 100 ms
-/// between tries, so with many concurrent writers queued on the WAL write lock the benchmark
-/// would measure those sleeps; this one polls every 100 µs to 1 ms, for up to [`BUSY_LIMIT`].
+/// between tries, so a writer waiting on the WAL write lock would measure those sleeps; this one
+/// polls every 100 µs to 1 ms, for up to [`BUSY_LIMIT`]. A load's writers wait in the
+/// database's queue instead (`writer_queue`), so this serves only connections outside it.
 fn poll_while_busy(attempt: i32) -> bool {
     let pause_us = (100u64 << attempt.clamp(0, 4)).min(1000);
     // After the first tries every pause is 1 ms, so the attempt count bounds the total wait.
@@ -242,6 +245,8 @@ pub struct EmbeddedDatabase {
     templates: std::sync::Arc<template::Templates>,
     /// The fixture was copied from one an earlier database loaded.
     fixture_copied: AtomicBool,
+    /// Its connections' writers, served in arrival order (`writer_queue`).
+    writers: std::sync::Arc<writer_queue::WriterQueue>,
 }
 
 impl EmbeddedDatabase {
@@ -289,7 +294,8 @@ impl EngineDatabase for EmbeddedDatabase {
         setup().map_err(|e| layout.explain(e))?;
         Ok(EmbeddedConnection::new(conn)
             .with_storage(layout.errors())
-            .with_cancel(self.cancel.clone()))
+            .with_cancel(self.cancel.clone())
+            .with_writer_queue(self.writers.clone()))
     }
 
     /// What this database reused instead of making anew (a kept log, a loaded fixture), one
