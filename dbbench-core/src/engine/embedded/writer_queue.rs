@@ -5,10 +5,11 @@
 //! and must try again. With the busy handler alone, sixteen workers on two cores poll the lock
 //! every millisecond: who gets it next is whoever's sleep ends first after a commit, the lock
 //! stands idle between a commit and the next poll, and the sleeping threads' wake-ups compete
-//! with the holder for the cores. That made the population and data-files suites' repetitions
-//! vary by about 11% between rounds of one fork and by about 10% between forks (`docs/statistics.md`,
-//! "Where the variance lives"), a spread no server database shows: SQL Server's lock manager and
-//! PostgreSQL's heavyweight locks queue their waiters and wake the next one at release.
+//! with the holder for the cores. None of that is the storage setting a suite compares, and no
+//! server database waits that way: SQL Server's lock manager and PostgreSQL's heavyweight locks
+//! queue their waiters and wake the next one at release. (The population and data-files suites,
+//! sixteen writers each, were the noisiest on the embedded engine: `docs/statistics.md`, "Where
+//! the variance lives".)
 //!
 //! So the embedded engine queues its writers as they do: a connection about to write (its
 //! statement is not read-only) takes a place in this queue and waits, parked, until the holder
