@@ -34,6 +34,7 @@ const fn run(budget_ms: u64) -> RunSpec {
             min_rounds: 3,
             max_rounds: 8,
             budget: Duration::from_millis(budget_ms),
+            fork_rounds: 2,
         }),
         ..RunSpec::DEFAULT
     }
@@ -165,6 +166,7 @@ const EMBEDDED_OWN: &[(dbbench_core::BackendKind, Precision)] = &[(
         min_rounds: 3,
         max_rounds: 8,
         budget: Duration::from_millis(200),
+        fork_rounds: 2,
     },
 )];
 

@@ -332,11 +332,17 @@ fn precision(run: &RunOptions, own: Option<&BackendRun>) -> Option<TokenStream> 
         .or(run.budget.as_ref())
         .map_or(dbbench_options::defaults::BUDGET_MS, |b| b.value);
     let budget = Literal::u64_unsuffixed(budget);
+    let fork_rounds = Literal::u32_unsuffixed(pick(
+        own.map(|o| &o.fork_rounds),
+        &run.fork_rounds,
+        dbbench_options::defaults::FORK_ROUNDS,
+    ));
     Some(quote!(::dbbench_core::__private::Precision {
         hundredths_of_percent: #hundredths,
         min_rounds: #min,
         max_rounds: #max,
         budget: ::core::time::Duration::from_millis(#budget),
+        fork_rounds: #fork_rounds,
     }))
 }
 

@@ -198,6 +198,7 @@ fn backend_run(
         min_repeat: None,
         max_repeat: None,
         budget: None,
+        fork_rounds: None,
     };
     let raw = crate::parse::parse_options(nested.tokens.clone(), 0, errors);
     let mut seen = HashSet::new();
@@ -244,6 +245,7 @@ fn backend_run(
             Key::Precision => run.precision = value::percent(key, value, errors).map(at),
             Key::MinRepeat => run.min_repeat = value::int(key, value, 2, 1000, errors).map(at),
             Key::MaxRepeat => run.max_repeat = value::int(key, value, 2, 1000, errors).map(at),
+            Key::ForkRounds => run.fork_rounds = fork_rounds(key, value, errors).map(at),
             Key::Budget => {
                 run.budget =
                     value::duration(key, value, errors).map(|v| Spanned::new(v, value.span))
@@ -345,6 +347,9 @@ fn run(key: Key, value: &RawValue, run: &mut RunOptions, errors: &mut Errors) {
         Key::MaxRepeat => {
             run.max_repeat = value::int(key, value, 2, 1000, errors).map(|v| Spanned::new(v, span))
         }
+        Key::ForkRounds => {
+            run.fork_rounds = fork_rounds(key, value, errors).map(|v| Spanned::new(v, span))
+        }
         Key::Budget => {
             run.budget = value::duration(key, value, errors).map(|v| Spanned::new(v, span))
         }
@@ -411,3 +416,15 @@ fn backends(value: &RawValue, place: Place, errors: &mut Errors) -> Option<Spann
 
 #[cfg(test)]
 mod tests;
+
+/// `fork_rounds`: 1 to the most rounds a later fork may get, since later forks have at least the
+/// pilot's rounds (the two-stage interval relies on it).
+fn fork_rounds(key: Key, value: &Value, errors: &mut Errors) -> Option<u32> {
+    value::int(
+        key,
+        value,
+        1,
+        dbbench_options::defaults::MAX_FORK_ROUNDS,
+        errors,
+    )
+}

@@ -111,6 +111,7 @@ pub fn example(key: Key, written: Option<&Value>) -> String {
         Key::Precision => &["\"5%\"", "\"2.5%\""],
         Key::MinRepeat => &["3"],
         Key::MaxRepeat => &["20"],
+        Key::ForkRounds => &["1", "2"],
         Key::Budget => &["\"2m\"", "\"90s\""],
         Key::Cache => &["\"warm\"", "\"cold\""],
         Key::Baseline => &["\"data_files_1\""],
@@ -134,7 +135,8 @@ pub fn wrong_type(key: Key, value: &Value, errors: &mut Errors) {
         | Key::SmokeDivisor
         | Key::DefaultDivisor
         | Key::MinRepeat
-        | Key::MaxRepeat => "an integer",
+        | Key::MaxRepeat
+        | Key::ForkRounds => "an integer",
         Key::Ifi | Key::ScaleStorage => "a boolean",
         Key::DataSize | Key::LogSize | Key::LogPregrow | Key::TempdbSize => {
             "a size string with a unit"

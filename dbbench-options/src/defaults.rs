@@ -24,6 +24,12 @@ pub const CACHE: &str = crate::keyword::WARM;
 /// interval uses. Five give t(0.975, 4) = 2.78; three would give 4.30, and so need about 2.4 times
 /// as many forks for the same width (the seed suites' VLF benchmark asks for seven).
 pub const MIN_REPEAT: u32 = 5;
+/// `fork_rounds` when `precision` is given without it: two rounds in each pilot fork, so that
+/// every pilot fork measures its own round-to-round spread, which the allocation of the later
+/// forks' rounds weighs (`docs/statistics.md`, "Rounds per fork").
+pub const FORK_ROUNDS: u32 = 2;
+/// The most `fork_rounds`: the most rounds the allocation gives a later fork.
+pub const MAX_FORK_ROUNDS: u32 = 4;
 /// `max_repeat` when `precision` is given without it.
 pub const MAX_REPEAT: u32 = 20;
 /// `budget` when `precision` is given without it, in milliseconds: five minutes.

@@ -68,6 +68,8 @@ pub enum Key {
     MaxRepeat,
     /// `budget`: the longest a benchmark with `precision` keeps starting forks.
     Budget,
+    /// `fork_rounds`: the rounds in each pilot fork of a benchmark with `precision`.
+    ForkRounds,
     /// `cache`: the page cache a measured window starts with (`warm` or `cold`).
     Cache,
     /// `name`: the name of a `#[case]`.
@@ -101,7 +103,7 @@ impl Key {
 
     /// Options that apply to the whole benchmark: allowed in `#[db_bench]`, and in `#[case]`
     /// only if they are also in [`Key::PER_CASE`].
-    pub const RUN: [Key; 15] = [
+    pub const RUN: [Key; 16] = [
         Key::Repeat,
         Key::Warmup,
         Key::Fixture,
@@ -116,6 +118,7 @@ impl Key {
         Key::MinRepeat,
         Key::MaxRepeat,
         Key::Budget,
+        Key::ForkRounds,
         Key::Cache,
     ];
 
@@ -123,7 +126,7 @@ impl Key {
     pub const PER_CASE: [Key; 1] = [Key::Backends];
 
     /// Every key, for looking a name up.
-    pub const ALL: [Key; 33] = [
+    pub const ALL: [Key; 34] = [
         Key::DataFiles,
         Key::DataSize,
         Key::Growth,
@@ -152,6 +155,7 @@ impl Key {
         Key::MinRepeat,
         Key::MaxRepeat,
         Key::Budget,
+        Key::ForkRounds,
         Key::Cache,
         Key::Name,
         Key::Like,
@@ -190,6 +194,7 @@ impl Key {
             Key::MinRepeat => "min_repeat",
             Key::MaxRepeat => "max_repeat",
             Key::Budget => "budget",
+            Key::ForkRounds => "fork_rounds",
             Key::Cache => "cache",
             Key::Name => "name",
             Key::Like => "like",
@@ -218,7 +223,13 @@ impl Key {
     pub const STRUCTURE: [Key; 4] = [Key::Name, Key::Like, Key::Prefix, Key::Without];
 
     /// Run options that may differ per backend, in `#[db_bench(postgres(budget = "5m"))]`.
-    pub const PER_BACKEND: [Key; 4] = [Key::Precision, Key::MinRepeat, Key::MaxRepeat, Key::Budget];
+    pub const PER_BACKEND: [Key; 5] = [
+        Key::Precision,
+        Key::MinRepeat,
+        Key::MaxRepeat,
+        Key::Budget,
+        Key::ForkRounds,
+    ];
 
     /// Whether this run option may differ per backend (see [`Key::PER_BACKEND`]).
     pub fn is_per_backend(self) -> bool {

@@ -150,6 +150,7 @@ fn target(percent_hundredths: u32) -> Precision {
         min_rounds: dbbench_options::defaults::MIN_REPEAT,
         max_rounds: 30,
         budget: Duration::from_secs(3600),
+        fork_rounds: 2,
     }
 }
 

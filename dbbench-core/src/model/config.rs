@@ -303,6 +303,11 @@ pub struct Precision {
     pub max_rounds: u32,
     /// No fork starts that the measured costs say would end after this.
     pub budget: Duration,
+    /// The rounds in each pilot fork (`fork_rounds`): 2 by default, so that each pilot fork
+    /// measures its own round-to-round spread for the allocation of later forks' rounds; 1 where
+    /// a fork costs no more than a round, so that twice the forks fit a budget and the interval's
+    /// t has twice the degrees of freedom. Later forks have at least as many.
+    pub fork_rounds: u32,
 }
 
 impl Precision {

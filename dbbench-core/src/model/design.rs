@@ -107,18 +107,32 @@ impl Design {
             if self.forks == 1 { "" } else { "s" },
             self.rounds
         );
+        if self.pilot_rounds_per_fork == 1 && self.rounds_per_fork == 1 {
+            // One round a fork: no spread within forks, so no allocation to explain.
+            return format!(
+                "{forks} of one round each (`fork_rounds = 1`: a fork has no spread of its own to \
+                 allocate rounds by)"
+            );
+        }
         if self.rounds == self.forks * self.pilot_rounds_per_fork {
             // No fork ran after the pilot: say what the allocation would have given.
             return format!(
-                "{forks}, the pilot's, of {} rounds each; forks after it would have had {}{why}",
-                self.pilot_rounds_per_fork, self.rounds_per_fork
+                "{forks}, the pilot's, of {} each; forks after it would have had {}{why}",
+                rounds(self.pilot_rounds_per_fork),
+                self.rounds_per_fork
             );
         }
         format!(
-            "{forks}: {} rounds per fork in the pilot, then {}{why}",
-            self.pilot_rounds_per_fork, self.rounds_per_fork
+            "{forks}: {} per fork in the pilot, then {}{why}",
+            rounds(self.pilot_rounds_per_fork),
+            self.rounds_per_fork
         )
     }
+}
+
+/// "1 round", "2 rounds".
+fn rounds(n: u32) -> String {
+    format!("{n} round{}", if n == 1 { "" } else { "s" })
 }
 
 #[cfg(test)]

@@ -309,6 +309,7 @@ mod tests {
             min_rounds: 3,
             max_rounds: 10,
             budget: Duration::from_secs(60),
+            fork_rounds: 2,
         };
         let widths = vec![("b".to_string(), Some(0.072)), ("c".to_string(), None)];
         assert_eq!(

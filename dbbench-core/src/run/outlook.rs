@@ -130,6 +130,7 @@ mod tests {
                 min_rounds: 7,
                 max_rounds: 14,
                 budget: Duration::from_secs(230),
+                fork_rounds: 2,
             },
         }
     }

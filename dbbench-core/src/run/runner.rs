@@ -99,6 +99,8 @@ async fn run_cells(
         rules.precision = Some(Precision {
             min_rounds: forks,
             max_rounds: forks,
+            // The components need two rounds in every fork.
+            fork_rounds: p.fork_rounds.max(2),
             ..p
         });
         rules.rounds = forks;

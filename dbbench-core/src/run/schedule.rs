@@ -11,7 +11,7 @@
 //! invocation shares (where its files landed, the kept log) is drawn anew in every fork and the
 //! interval over the forks' means covers it (`analysis::ratio`). With a fixed `repeat` every
 //! round is a fork of its own. A judged precision target runs `min_repeat` pilot forks of
-//! [`PILOT_FORK_ROUNDS`] rounds, then forks of the rounds Kalibera and Jones's allocation gives
+//! `fork_rounds` rounds (two unless the benchmark says otherwise), then forks of the rounds Kalibera and Jones's allocation gives
 //! ([`Design`]), judging after each fork.
 //!
 //! **Order**: in each round the cells run in the order of a Williams design (`run::williams`),
@@ -31,13 +31,9 @@ mod rules;
 
 pub use rules::Rules;
 
-/// Rounds in each pilot fork of a judged precision target: two, so that every fork measures its
-/// own round-to-round spread and the allocation can tell it from the spread between forks.
-pub const PILOT_FORK_ROUNDS: u32 = 2;
-
 /// The most rounds a fork gets from the allocation: beyond four, a fork's setup is cheap against
 /// its rounds and more forks buy more than more rounds would.
-pub const MAX_FORK_ROUNDS: u32 = 4;
+pub const MAX_FORK_ROUNDS: u32 = dbbench_options::defaults::MAX_FORK_ROUNDS;
 
 /// The most times a repetition is measured again after the busy-machine guard found its window
 /// disturbed: four, five windows in all. A neighbour's bursts (a shell command, an IDE's indexer,
@@ -359,7 +355,7 @@ impl Schedule {
             self.costs.round_s(),
             self.costs.setup_s(),
             chosen.map(|c| (c.0.clone(), c.1, c.2)),
-            PILOT_FORK_ROUNDS,
+            self.rules.pilot_fork_rounds(),
             MAX_FORK_ROUNDS,
         );
         self.fork_rounds = design.rounds_per_fork;

@@ -123,6 +123,7 @@ mod tests {
         min_rounds: 3,
         max_rounds: 10,
         budget: Duration::from_secs(60),
+        fork_rounds: 2,
     };
 
     fn w(values: &[Option<f64>]) -> Vec<(String, Option<f64>)> {

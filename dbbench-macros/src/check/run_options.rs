@@ -107,7 +107,7 @@ pub(super) fn divisors(options: &BenchOptions, errors: &mut Errors) {
 }
 
 /// `precision` chooses the number of rounds, so it cannot be combined with `repeat`, which fixes
-/// it; `min_repeat`, `max_repeat` and `budget` bound it and mean nothing without it.
+/// it; `min_repeat`, `max_repeat`, `budget` and `fork_rounds` shape it and mean nothing without it.
 pub(super) fn precision(options: &BenchOptions, errors: &mut Errors) {
     let run = &options.run;
     let given = |key| options.given.contains(&key);
@@ -116,6 +116,7 @@ pub(super) fn precision(options: &BenchOptions, errors: &mut Errors) {
             (Key::MinRepeat, run.min_repeat.as_ref().map(|v| v.span)),
             (Key::MaxRepeat, run.max_repeat.as_ref().map(|v| v.span)),
             (Key::Budget, run.budget.as_ref().map(|v| v.span)),
+            (Key::ForkRounds, run.fork_rounds.as_ref().map(|v| v.span)),
         ];
         for (key, span) in bounds {
             if let Some(span) = span {

@@ -78,6 +78,8 @@ pub struct RunOptions {
     pub max_repeat: Option<Spanned<u32>>,
     /// `budget`, in milliseconds.
     pub budget: Option<Spanned<u64>>,
+    /// `fork_rounds`
+    pub fork_rounds: Option<Spanned<u32>>,
     /// `cache`
     pub cache: Option<Spanned<Cache>>,
     /// The run options that differ per backend: `postgres(budget = "5m", min_repeat = 3)`.
@@ -98,6 +100,8 @@ pub struct BackendRun {
     pub max_repeat: Option<Spanned<u32>>,
     /// `budget`, in milliseconds.
     pub budget: Option<Spanned<u64>>,
+    /// `fork_rounds`
+    pub fork_rounds: Option<Spanned<u32>>,
 }
 
 /// The options of `#[db_bench(...)]`.

@@ -49,6 +49,7 @@ fn target() -> Precision {
         min_rounds: 7,
         max_rounds: 14,
         budget: Duration::from_secs(230),
+        fork_rounds: 2,
     }
 }
 

@@ -2,7 +2,6 @@
 //! the warm-up, the forks that always run and the precision target, with what they fix before
 //! anything runs. Apart from the schedule because they are the given, never the decisions.
 
-use super::PILOT_FORK_ROUNDS;
 use crate::model::config::{BackendKind, Order, Precision, RunSpec};
 use crate::model::results::{CellResult, CellStatus};
 use crate::model::scale::Scale;
@@ -41,10 +40,10 @@ impl Rules {
         self.precision.filter(|_| self.judged)
     }
 
-    /// Rounds in each pilot fork: [`PILOT_FORK_ROUNDS`] under a judged target, else one.
+    /// Rounds in each pilot fork: the judged target's `fork_rounds`, else one.
     pub fn pilot_fork_rounds(&self) -> u32 {
         match self.target() {
-            Some(_) => PILOT_FORK_ROUNDS,
+            Some(t) => t.fork_rounds.max(1),
             None => 1,
         }
     }

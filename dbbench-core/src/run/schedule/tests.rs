@@ -13,6 +13,7 @@ const TARGET: Precision = Precision {
     min_rounds: 3,
     max_rounds: 6,
     budget: Duration::from_secs(45),
+    fork_rounds: 2,
 };
 
 fn fixed(order: Order, warmup: u32, repeat: u32) -> Rules {
@@ -296,6 +297,43 @@ fn a_target_adds_forks_one_at_a_time_until_met() {
             (0, 9)
         ],
         "whole forks of whole rounds"
+    );
+}
+
+/// `fork_rounds = 1`: pilot forks of one round each, and later forks of one round too (with one
+/// round a fork has no spread of its own, so the allocation has nothing to weigh).
+#[test]
+fn forks_of_one_round_when_the_benchmark_asks() {
+    let mut results = cells(2);
+    let judge = recorded(&[0.3, 0.2, 0.05]);
+    let rules = Rules {
+        precision: Some(Precision {
+            fork_rounds: 1,
+            ..TARGET
+        }),
+        ..targeted()
+    };
+    let mut schedule = Schedule::new(rules, "c0", &results);
+    assert_eq!(schedule.repetitions(), 6, "six forks of one round at most");
+    let driven = drive(&mut schedule, &mut results, &judge, SECOND, &[]);
+    assert_eq!(driven.forks, [0, 1, 2, 3, 4]);
+    assert_eq!(driven.judged, [3, 4, 5]);
+    assert_eq!(driven.ran.len(), 5 * 2, "one round in each of five forks");
+    let forks_of =
+        |cell: &CellResult| -> Vec<u32> { cell.runs.iter().map(|r| r.fork.unwrap()).collect() };
+    assert_eq!(forks_of(&results[0]), [0, 1, 2, 3, 4]);
+    assert_eq!(forks_of(&results[1]), [0, 1, 2, 3, 4]);
+    let design = schedule.design().unwrap();
+    assert_eq!(
+        (design.pilot_rounds_per_fork, design.rounds_per_fork),
+        (1, 1)
+    );
+    assert!(
+        design
+            .line()
+            .starts_with("5 forks (5 rounds) of one round each (`fork_rounds = 1`"),
+        "{}",
+        design.line()
     );
 }
 

@@ -7,4 +7,12 @@ async fn double_charges(db: &mut Session) -> Result<()> {
     Ok(())
 }
 
+
+// A pilot fork of more rounds than any later fork may get, and of none.
+#[db_bench(precision = "5%", fork_rounds = 5, postgres(fork_rounds = 0))]
+async fn fork_rounds(db: &mut Session) -> Result<()> {
+    db.lap("start");
+    Ok(())
+}
+
 fn main() {}
