@@ -64,4 +64,5 @@ pub mod signals;
 // this machine; a build of only backends whose server keeps its own files uses none of it.
 #[allow(dead_code)]
 pub mod space;
+pub mod stem_lock;
 pub mod unwind;
