@@ -66,13 +66,17 @@ pub struct Published {
 
 /// Writes every output of one benchmark's results, then the indexes over the whole work dir.
 /// Each output is tried; the first failure is returned with the output's name.
+/// The benchmark's views are written under its stem's lock (`util::stem_lock`), so a process
+/// publishing the same benchmark at once writes its set before or after, never among, these.
 pub fn publish(result: &BenchmarkResult, stem: &str, work_dir: &Path) -> Result<Published> {
     let mut first_error = None;
+    let held = crate::util::stem_lock::hold(work_dir, stem)?;
     for output in OUTPUTS {
         if let Err(e) = output.benchmark(result, stem, work_dir) {
             first_error.get_or_insert(failed(*output, e));
         }
     }
+    drop(held);
     finish(work_dir, first_error)?;
     Ok(Published {
         json: crate::util::paths::results_file(work_dir, stem),
@@ -104,11 +108,19 @@ pub fn rewrite(work_dir: &Path) -> Result<PathBuf> {
             continue;
         };
         let stem = file_stem(file);
+        let held = match crate::util::stem_lock::hold(work_dir, &stem) {
+            Ok(held) => held,
+            Err(e) => {
+                first_error.get_or_insert(e);
+                continue;
+            }
+        };
         for output in OUTPUTS.iter().filter(|o| !o.is_source()) {
             if let Err(e) = output.benchmark(&result, &stem, work_dir) {
                 first_error.get_or_insert(failed(*output, e));
             }
         }
+        drop(held);
     }
     finish(work_dir, first_error)?;
     Ok(crate::util::paths::report_index(work_dir))
@@ -133,3 +145,6 @@ pub fn file_stem(path: &Path) -> String {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests;

@@ -44,6 +44,8 @@ pub enum Deadline {
     Interrupt,
     /// Waiting for another measurement on this machine to release the machine lock.
     MachineLock,
+    /// Waiting for another process publishing the same benchmark's views to finish.
+    Publish,
 }
 
 /// What is kept back from the interrupt's budget for the waits that follow the one being cut
@@ -53,7 +55,7 @@ const INTERRUPT_RESERVE: Duration = Duration::from_secs(4);
 
 impl Deadline {
     /// Every deadline, in the order the docs list them.
-    pub const ALL: [Deadline; 10] = [
+    pub const ALL: [Deadline; 11] = [
         Deadline::Connect,
         Deadline::Setup,
         Deadline::Window,
@@ -64,6 +66,7 @@ impl Deadline {
         Deadline::ServerStop,
         Deadline::Interrupt,
         Deadline::MachineLock,
+        Deadline::Publish,
     ];
 
     /// The environment variable that sets it (a duration: `500ms`, `30s`, `10m`, `2h`).
@@ -79,6 +82,7 @@ impl Deadline {
             Deadline::ServerStop => "DBBENCH_DEADLINE_SERVER_STOP",
             Deadline::Interrupt => "DBBENCH_DEADLINE_INTERRUPT",
             Deadline::MachineLock => "DBBENCH_DEADLINE_MACHINE_LOCK",
+            Deadline::Publish => "DBBENCH_DEADLINE_PUBLISH",
         }
     }
 
@@ -96,6 +100,7 @@ impl Deadline {
             Deadline::ServerStop => s(20),
             Deadline::Interrupt => s(25),
             Deadline::MachineLock => s(60 * 60),
+            Deadline::Publish => s(60),
         }
     }
 
@@ -112,6 +117,7 @@ impl Deadline {
             Deadline::ServerStop => "a managed server's fast shutdown, before its processes are killed (SIGKILL)",
             Deadline::Interrupt => "from the first Ctrl-C or SIGTERM to the process's exit",
             Deadline::MachineLock => "waiting for another measurement on this machine to release the machine-wide measurement lock",
+            Deadline::Publish => "waiting for another process writing the same benchmark's results files, CSV, report and charts to finish",
         }
     }
 

@@ -26,6 +26,10 @@ pub mod console;
 pub mod deadline;
 pub mod fs;
 pub mod grid;
+// A directory held by its descriptor (`held_dir`), for the removal of a managed server's marked
+// directories: a build with no backend that spawns its own server uses none of it.
+#[allow(dead_code)]
+pub mod held_dir;
 pub mod leftover;
 pub mod local_server;
 pub mod machine_lock;
@@ -60,4 +64,5 @@ pub mod signals;
 // this machine; a build of only backends whose server keeps its own files uses none of it.
 #[allow(dead_code)]
 pub mod space;
+pub mod stem_lock;
 pub mod unwind;

@@ -12,6 +12,7 @@
 //! files open.
 
 use crate::model::error::{Error, Result};
+use crate::util::held_dir::HeldDir;
 use crate::util::leftover::Ender;
 use crate::util::owner::{Liveness, Owner};
 use crate::util::procfs::ProcFs;
@@ -38,35 +39,53 @@ pub fn marker(title: &str, owned: &[PathBuf]) -> String {
 /// without it, a link in its place, and a marker that is not a regular file of this user;
 /// nothing when `dir` is not there.
 pub fn remove_owned(dir: &Path, marker: &str) -> Result<()> {
-    let Ok(meta) = std::fs::symlink_metadata(dir) else {
-        return Ok(());
-    };
-    if !meta.is_dir() || marker_text(dir, marker).is_none() {
-        return Err(Error::NotOwned(dir.display().to_string()));
-    }
-    std::fs::remove_dir_all(dir).map_err(|e| Error::io("cannot remove", dir, e))
+    remove_marked(dir, marker, None)
 }
 
-/// The text of `dir`'s marker file when it is a regular file of this user (not a link, one
-/// name, no other user may write it): a marker another user could have written names nothing.
-fn marker_text(dir: &Path, marker: &str) -> Option<String> {
+/// [`remove_owned`], the marker read and the contents removed through one descriptor of `dir`
+/// (`util::held_dir`): a link swapped in for `dir` or for a directory above it after the check
+/// leads the removal nowhere else. With `text`, the marker must also say exactly that.
+fn remove_marked(dir: &Path, marker: &str, text: Option<&str>) -> Result<()> {
+    let held = match HeldDir::open(dir) {
+        Ok(held) => held,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(_) => return Err(Error::NotOwned(dir.display().to_string())),
+    };
+    match held_marker(&held, marker) {
+        Some(found) if text.is_none_or(|t| t == found) => {}
+        _ => return Err(Error::NotOwned(dir.display().to_string())),
+    }
+    held.remove()
+        .map_err(|e| Error::io("cannot remove", dir, e))
+}
+
+/// Whether a marker's metadata is that of a file this user wrote alone: a regular file (not a
+/// link), one name, no other user may write it. A marker another user could have written names
+/// nothing.
+fn ours(meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let path = dir.join(marker);
-    let meta = std::fs::symlink_metadata(&path).ok()?;
-    let ours = meta.is_file()
+    meta.is_file()
         && meta.uid() == crate::util::private_dir::euid()
         && meta.nlink() == 1
-        && meta.mode() & 0o022 == 0;
-    if !ours {
-        return None;
-    }
-    std::fs::read_to_string(&path).ok()
+        && meta.mode() & 0o022 == 0
+}
+
+/// The text of the held directory's marker file when it is [`ours`].
+fn held_marker(held: &HeldDir, marker: &str) -> Option<String> {
+    let (meta, text) = held.read(marker).ok()?;
+    ours(&meta).then_some(text)
+}
+
+/// The text of `dir`'s marker file when it is [`ours`] (read through a descriptor of `dir`).
+fn marker_text(dir: &Path, marker: &str) -> Option<String> {
+    held_marker(&HeldDir::open(dir).ok()?, marker)
 }
 
 /// Whose processes a managed server's are: the uid they run as and the names the kernel gives
-/// them (`comm`). Only such processes are killed for working in a server's data directory: a
-/// user's shell `cd`'d there to read a failed server's files, or any process of another user,
-/// is not the server's.
+/// them (`comm`). Only such processes are killed for working in a server's data directory, and
+/// only those of the server's own tree ([`server_working_in`]): a user's shell `cd`'d there to
+/// read a failed server's files, what it starts there, or any process of another user, is not
+/// the server's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Workers {
     /// The uid the server runs as.
@@ -75,17 +94,35 @@ pub struct Workers {
     pub names: &'static [&'static str],
 }
 
-/// The server's processes (`workers`) that work in `dir`, as `procfs` shows them.
-pub fn server_working_in(procfs: &ProcFs, dir: &Path, workers: Workers) -> Vec<u32> {
-    procfs
+/// The server's processes (`workers`) that work in `dir`, as `procfs` shows them: of its uid, of
+/// one of its names, and of its tree. A process's parent places it in the tree when it is
+/// `this` process (the server dbbench spawned), another such process in `dir` (a backend under
+/// its postmaster), or an ancestor of `this` that does not work in `dir` (init or a subreaper,
+/// which adopt a server whose dbbench is gone). Any other parent (a user's shell, a program it
+/// started there) is someone else's, even when the name matches: left alone.
+pub fn server_working_in(procfs: &ProcFs, dir: &Path, workers: Workers, this: u32) -> Vec<u32> {
+    let named: Vec<(u32, u32)> = procfs
         .working_in(dir)
         .into_iter()
-        .filter(|&pid| {
-            procfs.uid(pid) == Some(workers.uid)
-                && procfs
-                    .stat(pid)
-                    .is_some_and(|s| workers.names.contains(&s.comm.as_str()))
+        .filter(|&pid| procfs.uid(pid) == Some(workers.uid))
+        .filter_map(|pid| {
+            let stat = procfs.stat(pid)?;
+            workers
+                .names
+                .contains(&stat.comm.as_str())
+                .then_some((pid, stat.ppid))
         })
+        .collect();
+    let ancestors = procfs.ancestors(this);
+    let working: Vec<u32> = named.iter().map(|&(pid, _)| pid).collect();
+    named
+        .iter()
+        .filter(|&&(_, ppid)| {
+            ppid == this
+                || working.contains(&ppid)
+                || (ancestors.contains(&ppid) && !procfs.works_in(ppid, dir))
+        })
+        .map(|&(pid, _)| pid)
         .collect()
 }
 
@@ -95,13 +132,13 @@ pub fn kill_working_in(dir: &Path, workers: Workers) {
     let procfs = ProcFs::system();
     let started = Instant::now();
     loop {
-        let pids = server_working_in(&procfs, dir, workers);
+        let pids = server_working_in(&procfs, dir, workers, std::process::id());
         if pids.is_empty() || started.elapsed() > KILL_WAIT {
             return;
         }
         for pid in pids {
             // SAFETY: kill has no memory preconditions; these are the managed server's processes
-            // (its uid, its name, in its data directory).
+            // (its uid, its name, its tree, in its data directory).
             unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -192,6 +229,12 @@ impl Stale {
     /// removal, so a marker changed since the sweep read it stops it.
     pub fn still_marks(&self, dir: &Path) -> bool {
         marker_text(dir, &self.marker).as_deref() == Some(&self.text)
+    }
+
+    /// Removes `dir` if it still carries this marker, word for word, read through the same
+    /// descriptor the removal goes through ([`remove_owned`]).
+    pub fn remove(&self, dir: &Path) -> Result<()> {
+        remove_marked(dir, &self.marker, Some(&self.text))
     }
 }
 

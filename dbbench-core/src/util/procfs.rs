@@ -96,6 +96,29 @@ impl ProcFs {
             .collect()
     }
 
+    /// Whether `pid`'s working directory is `dir` (the same test as [`ProcFs::working_in`]).
+    pub fn works_in(&self, pid: u32, dir: &Path) -> bool {
+        let Ok(target) = std::fs::canonicalize(dir) else {
+            return false;
+        };
+        std::fs::read_link(self.root.join(pid.to_string()).join("cwd")).is_ok_and(|c| c == target)
+    }
+
+    /// The parents of `pid`, its parent first, up to the process with none (init's parent is 0,
+    /// which is not listed); bounded, so a listing with a loop in it ends.
+    pub fn ancestors(&self, pid: u32) -> Vec<u32> {
+        let mut found = Vec::new();
+        let mut at = pid;
+        while let Some(stat) = self.stat(at) {
+            if stat.ppid == 0 || found.contains(&stat.ppid) || found.len() >= 4096 {
+                break;
+            }
+            found.push(stat.ppid);
+            at = stat.ppid;
+        }
+        found
+    }
+
     /// The uid a process runs as (the owner of its `/proc` directory), if it exists.
     pub fn uid(&self, pid: u32) -> Option<u32> {
         use std::os::unix::fs::MetadataExt;

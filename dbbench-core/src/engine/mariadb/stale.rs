@@ -3,7 +3,7 @@
 //! killed and every directory it owns removed; instances of live runs, of other hosts and of
 //! other PID namespaces are left alone.
 
-use super::owned::{kill_working_in, remove_owned, workers, MARKER};
+use super::owned::{kill_working_in, workers, MARKER};
 use crate::util::owned_dir;
 use std::path::Path;
 
@@ -20,8 +20,7 @@ pub fn sweep(base: &Path) -> Vec<String> {
             .listed("owns=")
             .iter()
             .rev()
-            .filter(|dir| stale.still_marks(dir))
-            .filter_map(|dir| remove_owned(dir).err().map(|e| e.to_string()))
+            .filter_map(|dir| stale.remove(dir).err().map(|e| e.to_string()))
             .collect();
         lines.push(if problems.is_empty() {
             format!(

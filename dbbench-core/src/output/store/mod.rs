@@ -23,6 +23,27 @@ use std::time::Duration;
 /// How long a write waits for another process's write to finish.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Creates a new store's file readable and writable by this user only (0600, whatever the
+/// umask), before SQLite opens it: SQLite gives the `-wal` and `-shm` files it makes beside a
+/// database the database file's mode, so all three stay this user's. What the store keeps (the
+/// runs' errors, hosts, servers' versions) is no secret, but no other local user needs to read or
+/// lock it. An existing file (another process made it first, a store given to `merge`) is left
+/// as it is.
+fn create_private(path: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(Error::io("cannot create the results store", path, e)),
+    }
+}
+
 /// The store's file in a work dir.
 pub fn store_file(work_dir: &Path) -> PathBuf {
     work_dir.join("results.sqlite")
@@ -110,6 +131,7 @@ impl Store {
                 .map_err(|e| Error::io("cannot create directory", dir, e))?;
         }
         let fail = |e| sql_error(path, e);
+        create_private(path)?;
         let mut conn = Connection::open(path).map_err(fail)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
         // WAL lets readers and one writer work at once; FULL makes each commit durable, so a
@@ -360,5 +382,24 @@ mod open_tests {
                 assert!(opened.is_ok(), "round {round}: {opened:?}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_new_store_and_its_wal_and_shm_are_this_user_s_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let file = store_file(dir.path());
+        for suffix in ["", "-wal", "-shm"] {
+            let path = PathBuf::from(format!("{}{suffix}", file.display()));
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "{} is {mode:o}", path.display());
+        }
+        drop(store);
     }
 }

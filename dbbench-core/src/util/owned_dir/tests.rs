@@ -67,6 +67,19 @@ fn the_ender_kills_the_server_and_what_works_in_its_data_and_removes_only_marked
         .current_dir(&datadir)
         .spawn()
         .unwrap();
+    // A `sleep` a user's shell started there: the server's name and uid, but not its tree.
+    let mut shell = Command::new("sh")
+        .args(["-c", "sleep 30; exit 0"])
+        .current_dir(&datadir)
+        .spawn()
+        .unwrap();
+    let procfs = ProcFs::system();
+    let users_sleep = loop {
+        if let Some(&pid) = procfs.children(shell.id()).first() {
+            break pid;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
     let pid = Arc::new(AtomicU32::new(server.id()));
     let workers = Workers {
         uid: crate::util::private_dir::euid(),
@@ -95,6 +108,14 @@ fn the_ender_kills_the_server_and_what_works_in_its_data_and_removes_only_marked
     );
     bystander.kill().unwrap();
     bystander.wait().unwrap();
+    assert!(
+        procfs.stat(users_sleep).is_some_and(|s| s.comm == "sleep"),
+        "a user's sleep in the data directory: alive"
+    );
+    shell.kill().unwrap();
+    shell.wait().unwrap();
+    // SAFETY: kill has no memory preconditions; the sleep is the test's shell's child.
+    unsafe { libc::kill(users_sleep as libc::pid_t, libc::SIGKILL) };
 }
 
 #[test]
@@ -107,7 +128,14 @@ fn only_the_server_s_processes_of_its_uid_count_as_working_in_its_directory() {
         .unwrap();
     let procfs = ProcFs::system();
     let me = crate::util::private_dir::euid();
-    let found = |uid, names| server_working_in(&procfs, dir.path(), Workers { uid, names });
+    let found = |uid, names| {
+        server_working_in(
+            &procfs,
+            dir.path(),
+            Workers { uid, names },
+            std::process::id(),
+        )
+    };
     assert_eq!(found(me, &["sleep"]), [child.id()]);
     assert!(found(me, &["mysqld"]).is_empty(), "another name");
     assert!(
@@ -231,4 +259,37 @@ fn a_marker_others_could_write_names_nothing_to_sweep() {
         Err(Error::NotOwned(_))
     ));
     assert!(dir.exists());
+}
+
+#[test]
+fn only_the_server_s_tree_counts_not_what_a_user_s_shell_started_there() {
+    let proc_dir = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    // dbbench (50) under init; a postmaster its gone run left (10, adopted by init) and its
+    // backend (11); a user's shell cd'd into the data directory (20) and a `postgres` it ran (21).
+    let fs = crate::util::procfs::fake(
+        proc_dir.path(),
+        &[
+            (1, 0, "init", 0),
+            (50, 1, "dbbench", 0),
+            (10, 1, "postgres", 0),
+            (11, 10, "postgres", 0),
+            (20, 1, "bash", 0),
+            (21, 20, "postgres", 0),
+        ],
+    );
+    let resolved = std::fs::canonicalize(data.path()).unwrap();
+    for pid in [10, 11, 20, 21] {
+        std::os::unix::fs::symlink(&resolved, proc_dir.path().join(format!("{pid}/cwd"))).unwrap();
+    }
+    std::os::unix::fs::symlink("/", proc_dir.path().join("1/cwd")).unwrap();
+    let workers = Workers {
+        uid: crate::util::private_dir::euid(),
+        names: &["postgres"],
+    };
+    let mut found = server_working_in(&fs, data.path(), workers, 50);
+    found.sort_unstable();
+    assert_eq!(found, [10, 11]);
+    // The postmaster dbbench spawned itself is in the tree through its parent.
+    assert_eq!(fs.ancestors(11), [10, 1]);
 }

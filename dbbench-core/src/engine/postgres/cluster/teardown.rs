@@ -87,9 +87,7 @@ pub fn sweep_stale(base: &Path, workers: Workers) {
             }
         }
         for dir in dirs.iter().rev() {
-            if stale.still_marks(dir) {
-                let _ = remove_owned(dir);
-            }
+            let _ = stale.remove(dir);
         }
     }
 }
