@@ -315,6 +315,28 @@ async fn set_recovery_has_no_termination_clause() {
     assert!(!recovery[0].sql.contains(" WITH "), "{}", recovery[0].sql);
 }
 
+/// Finding N13: a FULL-recovery repetition's backup to NUL leaves history in msdb; once the
+/// drop is verified, exactly that database's history is deleted (sysadmin), and a database of
+/// someone else keeps its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_recovery_leaves_no_backup_history_in_msdb() {
+    let mut model = InstanceModel::sql_server_2022_linux();
+    model.backup_history.insert("sales".into());
+    let server = server(model);
+    let result = run(&server, "full_recovery").await;
+    ok(&result);
+    assert_eq!(server.calls_with("BACKUP DATABASE").len(), 1);
+    assert_eq!(
+        server
+            .instance()
+            .unwrap()
+            .backup_history
+            .into_iter()
+            .collect::<Vec<_>>(),
+        vec!["sales".to_string()]
+    );
+}
+
 /// Finding 10: the preflight lists `ALTER ANY CONNECTION`, which `KILL` needs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_preflight_lists_alter_any_connection() {
@@ -520,6 +542,38 @@ async fn flags_turned_off_during_the_window_are_noticed() {
     let server = server_with(InstanceModel::sql_server_2022_linux());
     let result = run(&server, "ifi_off").await;
     assert!(!ok(&result).runs[0].unavailable.contains_key("ifi_off_held"));
+}
+
+/// Finding N3 (its remainder): an `ifi = false` window relies on the IFI-off flags it found on
+/// as much as on those it set. A DBA's (or another run's) 1805/1806, on before the run and
+/// turned off during its window, is noticed at close (`unavailable.ifi_off_held`), and the
+/// sentence says the flags were found on, not set by dbbench.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flags_found_on_and_turned_off_during_the_window_are_noticed() {
+    let mut model = InstanceModel::sql_server_2022_linux();
+    model.flags_on = [1805, 1806].into_iter().collect();
+    let server = server(model);
+    let settings = ConnectSettings::scripted(ADO, &server).unwrap();
+    let mut backend = Backend::new(
+        MssqlBackend::connect(settings, Hooks::default(), true)
+            .await
+            .unwrap(),
+    );
+    let ctx = context(
+        "mssql-instance-found-flags-off",
+        Scale::smoke(),
+        Volumes::default(),
+    );
+    let result = run_benchmark(&FLAGS_OFF, None, &ctx, &mut backend)
+        .await
+        .unwrap();
+    let run = &ok(&result).runs[0];
+    assert!(!run.counts.contains_key("trace_flag_1805_applied"));
+    let why = &run.unavailable["ifi_off_held"];
+    assert!(
+        why.contains("trace flag 1805 and 1806 that ifi = false found on"),
+        "{why}"
+    );
 }
 
 /// The "`ifi = true` verified by the absence of data-file zeroing lines": with the

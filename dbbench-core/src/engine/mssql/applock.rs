@@ -74,6 +74,57 @@ pub const IDENTITY_SQL: &str = "SELECT CAST(@@SERVERNAME AS nvarchar(128)) AS se
      CAST(SERVERPROPERTY('MachineName') AS nvarchar(128)) AS machine_name, \
      CAST(SERVERPROPERTY('ProductMajorVersion') AS int) AS major;";
 
+/// The sessions that hold the lock now, but the asking one: session id, login, host, program
+/// and mode (finding N12). An application lock is a row of `sys.dm_tran_locks` with
+/// `resource_type` `APPLICATION` in the database it was taken in (master) and a
+/// `resource_description` of the form `<principal id>:<resource>:(<hash>)` (sys.dm_tran_locks
+/// docs); seeing other sessions' rows needs VIEW SERVER STATE, as `sys.dm_exec_sessions` does.
+pub const HOLDERS_SQL: &str = "SELECT CAST(l.request_session_id AS int) AS spid, \
+     s.login_name, s.host_name, s.program_name, l.request_mode \
+     FROM sys.dm_tran_locks AS l JOIN sys.dm_exec_sessions AS s \
+     ON s.session_id = l.request_session_id \
+     WHERE l.resource_type = N'APPLICATION' AND l.resource_database_id = DB_ID(N'master') \
+     AND l.request_status = N'GRANT' AND l.request_session_id <> @@SPID \
+     AND l.resource_description LIKE N'%:dbbench:instance:%' ORDER BY spid;";
+
+/// Who holds the lock, in words, read through `conn` (the waiting session's own connection);
+/// says what could not be read instead when the login cannot see it.
+pub async fn holders(conn: &mut MssqlConnection) -> String {
+    let rows = match conn.query(HOLDERS_SQL, &[]).await {
+        Ok(rows) => rows,
+        Err(e) => return format!("who holds it could not be read ({e})"),
+    };
+    let text = |row: &crate::model::value::Row, name: &str| {
+        row.get_named::<Option<String>>(name)
+            .ok()
+            .flatten()
+            .map_or_else(|| "?".to_string(), |t| t.trim().to_string())
+    };
+    let held: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            format!(
+                "session {} (login {}, host {}, program {}, {})",
+                row.get_named::<Option<i64>>("spid")
+                    .ok()
+                    .flatten()
+                    .map_or_else(|| "?".to_string(), |n| n.to_string()),
+                text(row, "login_name"),
+                text(row, "host_name"),
+                text(row, "program_name"),
+                text(row, "request_mode")
+            )
+        })
+        .collect();
+    if held.is_empty() {
+        "who holds it is not visible to this login (sys.dm_tran_locks shows other sessions' \
+         locks only with VIEW SERVER STATE), or it was just released"
+            .to_string()
+    } else {
+        format!("held by {}", held.join(", "))
+    }
+}
+
 /// How long a repetition waits for another process's instance changes to be undone: two thirds
 /// of the setup deadline that bounds the whole creation, so a waiting process fails with the
 /// lock's own message rather than a generic setup timeout (finding N12).
@@ -126,14 +177,16 @@ impl ServerLock {
                 -1 if started.elapsed() < patience => {
                     if !said {
                         said = true;
+                        let who = holders(&mut conn).await;
                         crate::util::console::say(&format!(
                             "dbbench › mssql: another dbbench process {} on {} (application lock \
-                             {RESOURCE}); waiting until it is done",
+                             {RESOURCE}, {who}); waiting until it is done, at most {} s",
                             match mode {
                                 Mode::Shared => "is changing the instance",
                                 Mode::Exclusive => "relies on or changes instance state",
                             },
-                            settings.server()
+                            settings.server(),
+                            patience.as_secs()
                         ));
                     }
                     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -147,8 +200,9 @@ impl ServerLock {
                         settings.server(),
                         if other == -1 {
                             format!(
-                                ": another dbbench process held it for {} s",
-                                patience.as_secs()
+                                ": another dbbench process held it for {} s, {}",
+                                patience.as_secs(),
+                                holders(&mut conn).await
                             )
                         } else {
                             String::new()
@@ -236,6 +290,26 @@ mod tests {
             .iter()
             .position(|c| c.sql.contains(needle))
             .unwrap_or_else(|| panic!("no `{needle}` sent"))
+    }
+
+    /// Finding N12: a process that waits for the lock past its patience fails with the lock's
+    /// own message, naming who holds it (session id, login, host, program, mode).
+    #[tokio::test]
+    async fn a_lock_held_past_patience_names_its_holder() {
+        let server = ScriptedServer::new().with_sessions();
+        let settings =
+            ConnectSettings::scripted("Server=tcp:h,1433;User Id=u;Password=p", &server).unwrap();
+        let _first = ServerLock::acquire(&settings, Mode::Exclusive, Duration::from_secs(1))
+            .await
+            .unwrap();
+        let err = ServerLock::acquire(&settings, Mode::Shared, Duration::from_millis(300))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("held by session 51 (login dbbench_login, host client, program dbbench, X)"),
+            "{err}"
+        );
     }
 
     /// Finding B4 of the third review: two dbbench processes on one server. While the first has

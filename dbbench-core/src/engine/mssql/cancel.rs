@@ -82,25 +82,59 @@ pub(super) async fn register(
     Ok(conn)
 }
 
-/// Ends `session` from a connection of its own, with the guarded `KILL`. A failure is said on
-/// the console as well as returned (the switch fires from a thread nobody waits on): without
-/// `ALTER ANY CONNECTION` (error 6102) the runaway statement runs to its end.
+/// Ends `session` from a connection of its own to master (the login's default database may be
+/// offline, 4062), with the guarded `KILL`. A failure is said on the console as well as returned
+/// (the switch fires from a thread nobody waits on): without `ALTER ANY CONNECTION` (error 6102)
+/// the runaway statement runs to its end, and without VIEW SERVER STATE the guard cannot see the
+/// session, so no `KILL` is sent at all (finding N10): that is said too, not taken for success.
 pub(super) async fn kill(settings: &ConnectSettings, session: &SessionId) -> Result<()> {
-    let outcome = match settings.connect(None).await {
-        Ok(mut admin) => admin.batch(&guarded_kill_sql(session)).await,
+    let outcome = match settings.connect(Some("master")).await {
+        // Every set of the batch: whether KILL's own message makes an empty set before the
+        // outcome's is the driver's business.
+        Ok(mut admin) => admin
+            .query_all(&guarded_kill_sql(session))
+            .await
+            .and_then(|sets| kill_outcome(&sets.concat(), session)),
         Err(e) => Err(e),
     };
     outcome.map_err(|e| {
         let e = crate::model::error::Error::msg(format!(
-            "could not stop session {} with KILL ({e}); KILL needs ALTER ANY CONNECTION: \
-             the running statement goes on to its end, and the body is refused at its next \
-             statement",
+            "could not stop session {} with KILL ({e}); KILL needs ALTER ANY CONNECTION, and its \
+             guard VIEW SERVER STATE: the running statement goes on to its end, and the body is \
+             refused at its next statement",
             session.spid
         ));
         crate::util::console::say(&format!("dbbench › mssql: {e}"));
         e
     })
 }
+
+/// What the guarded `KILL`'s batch answered: `sent`, `gone` (the session had ended already) or
+/// `not visible` (the login sees no session but its own, so the guard sent nothing).
+fn kill_outcome(rows: &[crate::model::value::Row], session: &SessionId) -> Result<()> {
+    let outcome = rows
+        .first()
+        .and_then(|r| r.get_named::<Option<String>>("outcome").ok().flatten());
+    match outcome.as_deref() {
+        Some("sent") | Some("gone") => Ok(()),
+        Some("not visible") => Err(crate::model::error::Error::msg(format!(
+            "KILL was not sent: this login sees only its own session in sys.dm_exec_sessions \
+             (it lacks VIEW SERVER STATE, or VIEW SERVER PERFORMANCE STATE from SQL Server \
+             2022), so the guard could not find session {}",
+            session.spid
+        ))),
+        other => Err(crate::model::error::Error::msg(format!(
+            "the guarded KILL gave no outcome ({other:?}); KILL needs ALTER ANY CONNECTION"
+        ))),
+    }
+}
+
+/// 1 when this login may see every session in `sys.dm_exec_sessions`: VIEW SERVER STATE, or from
+/// SQL Server 2022 the granular VIEW SERVER PERFORMANCE STATE that it covers (DMVS: "For SQL
+/// Server 2022 and later, VIEW SERVER PERFORMANCE STATE"). An unknown permission name gives NULL
+/// (HAS_PERMS_BY_NAME docs), so older versions answer from the first name alone.
+pub(super) const CAN_SEE_SQL: &str = "CASE WHEN HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER STATE') = 1 \
+     OR HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER PERFORMANCE STATE') = 1 THEN 1 ELSE 0 END";
 
 /// A session as the server knows it: its id and its login time, which together name it for good
 /// (the id alone is reused once the session ends), and the client's process id as the server
@@ -153,7 +187,8 @@ fn same_session(session: &SessionId) -> String {
 
 /// `KILL` of `session`, sent only while that very session (id, login time, dbbench's program
 /// name, the host process id it logged in with) still exists: never a later session that was
-/// given the same id.
+/// given the same id. Its one row says what happened (`outcome`: `sent`, `gone`, or `not
+/// visible` when this login cannot see other sessions, finding N10).
 pub(super) fn guarded_kill_sql(session: &SessionId) -> String {
     let host = match session.host_process_id {
         Some(pid) => format!("host_process_id = {pid}"),
@@ -161,7 +196,8 @@ pub(super) fn guarded_kill_sql(session: &SessionId) -> String {
     };
     format!(
         "IF EXISTS (SELECT 1 FROM sys.dm_exec_sessions WHERE {} AND program_name = N'dbbench' \
-         AND {host}) KILL {};",
+         AND {host}) BEGIN KILL {}; SELECT N'sent' AS outcome; END \
+         ELSE SELECT CASE WHEN {CAN_SEE_SQL} = 1 THEN N'gone' ELSE N'not visible' END AS outcome;",
         same_session(session),
         session.spid
     )
@@ -171,8 +207,7 @@ pub(super) fn guarded_kill_sql(session: &SessionId) -> String {
 /// (without VIEW SERVER STATE, `sys.dm_exec_sessions` shows only the login's own session).
 pub(super) fn still_there_sql(session: &SessionId) -> String {
     format!(
-        "SELECT CAST(COUNT(*) AS int) AS sessions, \
-         CAST(HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER STATE') AS int) AS can_see \
+        "SELECT CAST(COUNT(*) AS int) AS sessions, CAST({CAN_SEE_SQL} AS int) AS can_see \
          FROM sys.dm_exec_sessions WHERE {};",
         same_session(session)
     )
@@ -218,8 +253,9 @@ pub(super) async fn end_statement(
         };
         if number("can_see") == Some(0) {
             return Err(format!(
-                "the login cannot see other sessions (it lacks VIEW SERVER STATE), so dbbench \
-                 cannot tell whether session {} ended",
+                "the login cannot see other sessions (it lacks VIEW SERVER STATE, or VIEW SERVER \
+                 PERFORMANCE STATE from SQL Server 2022), so dbbench cannot tell whether session \
+                 {} ended",
                 session.spid
             ));
         }
@@ -300,6 +336,34 @@ mod tests {
         assert!(
             matches!(err, crate::model::error::Error::Cancelled { .. }),
             "{err}"
+        );
+    }
+
+    /// Finding N10: without VIEW SERVER STATE the guard's EXISTS sees only the login's own
+    /// session, so no KILL is sent; `kill` says so instead of reporting success, and the body's
+    /// session is left running (as it is). With the permission the same call ends it.
+    #[tokio::test]
+    async fn a_kill_the_guard_could_not_see_to_send_is_said() {
+        let (server, settings) = scripted();
+        let mut conn = settings.connect(Some("dbbench_x")).await.unwrap();
+        let session = identify(&mut conn).await.expect("the body's session id");
+        let body = server.session_by_id(51).expect("the body's session");
+        server.deny_view_server_state();
+        let err = kill(&settings, &session).await.unwrap_err().to_string();
+        assert!(
+            err.contains("KILL was not sent") && err.contains("VIEW SERVER PERFORMANCE STATE"),
+            "{err}"
+        );
+        assert!(server.session_alive(&body), "no KILL reached it");
+        let (server, settings) = scripted();
+        let mut conn = settings.connect(Some("dbbench_x")).await.unwrap();
+        let session = identify(&mut conn).await.unwrap();
+        kill(&settings, &session).await.unwrap();
+        let killed = server.calls_with("KILL 51");
+        assert_eq!(killed.len(), 1);
+        assert!(
+            server.calls().iter().any(|c| c.api == Api::Login && c.sql == "master"),
+            "the KILL's connection goes to master"
         );
     }
 

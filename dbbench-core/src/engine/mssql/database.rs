@@ -257,7 +257,7 @@ impl EngineDatabase for MssqlDatabase {
             crate::util::console::say(&format!("dbbench › mssql: {}: {why}", self.name));
             evidence.unavailable.insert("ifi_on_held".into(), why);
         }
-        if let Some(why) = flags_lost(&self.counts, &evidence) {
+        if let Some(why) = flags_lost(self.ifi, &self.counts, &evidence) {
             crate::util::console::say(&format!("dbbench › mssql: {}: {why}", self.name));
             evidence.unavailable.insert("ifi_off_held".into(), why);
         }
@@ -305,6 +305,17 @@ impl EngineDatabase for MssqlDatabase {
         let restored = self.changes.restore(&mut admin).await;
         // Held to the last verified undo, and not a moment longer.
         self.changes.release();
+        // The backup that started a FULL or BULK_LOGGED log chain left history in msdb: deleted
+        // once the drop is verified, last on this connection (finding N13).
+        let backed_up = self
+            .before_window
+            .iter()
+            .any(|s| s.starts_with("BACKUP DATABASE "));
+        if backed_up && dropped.is_ok() {
+            if let Err(why) = super::history::delete(&mut admin, &self.name).await {
+                crate::util::console::say(&format!("dbbench › mssql: {why}"));
+            }
+        }
         match (dropped, restored) {
             (Ok(()), Ok(())) => Ok(()),
             (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
@@ -381,30 +392,51 @@ fn ifi_off_flag_on(ifi: Option<bool>, evidence: &Evidence) -> Option<String> {
     })
 }
 
-/// Why the window may not have run with IFI off although the cell asked: a trace flag dbbench
-/// turned on for `ifi = false` (`counts.trace_flag_<n>_applied`) is off when the window closes,
-/// as `DBCC TRACESTATUS(-1)` in the settings read-back shows. Someone turned it off, or the
-/// service restarted: verification happened only at `CREATE DATABASE` (finding C3). `None` when
-/// every such flag is still on, or the flags could not be read (that is said already).
-fn flags_lost(counts: &BTreeMap<String, i64>, evidence: &Evidence) -> Option<String> {
-    if evidence.unavailable.contains_key("settings.traceflags") {
+/// Why the window may not have run with IFI off although the cell asked: an IFI-off trace flag
+/// the `ifi = false` window relied on is off when it closes, as `DBCC TRACESTATUS(-1)` in the
+/// settings read-back shows. It relied on both flags of [`super::ifi::TF_NO_IFI`]: those it turned
+/// on (`counts.trace_flag_<n>_applied`) and those it found on (a DBA's, or another run's that has
+/// since undone them, finding N3). Someone turned it off, or the service restarted: verification
+/// happened only at `CREATE DATABASE` (finding C3). `None` for other cells, when every such flag
+/// is still on, or when the flags could not be read (that is said already).
+fn flags_lost(
+    ifi: Option<bool>,
+    counts: &BTreeMap<String, i64>,
+    evidence: &Evidence,
+) -> Option<String> {
+    if ifi != Some(false) || evidence.unavailable.contains_key("settings.traceflags") {
         return None;
     }
-    let off: Vec<String> = counts
-        .keys()
-        .filter_map(|k| k.strip_prefix("trace_flag_")?.strip_suffix("_applied"))
-        .filter(|flag| !evidence.settings.contains_key(&format!("traceflag.{flag}")))
-        .map(str::to_string)
-        .collect();
-    if off.is_empty() {
-        return None;
+    let off = |set: bool| -> Vec<String> {
+        super::ifi::TF_NO_IFI
+            .iter()
+            .filter(|flag| counts.contains_key(&format!("trace_flag_{flag}_applied")) == set)
+            .filter(|flag| !evidence.settings.contains_key(&format!("traceflag.{flag}")))
+            .map(u32::to_string)
+            .collect()
+    };
+    let (set, found) = (off(true), off(false));
+    let mut parts = Vec::new();
+    if !set.is_empty() {
+        parts.push(format!(
+            "trace flag {} that dbbench turned on for ifi = false",
+            set.join(" and ")
+        ));
     }
-    Some(format!(
-        "trace flag {} that dbbench turned on for ifi = false was off when the window closed \
-         (turned off by someone else, or the service restarted): part of the window may have run \
-         with IFI on",
-        off.join(" and ")
-    ))
+    if !found.is_empty() {
+        parts.push(format!(
+            "trace flag {} that ifi = false found on (set by the DBA or another run) and relied on",
+            found.join(" and ")
+        ));
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "{} {} off when the window closed (turned off by someone else, or the service \
+             restarted): part of the window may have run with IFI on",
+            parts.join(", and "),
+            if set.len() + found.len() > 1 { "were" } else { "was" }
+        )
+    })
 }
 
 #[cfg(test)]

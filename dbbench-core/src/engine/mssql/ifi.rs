@@ -301,7 +301,8 @@ pub fn judge_zeroing(log: Result<Vec<Row>>, data_files: &[String], flags_set: &[
              right and restart the service",
             unzeroed.join(", ")
         )),
-        // Reading the error log needs securityadmin; the run goes on, marked unverified.
+        // Reading the error log needs sysadmin (sp_readerrorlog docs) or EXECUTE granted on
+        // xp_readerrorlog; the run goes on, marked unverified.
         Err(e) => Zeroing::Unverified(format!("{how}, but zeroing was not verified: {e}")),
     }
 }

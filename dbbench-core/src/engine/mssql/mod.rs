@@ -27,6 +27,7 @@ pub mod errors;
 pub mod evidence;
 pub mod fixture;
 pub mod floors;
+mod history;
 pub mod hooks;
 pub mod identity;
 pub mod ifi;

@@ -43,6 +43,10 @@
 //!   docs, Database Engine errors); `sys.extended_properties` lists them.
 //! - `sys.dm_tran_active_snapshot_database_transactions` has one row per active snapshot
 //!   transaction (its docs page); the model's count is set by a test.
+//! - msdb's backup history: `BACKUP DATABASE` adds a database's rows, and
+//!   `msdb.dbo.sp_delete_database_backuphistory @database_name` deletes them, for sysadmin only
+//!   (sp_delete_database_backuphistory docs: "Requires membership in the sysadmin fixed server
+//!   role"); `IS_SRVROLEMEMBER(N'sysadmin')` answers the model's `sysadmin`.
 
 use super::{literal_after, Reply};
 use crate::model::value::Value;
@@ -99,6 +103,10 @@ pub struct InstanceModel {
     pub master_properties: std::collections::BTreeMap<String, String>,
     /// Active snapshot transactions.
     pub snapshot_transactions: i64,
+    /// The databases msdb holds backup history of.
+    pub backup_history: BTreeSet<String>,
+    /// The login is a member of sysadmin.
+    pub sysadmin: bool,
 }
 
 impl InstanceModel {
@@ -124,6 +132,8 @@ impl InstanceModel {
             major: 16,
             master_properties: Default::default(),
             snapshot_transactions: 0,
+            backup_history: BTreeSet::new(),
+            sysadmin: true,
         }
     }
 
@@ -146,6 +156,8 @@ impl InstanceModel {
             major: 15,
             master_properties: Default::default(),
             snapshot_transactions: 0,
+            backup_history: BTreeSet::new(),
+            sysadmin: true,
         }
     }
 
@@ -177,6 +189,27 @@ impl InstanceModel {
     /// The answer to `sql`, or `None` when the instance has nothing to say about it. A
     /// `CREATE DATABASE` is only observed (its zeroing logged); the catalog answers it.
     pub(super) fn answer(&mut self, sql: &str) -> Option<Reply> {
+        if let Some(rest) = sql.strip_prefix("BACKUP DATABASE [") {
+            // Recorded, then answered as the catalog answers a backup.
+            if let Some(name) = rest.split(']').next() {
+                self.backup_history.insert(name.to_string());
+            }
+            return None;
+        }
+        if sql.contains("msdb.dbo.sp_delete_database_backuphistory") {
+            let outcome = if self.sysadmin {
+                if let Some(name) = literal_after(sql, "@database_name =") {
+                    self.backup_history.remove(&name);
+                }
+                "deleted"
+            } else {
+                "not sysadmin"
+            };
+            return Some(Reply::rows(
+                &["outcome"],
+                vec![vec![Value::Text(outcome.into())]],
+            ));
+        }
         if sql.contains("sys.dm_server_services") {
             return Some(Reply::rows(
                 &["ifi"],
@@ -249,7 +282,7 @@ impl InstanceModel {
             return Some(self.change_tempdb(sql));
         }
         let kills =
-            sql.starts_with("KILL ") || (sql.starts_with("IF EXISTS (") && sql.contains(") KILL "));
+            sql.starts_with("KILL ") || (sql.starts_with("IF EXISTS (") && sql.contains(" KILL "));
         if kills && !self.may_kill {
             return Some(Reply::error(
                 6102,

@@ -110,6 +110,15 @@ impl SessionTable {
         self.denied = true;
     }
 
+    /// The sessions `sys.dm_exec_sessions` shows the login: all of them with VIEW SERVER STATE,
+    /// else only the asking session's own (SESSIONS: "Everyone can see their own session
+    /// information").
+    fn visible<'a>(&'a self, own: Option<&'a SessionRow>) -> impl Iterator<Item = &'a SessionRow> {
+        self.sessions
+            .iter()
+            .filter(move |s| !self.denied || Some(*s) == own)
+    }
+
     /// Other databases' sessions with their work, as `evidence::others` asks for them: only
     /// with VIEW SERVER STATE, never the asking session's own.
     fn others_work(&self, own: Option<&SessionRow>) -> Reply {
@@ -188,12 +197,6 @@ impl SessionTable {
 
     /// The answer to `sql` sent from session `own`, or `None` when sessions have nothing to say.
     pub(super) fn answer(&mut self, sql: &str, own: Option<&SessionRow>) -> Option<Reply> {
-        if sql.contains("HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER STATE')") {
-            return Some(Reply::rows(
-                &["granted"],
-                vec![vec![Value::Int(i64::from(!self.denied))]],
-            ));
-        }
         if sql.contains("sys.dm_exec_requests") && sql.contains("s.database_id <> DB_ID()") {
             return Some(self.others_work(own));
         }
@@ -201,18 +204,61 @@ impl SessionTable {
             let spid = number(rest)?;
             return Some(self.kill(spid));
         }
+        // The guarded KILL: the EXISTS sees only the sessions this login may see (SESSIONS), so
+        // without VIEW SERVER STATE no KILL is sent and the batch says why.
         if sql.starts_with("IF EXISTS (SELECT 1 FROM sys.dm_exec_sessions WHERE ") {
-            let spid = number(sql.rsplit("KILL ").next()?)?;
-            if self.sessions.iter().any(|s| matches(s, sql)) {
-                return Some(self.kill(spid));
+            let spid = number(sql.split(" BEGIN KILL ").nth(1)?)?;
+            let outcome = |text: &str| {
+                Reply::rows(&["outcome"], vec![vec![Value::Text(text.to_string())]])
+            };
+            if self.visible(own).any(|s| matches(s, sql)) {
+                return Some(match self.kill(spid) {
+                    Reply::Sets(_) => outcome("sent"),
+                    error => error,
+                });
             }
-            return Some(Reply::Sets(Vec::new()));
+            return Some(outcome(if self.denied { "not visible" } else { "gone" }));
         }
         if sql.contains("AS can_see") && sql.contains("sys.dm_exec_sessions") {
-            let count = self.sessions.iter().filter(|s| matches(s, sql)).count();
+            let count = self.visible(own).filter(|s| matches(s, sql)).count();
             return Some(Reply::rows(
                 &["sessions", "can_see"],
-                vec![vec![Value::Int(count as i64), Value::Int(1)]],
+                vec![vec![
+                    Value::Int(count as i64),
+                    Value::Int(i64::from(!self.denied)),
+                ]],
+            ));
+        }
+        if sql.contains("HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER STATE')") {
+            return Some(Reply::rows(
+                &["granted"],
+                vec![vec![Value::Int(i64::from(!self.denied))]],
+            ));
+        }
+        // Who holds an application lock (sys.dm_tran_locks joined to sys.dm_exec_sessions):
+        // other sessions' rows only with VIEW SERVER STATE; the model's clients all run on one
+        // host, named "client".
+        if sql.contains("FROM sys.dm_tran_locks") && sql.contains("N'APPLICATION'") {
+            let rows = self
+                .locks
+                .iter()
+                .filter(|(resource, _)| sql.contains(&format!(":{resource}:")))
+                .flat_map(|(_, holders)| holders.iter())
+                .filter(|(s, _)| !self.denied && Some(s) != own)
+                .map(|(s, mode)| {
+                    vec![
+                        Value::Int(s.spid),
+                        Value::Text(s.login.clone()),
+                        Value::Text("client".into()),
+                        Value::Text(s.program.clone()),
+                        // The lock mode sp_getapplock's mode maps to (sys.dm_tran_locks docs).
+                        Value::Text(if mode == "Shared" { "S" } else { "X" }.into()),
+                    ]
+                })
+                .collect();
+            return Some(Reply::rows(
+                &["spid", "login_name", "host_name", "program_name", "request_mode"],
+                rows,
             ));
         }
         let own = own?;
