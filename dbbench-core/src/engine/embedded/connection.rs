@@ -1,8 +1,8 @@
 //! A connection of the embedded engine: a `rusqlite` connection with a prepared-statement cache.
 
+use super::writer_queue::{GaveUp, WriterQueue};
 use crate::model::error::Result;
 use crate::model::value::{Row, Value};
-use super::writer_queue::{GaveUp, WriterQueue};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use std::sync::Arc;
 
@@ -267,7 +267,10 @@ mod tests {
         assert_eq!(Turn::of_control("BEGIN"), Some(Turn::Skip));
         assert_eq!(Turn::of_control(" begin deferred;"), Some(Turn::Skip));
         assert_eq!(Turn::of_control("BEGIN IMMEDIATE"), Some(Turn::Take));
-        assert_eq!(Turn::of_control("begin exclusive transaction"), Some(Turn::Take));
+        assert_eq!(
+            Turn::of_control("begin exclusive transaction"),
+            Some(Turn::Take)
+        );
         assert_eq!(Turn::of_control("COMMIT"), Some(Turn::Skip));
         assert_eq!(Turn::of_control("ROLLBACK"), Some(Turn::Skip));
         assert_eq!(Turn::of_control("INSERT INTO t DEFAULT VALUES"), None);
@@ -283,16 +286,29 @@ mod tests {
         let open = || {
             let conn = rusqlite::Connection::open(&path).unwrap();
             conn.execute_batch("PRAGMA journal_mode = WAL").unwrap();
-            conn.busy_timeout(std::time::Duration::from_secs(30)).unwrap();
+            conn.busy_timeout(std::time::Duration::from_secs(30))
+                .unwrap();
             EmbeddedConnection::new(conn).with_writer_queue(queue.clone())
         };
         let mut a = open();
         a.batch("CREATE TABLE t (x INTEGER)").unwrap();
-        assert_eq!(queue.snapshot(), (false, 0), "a statement in autocommit hands the turn on");
+        assert_eq!(
+            queue.snapshot(),
+            (false, 0),
+            "a statement in autocommit hands the turn on"
+        );
         a.batch("BEGIN").unwrap();
-        assert_eq!(queue.snapshot(), (false, 0), "a deferred BEGIN takes no turn");
+        assert_eq!(
+            queue.snapshot(),
+            (false, 0),
+            "a deferred BEGIN takes no turn"
+        );
         a.execute("INSERT INTO t VALUES (1)", &[]).unwrap();
-        assert_eq!(queue.snapshot(), (true, 0), "the first write takes the turn");
+        assert_eq!(
+            queue.snapshot(),
+            (true, 0),
+            "the first write takes the turn"
+        );
 
         let mut b = open();
         assert_eq!(b.execute("SELECT count(*) FROM t", &[]).unwrap(), 0);
@@ -303,12 +319,19 @@ mod tests {
         });
         let waited = std::time::Instant::now();
         while queue.snapshot() != (true, 1) {
-            assert!(waited.elapsed() < std::time::Duration::from_secs(10), "b never queued");
+            assert!(
+                waited.elapsed() < std::time::Duration::from_secs(10),
+                "b never queued"
+            );
             std::thread::yield_now();
         }
         a.batch("COMMIT").unwrap();
         let b = writer.join().unwrap();
-        assert_eq!(queue.snapshot(), (false, 0), "b's autocommit insert handed the turn back");
+        assert_eq!(
+            queue.snapshot(),
+            (false, 0),
+            "b's autocommit insert handed the turn back"
+        );
         let rows = b.query_rows("SELECT count(*) FROM t", &[]).unwrap();
         assert_eq!(rows[0].get::<i64>(0).unwrap(), 2);
     }

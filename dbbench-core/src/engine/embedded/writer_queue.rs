@@ -202,9 +202,15 @@ mod tests {
         let gave_up = queue.acquire(Duration::from_millis(100), &|| false);
         assert_eq!(gave_up, Err(GaveUp::Timeout));
         assert!(started.elapsed() >= Duration::from_millis(100));
-        assert!(queue.lock().waiting.is_empty(), "no ghost left in the queue");
+        assert!(
+            queue.lock().waiting.is_empty(),
+            "no ghost left in the queue"
+        );
         queue.release();
-        assert!(!queue.lock().held, "the turn is free, not handed to the ghost");
+        assert!(
+            !queue.lock().held,
+            "the turn is free, not handed to the ghost"
+        );
     }
 
     #[test]

@@ -307,7 +307,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("held by session 51 (login dbbench_login, host client, program dbbench, X)"),
+            err.contains(
+                "held by session 51 (login dbbench_login, host client, program dbbench, X)"
+            ),
             "{err}"
         );
     }

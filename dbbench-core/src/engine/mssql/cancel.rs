@@ -133,7 +133,8 @@ fn kill_outcome(rows: &[crate::model::value::Row], session: &SessionId) -> Resul
 /// SQL Server 2022 the granular VIEW SERVER PERFORMANCE STATE that it covers (DMVS: "For SQL
 /// Server 2022 and later, VIEW SERVER PERFORMANCE STATE"). An unknown permission name gives NULL
 /// (HAS_PERMS_BY_NAME docs), so older versions answer from the first name alone.
-pub(super) const CAN_SEE_SQL: &str = "CASE WHEN HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER STATE') = 1 \
+pub(super) const CAN_SEE_SQL: &str =
+    "CASE WHEN HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER STATE') = 1 \
      OR HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER PERFORMANCE STATE') = 1 THEN 1 ELSE 0 END";
 
 /// A session as the server knows it: its id and its login time, which together name it for good
@@ -362,7 +363,10 @@ mod tests {
         let killed = server.calls_with("KILL 51");
         assert_eq!(killed.len(), 1);
         assert!(
-            server.calls().iter().any(|c| c.api == Api::Login && c.sql == "master"),
+            server
+                .calls()
+                .iter()
+                .any(|c| c.api == Api::Login && c.sql == "master"),
             "the KILL's connection goes to master"
         );
     }

@@ -434,7 +434,11 @@ fn flags_lost(
             "{} {} off when the window closed (turned off by someone else, or the service \
              restarted): part of the window may have run with IFI on",
             parts.join(", and "),
-            if set.len() + found.len() > 1 { "were" } else { "was" }
+            if set.len() + found.len() > 1 {
+                "were"
+            } else {
+                "was"
+            }
         )
     })
 }

@@ -208,9 +208,8 @@ impl SessionTable {
         // without VIEW SERVER STATE no KILL is sent and the batch says why.
         if sql.starts_with("IF EXISTS (SELECT 1 FROM sys.dm_exec_sessions WHERE ") {
             let spid = number(sql.split(" BEGIN KILL ").nth(1)?)?;
-            let outcome = |text: &str| {
-                Reply::rows(&["outcome"], vec![vec![Value::Text(text.to_string())]])
-            };
+            let outcome =
+                |text: &str| Reply::rows(&["outcome"], vec![vec![Value::Text(text.to_string())]]);
             if self.visible(own).any(|s| matches(s, sql)) {
                 return Some(match self.kill(spid) {
                     Reply::Sets(_) => outcome("sent"),
@@ -257,7 +256,13 @@ impl SessionTable {
                 })
                 .collect();
             return Some(Reply::rows(
-                &["spid", "login_name", "host_name", "program_name", "request_mode"],
+                &[
+                    "spid",
+                    "login_name",
+                    "host_name",
+                    "program_name",
+                    "request_mode",
+                ],
                 rows,
             ));
         }
