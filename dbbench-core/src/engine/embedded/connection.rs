@@ -15,6 +15,10 @@ pub struct EmbeddedConnection {
     /// The database's queue of writers, and whether this connection holds its turn.
     writers: Option<Arc<WriterQueue>>,
     holds_turn: bool,
+    /// The lock wait the body or the load set (`PRAGMA busy_timeout = N`): a queued writer waits
+    /// no longer for its turn than SQLite would for its lock, so `lock_timeout = "0s"` still
+    /// makes every collision a `SQLITE_BUSY`.
+    lock_wait: Option<std::time::Duration>,
 }
 
 struct Param<'a>(&'a Value);
@@ -44,6 +48,7 @@ impl EmbeddedConnection {
             cancel: None,
             writers: None,
             holds_turn: false,
+            lock_wait: None,
         }
     }
 
@@ -96,6 +101,8 @@ impl EmbeddedConnection {
     }
 
     pub(crate) fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+        // A `PRAGMA busy_timeout` is read-only to SQLite, so it never queues.
+        self.note_lock_wait(sql);
         let result = self.execute_queued(sql, params);
         self.end_turn_after_transaction();
         result
@@ -133,6 +140,10 @@ impl EmbeddedConnection {
     }
 
     pub(crate) fn batch(&mut self, sql: &str) -> Result<()> {
+        if self.note_lock_wait(sql) {
+            // Setting the lock wait writes nothing.
+            return self.conn.execute_batch(sql).map_err(|e| self.explain(e));
+        }
         // A batch is not prepared as a whole, so only a transaction's own control statements
         // are told apart: anything else may write and queues (a batch is setup, not a load's
         // hot path).
@@ -147,6 +158,16 @@ impl EmbeddedConnection {
         result
     }
 
+    /// Keeps the lock wait a `PRAGMA busy_timeout = N` sets, for the queue's wait.
+    /// Whether `sql` was that statement.
+    fn note_lock_wait(&mut self, sql: &str) -> bool {
+        let ms = busy_timeout_ms(sql);
+        if let Some(ms) = ms {
+            self.lock_wait = Some(std::time::Duration::from_millis(ms));
+        }
+        ms.is_some()
+    }
+
     /// Waits for this connection's turn to write, as long as SQLite's busy handler would.
     fn take_turn(&mut self) -> Result<()> {
         let Some(writers) = &self.writers else {
@@ -154,7 +175,7 @@ impl EmbeddedConnection {
         };
         let cancel = self.cancel.clone();
         let stopped = move || cancel.as_ref().is_some_and(|c| c.is_fired());
-        match writers.acquire(super::BUSY_LIMIT, &stopped) {
+        match writers.acquire(self.lock_wait.unwrap_or(super::BUSY_LIMIT), &stopped) {
             Ok(()) => {
                 self.holds_turn = true;
                 Ok(())
@@ -165,7 +186,7 @@ impl EmbeddedConnection {
                 let (code, message) = match why {
                     GaveUp::Timeout => (
                         rusqlite::ffi::SQLITE_BUSY,
-                        "database is locked: the writer before this one kept its turn past the busy limit",
+                        "database is locked: the writer before this one kept its turn past this connection's lock wait",
                     ),
                     GaveUp::Stopped => (rusqlite::ffi::SQLITE_INTERRUPT, "interrupted"),
                 };
@@ -227,6 +248,18 @@ impl Drop for EmbeddedConnection {
     }
 }
 
+/// The milliseconds of `PRAGMA busy_timeout = N` (the form the profile's `lock_timeout` writes).
+fn busy_timeout_ms(sql: &str) -> Option<u64> {
+    let compact: String = sql
+        .trim()
+        .trim_end_matches(';')
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    compact.strip_prefix("pragmabusy_timeout=")?.parse().ok()
+}
+
 /// Whether a transaction-control statement needs the writers' turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Turn {
@@ -261,6 +294,28 @@ impl Turn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_wait_set_by_pragma_bounds_the_queue_too() {
+        assert_eq!(busy_timeout_ms("PRAGMA busy_timeout = 0"), Some(0));
+        assert_eq!(busy_timeout_ms("pragma busy_timeout=2500;"), Some(2500));
+        assert_eq!(busy_timeout_ms("PRAGMA busy_timeout"), None);
+        let queue = Arc::new(WriterQueue::default());
+        queue
+            .acquire(std::time::Duration::from_secs(1), &|| false)
+            .unwrap();
+        let mut c = EmbeddedConnection::new(rusqlite::Connection::open_in_memory().unwrap())
+            .with_writer_queue(queue.clone());
+        c.batch("PRAGMA busy_timeout = 0").unwrap();
+        let started = std::time::Instant::now();
+        let busy = c.execute("CREATE TABLE t (x INTEGER)", &[]).unwrap_err();
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(1),
+            "no wait at all"
+        );
+        assert!(busy.to_string().contains("locked"), "{busy}");
+        assert_eq!(queue.snapshot(), (true, 0), "it left the queue");
+    }
 
     #[test]
     fn only_statements_that_take_the_write_lock_at_once_need_the_turn() {
