@@ -101,7 +101,7 @@ fn unknown_options_list_the_valid_ones_and_suggest_the_nearest() {
     );
     assert!(errors[0].ends_with(
         "`baseline`, `scale_storage`, `smoke_divisor`, `default_divisor`, `precision`, \
-         `min_repeat`, `max_repeat`, `budget`, `cache`"
+         `min_repeat`, `max_repeat`, `budget`, `fork_rounds`, `cache`"
     ));
     let (_, errors) = bench(quote!(speed = 1));
     assert!(errors[0].starts_with("unknown option `speed`; valid options are: `data_files`"));
