@@ -20,6 +20,15 @@
 //! Fewer runs than that do not cover a drift they cannot estimate: with four runs in all, a
 //! bimodal drift is missed one time in eight (`analysis::simulation::drift`), so below the
 //! minimum the table shows the run's forks alone and says how many runs pooling takes.
+//!
+//! **Only runs apart in time count.** The model draws each run's drift anew, which holds for runs
+//! hours apart and not for runs minutes apart: those share the machine's state (on our VM three
+//! runs of one evening read test_3 at 0.661–0.678 and three of an afternoon 0.71–0.77, none of
+//! either set inside the other's intervals; `docs/statistics.md`). Pooled as if independent, six
+//! runs of one hour gave an interval narrower than one run's that covered the host's ratio in
+//! 13–39% of simulated cases (the statistics review, §2.3). So of the earlier runs only those
+//! started at least [`APART_S`] before the next run that counts (this run first) are pooled: a
+//! burst of runs counts once.
 
 use crate::analysis::between::{dl_tau2, pooled_with, Estimate};
 use crate::analysis::ratio::{Method, PooledRuns, Ratio};
@@ -28,6 +37,29 @@ use crate::model::earlier::EarlierRun;
 /// Fewest earlier runs of the same experiment (this one not counted) over which a ratio is
 /// pooled: below it the simulation's coverage of a bimodal drift falls under 93%.
 pub const MIN_EARLIER_RUNS: usize = 5;
+
+/// Least time between the starts of two runs pooled as separate draws of the machine's drift:
+/// half an hour, the spacing of the issue's runs over two hours (0, 40, 80, 120 minutes); runs
+/// closer than that share one draw.
+pub const APART_S: u64 = 30 * 60;
+
+/// The `earlier` runs (newest first, as the store gives them) that count as draws of the drift of
+/// their own: each started at least [`APART_S`] before the run after it that counts, this run
+/// (started at `this_start`, seconds since the epoch) counting first. A run that started after
+/// this one (a clock stepped back) never counts.
+pub fn apart(this_start: u64, earlier: &[EarlierRun]) -> Vec<EarlierRun> {
+    let mut newest_first: Vec<&EarlierRun> = earlier.iter().collect();
+    newest_first.sort_by_key(|r| std::cmp::Reverse(r.started_at_unix_s));
+    let mut last = this_start;
+    let mut kept = Vec::new();
+    for run in newest_first {
+        if run.started_at_unix_s <= last && last - run.started_at_unix_s >= APART_S {
+            last = run.started_at_unix_s;
+            kept.push(run.clone());
+        }
+    }
+    kept
+}
 
 /// The earlier runs' estimates of `cell`'s ratio.
 fn estimates(cell: &str, earlier: &[EarlierRun]) -> Vec<Estimate> {
@@ -40,14 +72,16 @@ fn estimates(cell: &str, earlier: &[EarlierRun]) -> Vec<Estimate> {
         .collect()
 }
 
-/// `ratio` (this run's, from its forks) of `cell` pooled with the `earlier` runs that have it,
-/// from [`MIN_EARLIER_RUNS`]; `ratio` itself below that or without an interval.
-pub fn pooled(cell: &str, ratio: Ratio, earlier: &[EarlierRun]) -> Ratio {
-    pooled_assuming(cell, ratio, earlier, None)
+/// `ratio` (this run's, from its forks, started at `this_start`) of `cell` pooled with the
+/// `earlier` runs that have it and count as runs [`apart`], from [`MIN_EARLIER_RUNS`]; `ratio`
+/// itself below that or without an interval.
+pub fn pooled(cell: &str, ratio: Ratio, this_start: u64, earlier: &[EarlierRun]) -> Ratio {
+    pooled_assuming(cell, ratio, &apart(this_start, earlier), None)
 }
 
-/// [`pooled`], with the drift's τ² given instead of estimated when `tau2` is `Some` (the
-/// simulation's broken variant: an assumed spread).
+/// [`pooled`] over `earlier` as given (every run counted, apart or not), with the drift's τ²
+/// given instead of estimated when `tau2` is `Some` (the simulation's broken variants: runs
+/// minutes apart counted, an assumed spread).
 pub(crate) fn pooled_assuming(
     cell: &str,
     ratio: Ratio,
@@ -80,10 +114,12 @@ pub(crate) fn pooled_assuming(
 /// The line under a table that says what its intervals stand on beyond this run's forks: the
 /// runs pooled and each ratio's drift, or, where there are none or too few, what this run's
 /// intervals cover and how many more runs pooling takes. `None` for a table with no interval.
-pub fn line(earlier: &[EarlierRun], ratios: &[(&str, &Ratio)]) -> Option<String> {
+/// `this_start` is this run's start, from which the runs [`apart`] are counted.
+pub fn line(this_start: u64, earlier: &[EarlierRun], ratios: &[(&str, &Ratio)]) -> Option<String> {
     if !ratios.iter().any(|(_, r)| r.ci.is_some()) {
         return None;
     }
+    let minutes = APART_S / 60;
     if earlier.is_empty() {
         // A first run's interval is honest about this run only: the machine drifts over hours
         // by an amount no single run can see (docs/statistics.md, "Where the variance lives").
@@ -91,8 +127,9 @@ pub fn line(earlier: &[EarlierRun], ratios: &[(&str, &Ratio)]) -> Option<String>
             "intervals: this run's alone; they cover this run, on this machine, at this time, \
              not what a run hours later would read: the machine drifts by an amount one run \
              cannot measure. Run again in a few hours with the same work dir: from \
-             {MIN_EARLIER_RUNS} earlier runs of this experiment on this host the ratios are \
-             pooled over the runs, covering that drift"
+             {MIN_EARLIER_RUNS} earlier runs of this experiment on this host, each started at \
+             least {minutes} min before the next, the ratios are pooled over the runs, covering \
+             that drift"
         ));
     }
     let pooled: Vec<String> = ratios
@@ -102,17 +139,24 @@ pub fn line(earlier: &[EarlierRun], ratios: &[(&str, &Ratio)]) -> Option<String>
             Some(format!("{cell} {:.2} (τ {:.3})", p.own, p.tau))
         })
         .collect();
-    let n = earlier.len();
+    let counted = apart(this_start, earlier);
+    let (n, k) = (earlier.len(), counted.len());
     if pooled.is_empty() {
         return Some(format!(
             "intervals: this run's forks only, covering this run's time; with {MIN_EARLIER_RUNS} \
-             earlier runs of this experiment on this host ({n} so far) the ratios are pooled \
-             over the runs, covering the drift between them"
+             earlier runs of this experiment on this host, each started at least {minutes} min \
+             before the next ({k} so far; runs closer together share the machine's state and \
+             count once, {n} stored), the ratios are pooled over the runs, covering the drift \
+             between them"
         ));
     }
+    let span_h = counted.last().map_or(0.0, |r| {
+        this_start.saturating_sub(r.started_at_unix_s) as f64 / 3600.0
+    });
     Some(format!(
-        "ratios pooled over this run and the {n} earlier runs of this experiment on this host \
-         (random effects), covering the drift between runs; this run alone, with the drift τ: {}",
+        "ratios pooled over this run and the {k} earlier runs of this experiment on this host \
+         started at least {minutes} min apart, over {span_h:.1} h (random effects), covering the \
+         drift between runs; this run alone, with the drift τ: {}",
         pooled.join(", ")
     ))
 }
@@ -132,7 +176,7 @@ mod tests {
             Method::Forks,
             crate::analysis::ratio::Margin::DEFAULT,
         );
-        let line = line(&[], &[("test_3", &r)]).expect("a line for a first run");
+        let line = line(NOW, &[], &[("test_3", &r)]).expect("a line for a first run");
         assert!(
             line.contains("this run, on this machine, at this time"),
             "{line}"
@@ -140,7 +184,7 @@ mod tests {
         assert!(line.contains("Run again in a few hours"), "{line}");
         let none = Ratio::judged_interval(0.9, None, Method::Forks, r.margin);
         assert_eq!(
-            super::line(&[], &[("test_3", &none)]),
+            super::line(NOW, &[], &[("test_3", &none)]),
             None,
             "no interval, no line"
         );
@@ -149,10 +193,14 @@ mod tests {
     use crate::analysis::stats::{t_quantile, Interval};
     use crate::model::earlier::EarlierRatio;
 
+    /// This run's start in the tests.
+    const NOW: u64 = 1_800_000_000;
+
+    /// Earlier run `id`, started `id + 1` hours before this one.
     fn run(id: i64, ratio: f64, half: f64) -> EarlierRun {
         EarlierRun {
             invocation: id,
-            started_at_unix_s: 0,
+            started_at_unix_s: NOW - 3600 * (id as u64 + 1),
             ratios: vec![EarlierRatio {
                 cell: "c".into(),
                 ratio,
@@ -177,19 +225,25 @@ mod tests {
     fn too_few_earlier_runs_leave_the_forks_interval() {
         let earlier: Vec<EarlierRun> = (0..4).map(|i| run(i, 0.75, 0.03)).collect();
         let r = this(0.75, 0.03);
-        assert_eq!(pooled("c", r.clone(), &earlier), r);
-        assert!(line(&earlier, &[("c", &r)])
-            .unwrap()
-            .contains("with 5 earlier runs of this experiment on this host (4 so far)"));
-        assert_eq!(line(&[], &[]), None);
+        assert_eq!(pooled("c", r.clone(), NOW, &earlier), r);
+        let text = line(NOW, &earlier, &[("c", &r)]).unwrap();
+        assert!(
+            text.contains("with 5 earlier runs of this experiment on this host, each started at least 30 min before the next (4 so far;"),
+            "{text}"
+        );
+        assert_eq!(line(NOW, &[], &[]), None);
         let more: Vec<EarlierRun> = (0..5).map(|i| run(i, 0.75, 0.03)).collect();
-        assert_eq!(pooled("other", r.clone(), &more), r, "a cell they lack");
+        assert_eq!(
+            pooled("other", r.clone(), NOW, &more),
+            r,
+            "a cell they lack"
+        );
     }
 
     #[test]
     fn runs_that_agree_pool_to_a_narrower_interval() {
         let earlier: Vec<EarlierRun> = (0..5).map(|i| run(i, 0.75, 0.03)).collect();
-        let p = pooled("c", this(0.75, 0.03), &earlier);
+        let p = pooled("c", this(0.75, 0.03), NOW, &earlier);
         assert_eq!(p.method, Method::Pooled);
         let info = p.pooled.unwrap();
         assert_eq!((info.runs, info.tau, info.own), (6, 0.0, 0.75));
@@ -211,17 +265,67 @@ mod tests {
             .collect();
         let own = this(0.95, 0.03);
         assert_eq!(own.verdict, Verdict::Faster, "this run alone says faster");
-        let p = pooled("c", own, &earlier);
+        let p = pooled("c", own, NOW, &earlier);
         let ci = p.ci.unwrap();
         assert!(ci.low < 1.0 && ci.high > 1.0, "{ci:?}");
         assert_ne!(p.verdict, Verdict::Faster);
         let tau = p.pooled.unwrap().tau;
         assert!(tau > 0.05, "τ {tau}");
-        let text = line(&earlier, &[("c", &p)]).unwrap();
+        let text = line(NOW, &earlier, &[("c", &p)]).unwrap();
         assert!(text.contains("c 0.95 (τ 0.0"), "{text}");
         // An assumed τ of 0.5 instead: absurdly wide.
         let assumed = pooled_assuming("c", this(0.95, 0.03), &earlier, Some(0.25));
         let wide = assumed.ci.unwrap();
         assert!(wide.high / wide.low > 2.0, "{wide:?}");
+    }
+
+    #[test]
+    fn runs_minutes_apart_count_once() {
+        // Ten runs, one every five minutes over the 50 minutes before this one: they share the
+        // machine's state, so one counts, the run 30 minutes back; none is 30 minutes before it.
+        let burst: Vec<EarlierRun> = (0..10)
+            .map(|i| EarlierRun {
+                started_at_unix_s: NOW - 300 * (i as u64 + 1),
+                ..run(i, 0.75, 0.03)
+            })
+            .collect();
+        let counted: Vec<i64> = apart(NOW, &burst).iter().map(|r| r.invocation).collect();
+        assert_eq!(
+            counted,
+            vec![5],
+            "30 min back counts; 5–25 and 35–50 min back do not"
+        );
+        let r = this(0.75, 0.03);
+        assert_eq!(
+            pooled("c", r.clone(), NOW, &burst),
+            r,
+            "one run apart: not pooled"
+        );
+        let text = line(NOW, &burst, &[("c", &r)]).unwrap();
+        assert!(
+            text.contains("(1 so far;") && text.contains("10 stored"),
+            "{text}"
+        );
+        // Five runs an hour apart among them: pooled over those five and this run.
+        let mut mixed = burst.clone();
+        mixed.extend((0..5).map(|i| EarlierRun {
+            started_at_unix_s: NOW - 3600 * (i as u64 + 1),
+            ..run(100 + i, 0.75, 0.03)
+        }));
+        let counted = apart(NOW, &mixed);
+        assert_eq!(counted.len(), 6, "30 min back, then 1 … 5 h back");
+        let p = pooled("c", r.clone(), NOW, &mixed);
+        assert_eq!(p.pooled.map(|p| p.runs), Some(7));
+        let text = line(NOW, &mixed, &[("c", &p)]).unwrap();
+        assert!(
+            text.contains("the 6 earlier runs of this experiment on this host started at least 30 min apart, over 5.0 h"),
+            "{text}"
+        );
+        // A run stamped after this one (a clock stepped back) never counts.
+        let future = vec![EarlierRun {
+            started_at_unix_s: NOW + 7200,
+            ..run(0, 0.75, 0.03)
+        }];
+        assert!(apart(NOW, &future).is_empty());
     }
 }

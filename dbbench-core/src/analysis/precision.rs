@@ -20,6 +20,8 @@ use crate::run::target::Judge;
 #[derive(Debug, Default, Clone)]
 pub struct IntervalJudge {
     earlier: Vec<EarlierRun>,
+    /// This run's start, from which the earlier runs apart in time are counted.
+    started_at_unix_s: u64,
 }
 
 impl IntervalJudge {
@@ -53,7 +55,14 @@ impl Judge for IntervalJudge {
             Some(base) => IntervalJudge::compared(cells, base)
                 .map(|c| {
                     let r = Ratio::between(c, base, paired_order, Some(pilot), Margin::DEFAULT)
-                        .map(|r| crate::analysis::drift::pooled(&c.name, r, &self.earlier));
+                        .map(|r| {
+                            crate::analysis::drift::pooled(
+                                &c.name,
+                                r,
+                                self.started_at_unix_s,
+                                &self.earlier,
+                            )
+                        });
                     (c.name.clone(), r.and_then(|r| r.relative_half_width()))
                 })
                 .collect(),
@@ -65,10 +74,11 @@ impl Judge for IntervalJudge {
         }
     }
 
-    fn knowing(&self, earlier: &[EarlierRun]) -> Option<Box<dyn Judge>> {
+    fn knowing(&self, started_at_unix_s: u64, earlier: &[EarlierRun]) -> Option<Box<dyn Judge>> {
         (!earlier.is_empty()).then(|| {
             Box::new(IntervalJudge {
                 earlier: earlier.to_vec(),
+                started_at_unix_s,
             }) as Box<dyn Judge>
         })
     }

@@ -184,7 +184,12 @@ impl BenchmarkTable {
                         Ratio::between(cell, base, paired_order, pilot, margin).map(|r| {
                             // The forks' interval, pooled with this host's earlier runs of the
                             // experiment where there are enough; then overruled where it must be.
-                            let r = crate::analysis::drift::pooled(&cell.name, r, &result.earlier);
+                            let r = crate::analysis::drift::pooled(
+                                &cell.name,
+                                r,
+                                result.started_at_unix_s,
+                                &result.earlier,
+                            );
                             let (judged, note) = judge(r, cell, base);
                             notes.extend(note);
                             judged
@@ -223,7 +228,8 @@ impl BenchmarkTable {
             .filter_map(|r| Some((r.name.as_str(), r.ratio.as_ref()?)))
             .filter(|(_, r)| r.verdict != Verdict::Baseline)
             .collect();
-        let pooling = crate::analysis::drift::line(&result.earlier, &shown);
+        let pooling =
+            crate::analysis::drift::line(result.started_at_unix_s, &result.earlier, &shown);
         BenchmarkTable {
             rows,
             baseline: baseline_cell.map(|c| c.name.clone()).unwrap_or_default(),

@@ -223,8 +223,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let result = crate::model::sample::vlf();
         let store = Store::open(dir.path()).unwrap();
-        for _ in 0..5 {
-            record(&store, &result, 1.0);
+        let recorded: Vec<i64> = (0..5).map(|_| record(&store, &result, 1.0)).collect();
+        // The five earlier runs an hour apart, the newest an hour before this one: each counts
+        // as a draw of the machine's drift (`analysis::drift::apart`).
+        let conn = rusqlite::Connection::open(store.path()).unwrap();
+        for (i, id) in recorded.iter().rev().enumerate() {
+            let at = (result.started_at_unix_s as i64 - 3600 * (i as i64 + 1)) * 1000;
+            conn.execute(
+                "UPDATE invocations SET started_at_unix_ms = ?1 WHERE id = ?2",
+                rusqlite::params![at, id],
+            )
+            .unwrap();
         }
         let id = store
             .begin(&InvocationStart {
@@ -240,7 +249,9 @@ mod tests {
         let earlier = store.recorder(id).earlier(&result).unwrap();
         assert_eq!(earlier.len(), 5);
         let plain = IntervalJudge::default();
-        let knowing = plain.knowing(&earlier).expect("five earlier runs");
+        let knowing = plain
+            .knowing(result.started_at_unix_s, &earlier)
+            .expect("five earlier runs");
         let pilot = result
             .run
             .precision
@@ -265,6 +276,6 @@ mod tests {
                 "{cell}: six agreeing runs pool narrower"
             );
         }
-        assert!(plain.knowing(&[]).is_none());
+        assert!(plain.knowing(result.started_at_unix_s, &[]).is_none());
     }
 }

@@ -119,7 +119,7 @@ async fn run_cells(
         cells: results.clone(),
         ..header.clone()
     })?;
-    let knowing = judge.knowing(&earlier);
+    let knowing = judge.knowing(header.started_at_unix_s, &earlier);
     let judge: &dyn Judge = knowing.as_deref().unwrap_or(judge);
 
     let mut executor = Executor {

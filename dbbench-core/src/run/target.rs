@@ -48,9 +48,10 @@ pub trait Judge {
     }
 
     /// This judge knowing the `earlier` runs of the same experiment on this host, with which it
-    /// pools the intervals as the tables pool them (covering the drift between runs); `None`
-    /// where it makes no difference (no earlier run, or a judge that computes nothing).
-    fn knowing(&self, _earlier: &[EarlierRun]) -> Option<Box<dyn Judge>> {
+    /// pools the intervals of this run (started at `started_at_unix_s`) as the tables pool them
+    /// (covering the drift between runs); `None` where it makes no difference (no earlier run,
+    /// or a judge that computes nothing).
+    fn knowing(&self, _started_at_unix_s: u64, _earlier: &[EarlierRun]) -> Option<Box<dyn Judge>> {
         None
     }
 }

@@ -50,17 +50,27 @@ use super::Draw;
 impl Draw {
     /// One run's forks' ratio at log-ratio `mu` with drift τ and round spread σ.
     fn run(&mut self, mu: f64, tau: f64, sigma: f64, effect: Effect) -> Ratio {
-        let u = match effect {
+        let u = self.drift(tau, effect);
+        self.run_drawn(mu + u, sigma)
+    }
+
+    /// One draw of the drift.
+    fn drift(&mut self, tau: f64, effect: Effect) -> f64 {
+        match effect {
             Effect::Normal => tau * self.normal(),
             Effect::Bimodal if self.0.bool() => tau,
             Effect::Bimodal => -tau,
-        };
+        }
+    }
+
+    /// One run's forks' ratio whose drift is already drawn: its log-ratio is `shifted`.
+    fn run_drawn(&mut self, shifted: f64, sigma: f64) -> Ratio {
         let forks: Vec<Vec<(f64, f64)>> = (0..FORKS)
             .map(|_| {
                 (0..ROUNDS)
                     .map(|_| {
                         let base = (0.15 * self.normal()).exp();
-                        (base * (mu + u + sigma * self.normal()).exp(), base)
+                        (base * (shifted + sigma * self.normal()).exp(), base)
                     })
                     .collect()
             })
@@ -69,11 +79,14 @@ impl Draw {
     }
 }
 
-fn earlier_of(i: usize, r: &Ratio) -> EarlierRun {
+/// This run's start in the simulation; earlier runs start before it.
+const NOW: u64 = 1_800_000_000;
+
+fn earlier_of(i: usize, r: &Ratio, started_at_unix_s: u64) -> EarlierRun {
     let ci = r.ci.expect("seven forks have an interval");
     EarlierRun {
         invocation: i as i64,
-        started_at_unix_s: 0,
+        started_at_unix_s,
         ratios: vec![EarlierRatio {
             cell: "c".into(),
             ratio: r.ratio,
@@ -110,11 +123,15 @@ fn simulate(
     let (mut covered, mut width, mut width_runs, mut verdicts) = (0usize, 0.0, 0.0, 0usize);
     for _ in 0..TRIALS {
         let history: Vec<EarlierRun> = (0..earlier)
-            .map(|i| earlier_of(i, &d.run(mu, tau, sigma, effect)))
+            .map(|i| {
+                let r = d.run(mu, tau, sigma, effect);
+                // An hour apart: each run its own draw of the drift, as the model says.
+                earlier_of(i, &r, NOW - 3600 * (i as u64 + 1))
+            })
             .collect();
         let this = d.run(mu, tau, sigma, effect);
         let shown = match shown {
-            Shown::Pooled => pooled("c", this, &history),
+            Shown::Pooled => pooled("c", this, NOW, &history),
             Shown::ForksOnly => this,
             Shown::Assumed(t) => pooled_assuming("c", this, &history, Some(t * t)),
         };
@@ -235,5 +252,53 @@ fn broken_variants_fail_the_same_checks() {
     assert!(
         wide > 1.25,
         "an assumed τ of 0.5 gave only {wide:.2}× the oracle's width"
+    );
+}
+
+/// Coverage of the host's ratio where the history came in bursts: `sessions` sessions an hour
+/// apart, each of `per_session` runs five minutes apart that share their session's drift, and
+/// this run in a session of its own. `counted_apart` false is the broken variant that pools every
+/// stored run as if each drew the drift anew.
+fn bursts(tau: f64, sigma: f64, sessions: usize, per_session: usize, counted_apart: bool) -> f64 {
+    let mut d = Draw(fastrand::Rng::with_seed(97));
+    let mu = 0.75f64.ln();
+    let mut covered = 0usize;
+    for _ in 0..TRIALS {
+        let mut history = Vec::new();
+        for s in 0..sessions {
+            let u = d.drift(tau, Effect::Normal);
+            for k in 0..per_session {
+                let at = NOW - 3600 * (s as u64 + 1) - 300 * k as u64;
+                let r = d.run_drawn(mu + u, sigma);
+                history.push(earlier_of(history.len(), &r, at));
+            }
+        }
+        let this = d.run(mu, tau, sigma, Effect::Normal);
+        let shown = if counted_apart {
+            pooled("c", this, NOW, &history)
+        } else {
+            pooled_assuming("c", this, &history, None)
+        };
+        let ci = shown.ci.expect("an interval");
+        covered += usize::from(ci.low <= 0.75 && 0.75 <= ci.high);
+    }
+    covered as f64 / TRIALS as f64
+}
+
+#[test]
+fn runs_minutes_apart_count_once_and_bursts_do_not_narrow_the_interval() {
+    // Six sessions of three runs each: counted apart, the six sessions' newest runs and this one
+    // are pooled; counted as eighteen independent runs, the drift they share passes for
+    // agreement and the interval is too narrow.
+    for &(tau, sigma) in &[(0.05, 0.03), (0.10, 0.03), (0.05, 0.15)] {
+        let apart = bursts(tau, sigma, 6, 3, true);
+        let every = bursts(tau, sigma, 6, 3, false);
+        println!("τ {tau} σ {sigma}: coverage {apart:.3} counted apart, {every:.3} every run");
+        assert!(apart >= 0.93, "coverage {apart:.3} at τ {tau} σ {sigma}");
+    }
+    let broken = bursts(0.05, 0.03, 6, 3, false);
+    assert!(
+        broken < 0.93,
+        "every run of a burst counted: coverage {broken:.3}, expected short of 93%"
     );
 }

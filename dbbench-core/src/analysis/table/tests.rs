@@ -130,9 +130,10 @@ fn enough_earlier_runs_pool_the_verdict_and_the_note_says_so() {
     use crate::model::earlier::{EarlierRatio, EarlierRun};
     let mut result = crate::model::sample::vlf();
     let own = BenchmarkTable::of(&result);
+    // Earlier run `id` started `id` hours before this one: each counts as apart.
     let run = |id: i64| EarlierRun {
         invocation: id,
-        started_at_unix_s: 0,
+        started_at_unix_s: result.started_at_unix_s - 3600 * id as u64,
         ratios: own
             .rows
             .iter()
@@ -159,7 +160,7 @@ fn enough_earlier_runs_pool_the_verdict_and_the_note_says_so() {
     assert!(
         four.pooling
             .as_deref()
-            .is_some_and(|n| n.contains("(4 so far)")),
+            .is_some_and(|n| n.contains("(4 so far;")),
         "{:?}",
         four.pooling
     );
