@@ -1,8 +1,9 @@
 //! Comparing a run with a saved baseline run, cell by cell, by the ratios that travel between
 //! machines: within each run, each cell's ratio to that run's baseline cell with its forks
 //! interval (the results table's, [`Ratio::between`]); then the two runs' ratios over each other
-//! ([`Ratio::of_ratios`]), with the variance of both intervals, which over forks carries what
-//! separates two invocations. The cells of one run share their machine, so a run on a slower CI
+//! ([`Ratio::of_ratios_drifting`]), with the variance of both intervals and the drift between the
+//! two invocations, `2τ²`, which neither side's forks can see (`compare/drift.rs`: measured from
+//! the store where it can be, else an assumption the comparison states). The cells of one run share their machine, so a run on a slower CI
 //! runner moves the seconds but not the ratios: the verdicts judge the ratios, and the seconds are
 //! shown beside them for the reader, never judged.
 //!
@@ -65,8 +66,20 @@ pub struct ComparisonRow {
     pub saturated: Vec<String>,
 }
 
-/// Compares `current` with `baseline`, cell by cell.
-pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Comparison {
+/// [`compare_drifting`] with the default drift between the invocations, whatever the
+/// environment says: the tests' comparison.
+#[cfg(test)]
+pub(crate) fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Comparison {
+    compare_drifting(current, baseline, InvocationDrift::DEFAULT)
+}
+
+/// Compares `current` with `baseline`, cell by cell, allowing for `drift` between the two
+/// invocations ([`InvocationDrift`]; [`compare_all`] reads it from `DBBENCH_COMPARE_DRIFT`).
+pub fn compare_drifting(
+    current: &BenchmarkResult,
+    baseline: &BenchmarkResult,
+    drift: InvocationDrift,
+) -> Comparison {
     let mut names: Vec<&str> = current.cells.iter().map(|c| c.name.as_str()).collect();
     for cell in &baseline.cells {
         if !names.contains(&cell.name.as_str()) {
@@ -100,6 +113,7 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
             confidence * 100.0
         ));
     }
+    let (mut measured, mut assumed) = (Vec::new(), 0usize);
     let labels = crate::analysis::label::labels(current);
     let rows = names
         .into_iter()
@@ -127,7 +141,14 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
             let ratio = match (&now, &then, cell_of(current, name), cell_of(baseline, name)) {
                 _ if is_base && cur.is_some() && base.is_some() => Some(Ratio::baseline()),
                 (Some(n), Some(t), Some(c_now), Some(c_then)) => {
-                    Ratio::of_ratios_at(n, t, margin, confidence).map(|r| {
+                    let (tau, source) = drift.of(name, n, &current.earlier);
+                    match source {
+                        drift::Source::Measured(runs) => {
+                            measured.push((name.to_string(), tau, runs));
+                        }
+                        drift::Source::Assumed => assumed += 1,
+                    }
+                    Ratio::of_ratios_drifting(n, t, margin, confidence, tau * tau).map(|r| {
                         // The ratios of both runs rest on the baseline cell's runs too.
                         let base_runs = |result: &BenchmarkResult| {
                             base_cell
@@ -160,6 +181,7 @@ pub fn compare(current: &BenchmarkResult, baseline: &BenchmarkResult) -> Compari
             }
         })
         .collect();
+    notes.extend(drift.note(&measured, assumed));
     Comparison {
         benchmark: current.benchmark.clone(),
         rows,
@@ -428,7 +450,7 @@ pub fn method_note() -> String {
         "ratio = the cell's time over the baseline cell's in each run (paired within forks, 95% t \
          over the forks' means); current/baseline = the current run's ratio over the baseline \
          run's, t with both intervals' variances, 95% over all cells compared (Bonferroni; the \
-         machine cancels within each run, the drift between the two runs is not in it); below \
+         machine cancels within each run, the drift between the two runs is in it as 2τ²); below \
          1: the cell gained on the \
          baseline cell; faster/slower: the interval excludes 1; equivalent: it lies within {m} \
          (DBBENCH_TOLERANCE); inconclusive: it contains 1 and is wider than {m}; seconds are \
@@ -443,14 +465,15 @@ pub fn compare_all(
     current: &[BenchmarkResult],
     baseline: &[BenchmarkResult],
 ) -> Result<Vec<Comparison>> {
+    let drift = InvocationDrift::from_env()?;
     if let ([one], [other]) = (current, baseline) {
-        return Ok(vec![compare(one, other)]);
+        return Ok(vec![compare_drifting(one, other, drift)]);
     }
     let out: Vec<Comparison> = current
         .iter()
         .filter_map(|c| {
             let b = baseline.iter().find(|b| b.benchmark == c.benchmark)?;
-            Some(compare(c, b))
+            Some(compare_drifting(c, b, drift))
         })
         .collect();
     if out.is_empty() {
@@ -468,6 +491,9 @@ pub fn compare_all(
     }
     Ok(out)
 }
+
+mod drift;
+pub use drift::InvocationDrift;
 
 #[cfg(test)]
 mod tests;

@@ -279,6 +279,19 @@ impl Ratio {
         margin: Margin,
         confidence: f64,
     ) -> Option<Ratio> {
+        Ratio::of_ratios_drifting(current, earlier, margin, confidence, 0.0)
+    }
+
+    /// [`Ratio::of_ratios_at`] with the drift between the two invocations in the variance: `tau2`
+    /// (τ² on the log scale) for each side, `2τ²` in all, taken as known (it adds nothing to the
+    /// Welch–Satterthwaite denominator).
+    pub fn of_ratios_drifting(
+        current: &Ratio,
+        earlier: &Ratio,
+        margin: Margin,
+        confidence: f64,
+        tau2: f64,
+    ) -> Option<Ratio> {
         if !(current.ratio > 0.0 && earlier.ratio > 0.0) {
             return None;
         }
@@ -291,8 +304,8 @@ impl Ratio {
         let (ci, df) = match (se(current), se(earlier)) {
             (Some((a, da)), Some((b, db))) => {
                 let (va, vb) = (a * a, b * b);
-                let var = va + vb;
-                let df = if var == 0.0 {
+                let var = va + vb + 2.0 * tau2;
+                let df = if va + vb == 0.0 {
                     da + db
                 } else {
                     var * var / (va * va / da + vb * vb / db)
