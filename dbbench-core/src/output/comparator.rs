@@ -289,6 +289,8 @@ impl Tolerance {
                 };
                 match (side(o), side(n)) {
                     (Some(a), Some(b)) => {
+                        let (_, bound) = ratio::bound(a, b, self.allowance(m));
+                        findings.found_beyond(bound.exp());
                         if let Some(why) = ratio::moved(a, b, self.allowance(m)) {
                             out.push(format!("{}: {why}", display(path)));
                         }

@@ -10,6 +10,9 @@ pub struct Findings {
     pub seconds: usize,
     /// The drift between machines the ratios were judged with, when any was judged.
     pub drift: Option<f64>,
+    /// The smallest and largest factor by which a judged ratio had to move to fail
+    /// (`exp` of the rule's bound, `ratio::bound`): what the check can find.
+    pub finds_beyond: Option<(f64, f64)>,
     /// `cells[test_1].timing: seconds not compared: another machine (…)`: every measurement
     /// left unjudged, and why.
     pub notes: Vec<String>,
@@ -21,7 +24,19 @@ impl Findings {
         self.ratios += other.ratios;
         self.seconds += other.seconds;
         self.drift = self.drift.or(other.drift);
+        if let Some((low, high)) = other.finds_beyond {
+            self.found_beyond(low);
+            self.found_beyond(high);
+        }
         self.notes.extend(other.notes);
+    }
+
+    /// Counts one judged ratio that had to move by more than the factor `beyond` to fail.
+    pub fn found_beyond(&mut self, beyond: f64) {
+        self.finds_beyond = Some(match self.finds_beyond {
+            None => (beyond, beyond),
+            Some((low, high)) => (low.min(beyond), high.max(beyond)),
+        });
     }
 
     /// One phrase for the console: "compared: ratios of 5 cells; seconds not compared for
@@ -36,7 +51,15 @@ impl Findings {
                      DBBENCH_SNAPSHOT_DRIFT)"
                 )
             });
-            compared.push(format!("ratios of {} cells{drift}", self.ratios));
+            let power = self.finds_beyond.map_or(String::new(), |(low, high)| {
+                let range = if format!("{low:.2}") == format!("{high:.2}") {
+                    format!("×{low:.2}")
+                } else {
+                    format!("×{low:.2}–{high:.2}")
+                };
+                format!("; a ratio fails only once it moves by more than {range} either way")
+            });
+            compared.push(format!("ratios of {} cells{drift}{power}", self.ratios));
         }
         if self.seconds > 0 {
             compared.push(format!("seconds of {} cells (this machine)", self.seconds));

@@ -53,6 +53,25 @@ pub struct Allowance {
     pub drift: f64,
 }
 
+/// The rule's bound on `|ln(new / recorded)|` for these two sides' intervals: its statistical
+/// part (the intervals and the drift, Bonferroni-widened) and the whole, with the tolerance. A
+/// ratio that moves by less than `exp(bound)` never fails the check: the check's power, said on
+/// the console.
+pub fn bound(recorded: RecordedRatio, new: RecordedRatio, allow: Allowance) -> (f64, f64) {
+    let practical = (1.0 + allow.tolerance).ln();
+    // Each side's drift as a 95% half-width, as the intervals' `h` are.
+    let drift_half = Z_95 * allow.drift;
+    let halves = match (recorded.ci, new.ci) {
+        (Some(a), Some(b)) => half(a).powi(2) + half(b).powi(2),
+        _ => 0.0,
+    };
+    let statistical = widening(allow.ratios) * (halves + 2.0 * drift_half.powi(2)).sqrt();
+    (
+        statistical,
+        (statistical.powi(2) + practical.powi(2)).sqrt(),
+    )
+}
+
 /// Why the ratio moved from `recorded` to `new`, or `None` when it did not.
 pub fn moved(recorded: RecordedRatio, new: RecordedRatio, allow: Allowance) -> Option<String> {
     let Allowance {
@@ -68,14 +87,7 @@ pub fn moved(recorded: RecordedRatio, new: RecordedRatio, allow: Allowance) -> O
     }
     let d = (new.value / recorded.value).ln();
     let practical = (1.0 + tolerance).ln();
-    // Each side's drift as a 95% half-width, as the intervals' `h` are.
-    let drift_half = Z_95 * drift;
-    let halves = match (recorded.ci, new.ci) {
-        (Some(a), Some(b)) => half(a).powi(2) + half(b).powi(2),
-        _ => 0.0,
-    };
-    let statistical = widening(ratios) * (halves + 2.0 * drift_half.powi(2)).sqrt();
-    let bound = (statistical.powi(2) + practical.powi(2)).sqrt();
+    let (statistical, bound) = bound(recorded, new, allow);
     if d.abs() <= bound {
         return None;
     }

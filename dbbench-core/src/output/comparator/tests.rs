@@ -197,7 +197,8 @@ fn another_machine_compares_ratios_and_says_why_not_seconds() {
     assert_eq!(
         findings.describe().unwrap(),
         "compared: ratios of 1 cells, allowing for a drift between machines of τ = 0.1 (assumed: \
-         our VM's; DBBENCH_SNAPSHOT_DRIFT); seconds not compared for test_1, test_3: another \
+         our VM's; DBBENCH_SNAPSHOT_DRIFT); a ratio fails only once it moves by more than ×1.35 \
+         either way; seconds not compared for test_1, test_3: another \
          machine (commit ×1.68, fsync ×1.57)"
     );
     // On the recording's machine, the seconds are compared too, and the 34% is found.
