@@ -32,10 +32,11 @@
 //! which is exact for normal noise whatever `N` the spread of the first rounds led to (Stein,
 //! 1945). Its width depends on the first rounds and `N` only, so stopping on it biases nothing.
 //!
-//! # Welch (blocked order, other invocations)
+//! # Welch (blocked order, cells of other invocations)
 //!
-//! Where runs do not pair (blocked order, cells from different invocations, `compare` against a
-//! saved baseline), `ratio = mean(cell) / mean(baseline)` with a log-ratio Welch interval: by the
+//! Where runs do not pair (blocked order, cells from different invocations; `compare` is not
+//! this but a ratio of the two runs' ratios, [`Ratio::of_ratios_drifting`]),
+//! `ratio = mean(cell) / mean(baseline)` with a log-ratio Welch interval: by the
 //! delta method the standard error of `ln r` is `sqrt(s_c² / (n_c m_c²) + s_b² / (n_b m_b²))`,
 //! with Welch–Satterthwaite degrees of freedom.
 //!
@@ -45,8 +46,10 @@
 //! inside the equivalence margin `[1 − m, 1 + m]` (two one-sided tests at 2.5% each, Schuirmann's
 //! TOST with the 95% interval); *inconclusive* otherwise: the interval contains 1 but is wider
 //! than the margin, so the runs cannot tell "no difference" from "a difference we could not
-//! resolve". The margin is the snapshot comparator's relative tolerance (`DBBENCH_TOLERANCE`,
-//! default 10%), so "equivalent" means what a passing snapshot check means. The busy-machine and
+//! resolve". The margin is read from the same variable as the snapshot comparator's relative
+//! tolerance (`DBBENCH_TOLERANCE`, default 10%); a passing snapshot check means less: its ratio
+//! check also allows for the drift between machines, so it passes moves a table would call
+//! slower (it says on the console how far a ratio must move to fail). The busy-machine and
 //! calibration verdicts overrule these ([`Ratio::judged`]).
 
 use crate::analysis::stats::{t_quantile, Interval, Summary, CONFIDENCE};
@@ -263,8 +266,9 @@ impl Ratio {
 
     /// `current / earlier`, two ratios of one cell to its baseline measured in two invocations:
     /// on the log scale the difference of the two, its variance the sum of each interval's
-    /// (`se = ln(high / low) / (2 t(0.975, df))`: the forks' spread, which carries what separates
-    /// invocations), with Welch–Satterthwaite degrees of freedom. The machines cancel: each ratio
+    /// (`se = ln(high / low) / (2 t(0.975, df))`: the forks' spread within each run, not the
+    /// drift between the two invocations, which [`Ratio::of_ratios_drifting`] adds), with
+    /// Welch–Satterthwaite degrees of freedom. The machines cancel: each ratio
     /// is of two cells measured on one. No interval when either side has none.
     pub fn of_ratios(current: &Ratio, earlier: &Ratio, margin: Margin) -> Option<Ratio> {
         Ratio::of_ratios_at(current, earlier, margin, CONFIDENCE)
