@@ -30,6 +30,39 @@ enum Noise {
 
 struct Draw(fastrand::Rng);
 
+/// A cell of a simulated experiment, with no run yet.
+fn empty_cell(name: &str) -> crate::model::results::CellResult {
+    crate::model::results::CellResult {
+        name: name.into(),
+        config: Default::default(),
+        effective: Default::default(),
+        status: crate::model::results::CellStatus::Ok,
+        runs: Vec::new(),
+        invocation: None,
+        calibration: None,
+    }
+}
+
+/// What the runner builds for an experiment of a baseline (`base`) and one compared cell
+/// (`cell`) under `target`, in interleaved order, judged: the schedule and the two empty cells.
+fn scheduled(
+    target: Precision,
+) -> (
+    crate::run::schedule::Schedule,
+    Vec<crate::model::results::CellResult>,
+) {
+    let rules = crate::run::schedule::Rules {
+        order: crate::model::config::Order::Interleaved,
+        warmup: 0,
+        rounds: target.min_rounds,
+        precision: Some(target),
+        judged: true,
+    };
+    let results = vec![empty_cell("base"), empty_cell("cell")];
+    let schedule = crate::run::schedule::Schedule::new(rules, "base", &results);
+    (schedule, results)
+}
+
 impl Draw {
     fn normal(&mut self) -> f64 {
         // Box–Muller; 1 - f64() keeps the logarithm finite.

@@ -19,9 +19,9 @@
 
 use crate::analysis::precision::IntervalJudge;
 use crate::analysis::ratio::{forks_of, Margin, Ratio, Verdict};
-use crate::model::config::{Order, Precision};
-use crate::model::results::{CellResult, CellStatus, RunResult};
-use crate::run::schedule::{Rules, Schedule, Step};
+use crate::model::config::Precision;
+use crate::model::results::{CellResult, RunResult};
+use crate::run::schedule::Step;
 use std::time::Duration;
 
 const TRIALS: usize = 2000;
@@ -104,18 +104,6 @@ enum Shown {
 // The draws are the parent module's (`simulation::Draw`): one Box–Muller for every simulation.
 use super::Draw;
 
-fn cell(name: &str) -> CellResult {
-    CellResult {
-        name: name.into(),
-        config: Default::default(),
-        effective: Default::default(),
-        status: CellStatus::Ok,
-        runs: Vec::new(),
-        invocation: None,
-        calibration: None,
-    }
-}
-
 /// One experiment run by the schedule: the two cells' results and the variance of the mean of
 /// the forks' means that an oracle knowing τ and σ would use.
 fn experiment(
@@ -126,16 +114,7 @@ fn experiment(
     sigma: f64,
     effect: Effect,
 ) -> (Vec<CellResult>, f64) {
-    let target = design.target;
-    let rules = Rules {
-        order: Order::Interleaved,
-        warmup: 0,
-        rounds: target.min_rounds,
-        precision: Some(target),
-        judged: true,
-    };
-    let mut results = vec![cell("base"), cell("cell")];
-    let mut schedule = Schedule::new(rules, "base", &results);
+    let (mut schedule, mut results) = super::scheduled(design.target);
     let judge = IntervalJudge::default();
     let (mut elapsed, mut u, mut shared) = (0.0, 0.0, 0.0);
     loop {

@@ -23,10 +23,10 @@
 use crate::analysis::precision::IntervalJudge;
 use crate::analysis::ratio::{forks_of, Margin, Ratio, Verdict};
 use crate::analysis::table::judge;
-use crate::model::config::{Order, Precision};
+use crate::model::config::Precision;
 use crate::model::interference::Interference;
-use crate::model::results::{CellResult, CellStatus, RunResult};
-use crate::run::schedule::{Rules, Schedule, Step};
+use crate::model::results::{CellResult, RunResult};
+use crate::run::schedule::Step;
 use std::time::Duration;
 
 use super::Draw;
@@ -73,18 +73,6 @@ struct Neighbour {
     cell: f64,
 }
 
-fn cell(name: &str) -> CellResult {
-    CellResult {
-        name: name.into(),
-        config: Default::default(),
-        effective: Default::default(),
-        status: CellStatus::Ok,
-        runs: Vec::new(),
-        invocation: None,
-        calibration: None,
-    }
-}
-
 fn disturbed() -> Interference {
     Interference {
         window_s: 2.0,
@@ -102,16 +90,7 @@ fn experiment(
     neighbour: Neighbour,
     how: Handling,
 ) -> (Vec<CellResult>, f64) {
-    let target = target();
-    let rules = Rules {
-        order: Order::Interleaved,
-        warmup: 0,
-        rounds: target.min_rounds,
-        precision: Some(target),
-        judged: true,
-    };
-    let mut results = vec![cell("base"), cell("cell")];
-    let mut schedule = Schedule::new(rules, "base", &results);
+    let (mut schedule, mut results) = super::scheduled(target());
     let judge = IntervalJudge::default();
     let (mut elapsed, mut u, mut shared) = (0.0, 0.0, 0.0);
     loop {
