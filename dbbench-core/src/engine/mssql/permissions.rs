@@ -155,9 +155,12 @@ pub const IFI_OFF: InstanceWide = InstanceWide {
 /// Emptying the buffer pool.
 pub const COLD: InstanceWide = InstanceWide {
     option: "`cache`",
-    short: "the whole buffer pool emptied before each window",
-    long: "a cold cache empties the whole instance's buffer pool before each window (DBCC \
-           DROPCLEANBUFFERS): every database on the server reads from disk again",
+    short: "the whole buffer pool emptied before each window (CHECKPOINT; DBCC \
+            DROPCLEANBUFFERS, sysadmin)",
+    long: "a cold cache runs `CHECKPOINT; DBCC DROPCLEANBUFFERS` in the cell's database before \
+           each window: DBCC DROPCLEANBUFFERS empties the whole instance's buffer pool, so every \
+           database on the server reads from disk again, and it needs sysadmin (DBCC \
+           DROPCLEANBUFFERS docs)",
 };
 
 /// Changing tempdb.

@@ -5,13 +5,12 @@
 use super::super::instance;
 use super::super::{ConnectSettings, ServerFacts};
 use super::{evaluate, Answers, Permissions, Preflight, Probe, PERMISSIONS_SQL, PROBES};
-use crate::model::config::StorageSpec;
 use crate::model::error::Result;
 
 /// Connects with `settings`, gathers the answers (creating nothing) and evaluates `cells`.
 pub async fn run(
     settings: &ConnectSettings,
-    cells: &[(&str, &str, StorageSpec)],
+    cells: &[crate::engine::plugin::PreflightCell<'_>],
     allow_instance_changes: bool,
 ) -> Result<Preflight> {
     let mut conn = settings.connect(Some("master")).await?;
