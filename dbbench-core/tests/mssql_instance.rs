@@ -445,6 +445,25 @@ async fn instance_wide_options_need_the_opt_in() {
         .unwrap();
     let err = refusing.check(&SIZED).unwrap_err().to_string();
     assert!(err.contains("DROPCLEANBUFFERS"), "{err}");
+    // The restart hook restarts the whole instance: behind the same opt-in (finding N14).
+    let restart = Hooks {
+        restart: Some("true".into()),
+        ..Hooks::default()
+    };
+    let refusing = MssqlBackend::connect(settings.clone(), restart.clone(), false)
+        .await
+        .unwrap();
+    let err = refusing.check(&SIZED).unwrap_err().to_string();
+    assert!(
+        err.contains("DBBENCH_MSSQL_RESTART restarts the whole instance")
+            && err.contains("DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1"),
+        "{err}"
+    );
+    MssqlBackend::connect(settings.clone(), restart, true)
+        .await
+        .unwrap()
+        .check(&SIZED)
+        .unwrap();
     let allowing = MssqlBackend::connect(settings, cold, true).await.unwrap();
     allowing.check(&ifi_off).unwrap();
     allowing.check(&SIZED).unwrap();

@@ -212,6 +212,7 @@ fn sysadmin_2022() -> Answers {
         trace_status: Ok(()),
         ifi_off_flag_on: false,
         cold_cache: false,
+        restart_hook: false,
         probes: preflight::PROBES
             .iter()
             .map(|(metric, source, _)| Probe {
@@ -618,4 +619,52 @@ fn a_cold_cache_cell_is_shown_and_refused_without_the_opt_in() {
     assert!(preflight::evaluate(&shared, &warm).cells[0]
         .blockers
         .is_empty());
+}
+
+/// Finding N14: the restart hook restarts the whole instance before every repetition; the
+/// preflight's shared-server warning names it (not its command), and without the opt-in the
+/// cells are refused, as the run's admission refuses them.
+#[test]
+fn the_shared_server_warning_names_the_restart_hook() {
+    let shared = Answers {
+        allow_instance_changes: false,
+        restart_hook: true,
+        ..sysadmin_2022()
+    };
+    let cells = vec![(
+        "quick_start",
+        "plain",
+        StorageSpec::DEFAULT,
+        CacheState::Warm,
+    )];
+    let report = preflight::evaluate(&shared, &cells);
+    let check = report
+        .checks
+        .iter()
+        .find(|c| c.what == "instance-wide changes (shared server)")
+        .unwrap();
+    assert_eq!(check.ok, Some(false), "{}", report.render());
+    assert!(report.cells[0]
+        .blockers
+        .iter()
+        .any(|b| b.starts_with("DBBENCH_MSSQL_RESTART restarts the whole instance")));
+    assert!(
+        check
+            .detail
+            .contains("DBBENCH_MSSQL_RESTART restarts the whole instance")
+            && check
+                .detail
+                .contains("is not set, so these cells are refused"),
+        "{}",
+        check.detail
+    );
+    let quiet = Answers {
+        allow_instance_changes: false,
+        ..sysadmin_2022()
+    };
+    let report = preflight::evaluate(&quiet, &cells);
+    assert!(report
+        .checks
+        .iter()
+        .all(|c| !c.detail.contains("DBBENCH_MSSQL_RESTART")));
 }

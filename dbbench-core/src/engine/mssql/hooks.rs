@@ -10,6 +10,11 @@ use std::time::{Duration, Instant};
 /// The restart hook's environment variable: a shell command.
 pub const RESTART_ENV: &str = "DBBENCH_MSSQL_RESTART";
 
+/// What the restart hook does to everyone else on the server, as the preflight's shared-server
+/// warning and the run's refusal say it.
+pub const RESTART_WARNING: &str = "DBBENCH_MSSQL_RESTART restarts the whole instance before \
+     every repetition of every cell: every session on it ends, other people's included";
+
 /// Seconds to wait for logins after the restart hook (default 120).
 pub const RESTART_TIMEOUT_ENV: &str = "DBBENCH_MSSQL_RESTART_TIMEOUT_S";
 

@@ -313,6 +313,17 @@ impl EngineBackend for MssqlBackend {
                 ),
             });
         }
+        if self.hooks.restart.is_some() && !self.allow_instance_changes {
+            return Err(Error::Unsupported {
+                option: "restart",
+                backend: "mssql",
+                reason: format!(
+                    "{}; set {}=1 to allow it",
+                    hooks::RESTART_WARNING,
+                    instance::ALLOW_ENV
+                ),
+            });
+        }
         if self.hooks.cold_cache {
             hooks::cold_cache_refusal(
                 &format!("{}=1", hooks::COLD_CACHE_ENV),

@@ -121,6 +121,8 @@ pub struct Answers {
     pub ifi_off_flag_on: bool,
     /// `DBBENCH_MSSQL_COLD_CACHE=1`: every cell empties the buffer pool before its window.
     pub cold_cache: bool,
+    /// `DBBENCH_MSSQL_RESTART` is set: the whole instance restarts before every repetition.
+    pub restart_hook: bool,
     /// Each evidence source read once (a `SELECT` that creates nothing), with its outcome.
     pub probes: Vec<Probe>,
 }
@@ -360,6 +362,14 @@ fn decide(
             "{}: the change is to the whole instance, which other sessions share; set {}=1 to \
              allow it",
             options.join(", "),
+            super::instance::ALLOW_ENV
+        ));
+    }
+    // The run's admission refuses every cell under a restart hook without the opt-in.
+    if answers.restart_hook && !answers.allow_instance_changes {
+        blockers.push(format!(
+            "{}; set {}=1 to allow it",
+            super::hooks::RESTART_WARNING,
             super::instance::ALLOW_ENV
         ));
     }

@@ -244,6 +244,11 @@ pub(super) fn shared_server_check(
             lines.push(format!("{} ({})", change.long, makers.join(", ")));
         }
     }
+    // The restart hook restarts the instance itself, for every cell (finding N14): its command
+    // is the user's and is not shown (it may hold a password).
+    if answers.restart_hook && !cells.is_empty() {
+        lines.push(super::super::hooks::RESTART_WARNING.to_string());
+    }
     Check {
         what: "instance-wide changes (shared server)".into(),
         ok: Some(lines.is_empty() || answers.allow_instance_changes),

@@ -68,6 +68,9 @@ pub async fn run(
         cold_cache: super::super::hooks::Hooks::from_env()
             .map(|h| h.cold_cache)
             .unwrap_or(false),
+        restart_hook: super::super::hooks::Hooks::from_env()
+            .map(|h| h.restart.is_some())
+            .unwrap_or(false),
         probes,
     };
     Ok(evaluate(&answers, cells))
