@@ -197,6 +197,7 @@ async fn the_preflight_counts_tempdbs_files() {
             tempdb_files: Some(4),
             ..StorageSpec::DEFAULT
         },
+        dbbench_core::results::CacheState::Warm,
     )];
     let text = preflight::run(&settings, &cells, true)
         .await
@@ -444,10 +445,63 @@ async fn instance_wide_options_need_the_opt_in() {
         .unwrap();
     let err = refusing.check(&SIZED).unwrap_err().to_string();
     assert!(err.contains("DROPCLEANBUFFERS"), "{err}");
+    // The restart hook restarts the whole instance: behind the same opt-in (finding N14).
+    let restart = Hooks {
+        restart: Some("true".into()),
+        ..Hooks::default()
+    };
+    let refusing = MssqlBackend::connect(settings.clone(), restart.clone(), false)
+        .await
+        .unwrap();
+    let err = refusing.check(&SIZED).unwrap_err().to_string();
+    assert!(
+        err.contains("DBBENCH_MSSQL_RESTART restarts the whole instance")
+            && err.contains("DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1"),
+        "{err}"
+    );
+    MssqlBackend::connect(settings.clone(), restart, true)
+        .await
+        .unwrap()
+        .check(&SIZED)
+        .unwrap();
     let allowing = MssqlBackend::connect(settings, cold, true).await.unwrap();
     allowing.check(&ifi_off).unwrap();
     allowing.check(&SIZED).unwrap();
     assert!(server.trace_flags().is_empty() && server.databases().is_empty());
+}
+
+/// Finding N8: a benchmark's `cache = "cold"` is refused by the run's admission, before anything
+/// is created, on a server where the instance-wide opt-in is not given; with it (and sysadmin)
+/// it runs, and a warm cache is never refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_benchmarks_cold_cache_is_refused_before_anything_is_created() {
+    use dbbench_core::results::CacheState;
+    let server = server(InstanceModel::sql_server_2022_linux());
+    let settings = ConnectSettings::scripted(ADO, &server).unwrap();
+    let refusing = Backend::new(
+        MssqlBackend::connect(settings.clone(), Hooks::default(), false)
+            .await
+            .unwrap(),
+    );
+    let err = refusing
+        .check_cache(CacheState::Cold)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(
+            "`cache = \"cold\"` runs `CHECKPOINT; DBCC DROPCLEANBUFFERS WITH NO_INFOMSGS;`"
+        ) && err.contains("whole instance's buffer pool")
+            && err.contains("DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1"),
+        "{err}"
+    );
+    refusing.check_cache(CacheState::Warm).unwrap();
+    let allowing = Backend::new(
+        MssqlBackend::connect(settings, Hooks::default(), true)
+            .await
+            .unwrap(),
+    );
+    allowing.check_cache(CacheState::Cold).unwrap();
+    assert!(server.databases().is_empty() && server.calls_with("DROPCLEANBUFFERS").is_empty());
 }
 
 /// Finding C1: the zeroing proof is bounded to this run. An earlier run of the same database

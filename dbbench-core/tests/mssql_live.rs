@@ -314,7 +314,7 @@ async fn lifecycle_on_a_live_server() {
     };
     let volumes = Volumes::from_env().unwrap();
     // The preflight first, as a DBA would run it: it decides which cells must succeed here.
-    let cells: Vec<(&str, &str, StorageSpec)> = benchmarks()
+    let cells: Vec<(&str, &str, StorageSpec, dbbench_core::results::CacheState)> = benchmarks()
         .iter()
         .flat_map(|b| {
             let scale = Scale::smoke().for_benchmark(&b.run);
@@ -323,6 +323,7 @@ async fn lifecycle_on_a_live_server() {
                     b.name,
                     c.name,
                     c.storage.scaled(b.run.scale_storage, &scale),
+                    b.run.cache,
                 )
             })
         })

@@ -14,6 +14,7 @@ use dbbench_core::__internals::mssql::instance::TempdbFile;
 use dbbench_core::__internals::mssql::preflight::{self, Answers, Permissions, Probe};
 use dbbench_core::__internals::mssql::provision::{Platform, ServerDirs};
 use dbbench_core::__internals::mssql::ConnectSettings;
+use dbbench_core::results::CacheState;
 use dbbench_core::{Scale, Value};
 
 const MB: u64 = 1 << 20;
@@ -26,8 +27,19 @@ fn grow(n: u64) -> Option<Growth> {
     Some(Growth::Fixed(Size::new(n * MB, "declared")))
 }
 
+/// A cell as the preflight takes it: `(benchmark, cell, storage, cache)`.
+type Cell = (&'static str, &'static str, StorageSpec, CacheState);
+
+/// The seed suites' cells at smoke scale, each with a warm cache (as the suites run).
+fn seed_cells() -> Vec<Cell> {
+    seed_storage()
+        .into_iter()
+        .map(|(bench, cell, spec)| (bench, cell, spec, CacheState::Warm))
+        .collect()
+}
+
 /// The seed suites' cells at smoke scale, `(benchmark, cell, storage)`.
-fn seed_cells() -> Vec<(&'static str, &'static str, StorageSpec)> {
+fn seed_storage() -> Vec<(&'static str, &'static str, StorageSpec)> {
     let smoke = |divisor: u32, spec: StorageSpec| {
         let run = RunSpec {
             smoke_divisor: divisor,
@@ -200,6 +212,7 @@ fn sysadmin_2022() -> Answers {
         trace_status: Ok(()),
         ifi_off_flag_on: false,
         cold_cache: false,
+        restart_hook: false,
         probes: preflight::PROBES
             .iter()
             .map(|(metric, source, _)| Probe {
@@ -351,7 +364,12 @@ fn babelfish_42() -> Answers {
 fn babelfish_cells_are_refused_with_one_sentence_per_reason() {
     let mut cells = seed_cells();
     // A cell that declares nothing about its files: the server places them, so it runs.
-    cells.push(("quick_start", "server_placed", StorageSpec::DEFAULT));
+    cells.push((
+        "quick_start",
+        "server_placed",
+        StorageSpec::DEFAULT,
+        CacheState::Warm,
+    ));
     let report = preflight::evaluate(&babelfish_42(), &cells);
     let text = report.render();
     assert!(
@@ -549,4 +567,104 @@ fn create_database_in_master_is_enough_and_instance_changes_are_listed() {
         "{}",
         shared.detail
     );
+}
+
+/// Finding N8: a benchmark's `cache = "cold"` is seen by the preflight. Its statements, their
+/// server-wide effect and the permission they need are shown, and on a shared server without
+/// the opt-in the cell is refused up front, as the run's admission refuses it.
+#[test]
+fn a_cold_cache_cell_is_shown_and_refused_without_the_opt_in() {
+    let cold = vec![(
+        "cold::reads",
+        "cold_cell",
+        StorageSpec::DEFAULT,
+        CacheState::Cold,
+    )];
+    let allowed = preflight::evaluate(&sysadmin_2022(), &cold);
+    let text = allowed.render();
+    let cell = &allowed.cells[0];
+    assert!(cell.blockers.is_empty(), "{text}");
+    assert!(
+        cell.notes
+            .iter()
+            .any(|n| n.contains("CHECKPOINT; DBCC DROPCLEANBUFFERS") && n.contains("sysadmin")),
+        "{text}"
+    );
+    assert!(
+        text.contains("DBCC DROPCLEANBUFFERS empties the whole instance's buffer pool")
+            && text.contains("cold::reads cold_cell"),
+        "{text}"
+    );
+    let shared = Answers {
+        allow_instance_changes: false,
+        ..sysadmin_2022()
+    };
+    let refused = preflight::evaluate(&shared, &cold);
+    assert!(
+        refused.cells[0]
+            .blockers
+            .iter()
+            .any(|b| b.starts_with("`cache`")
+                && b.contains("DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1")),
+        "{}",
+        refused.render()
+    );
+    // The same cell with a warm cache changes nothing outside its database.
+    let warm = vec![(
+        "cold::reads",
+        "warm_cell",
+        StorageSpec::DEFAULT,
+        CacheState::Warm,
+    )];
+    assert!(preflight::evaluate(&shared, &warm).cells[0]
+        .blockers
+        .is_empty());
+}
+
+/// Finding N14: the restart hook restarts the whole instance before every repetition; the
+/// preflight's shared-server warning names it (not its command), and without the opt-in the
+/// cells are refused, as the run's admission refuses them.
+#[test]
+fn the_shared_server_warning_names_the_restart_hook() {
+    let shared = Answers {
+        allow_instance_changes: false,
+        restart_hook: true,
+        ..sysadmin_2022()
+    };
+    let cells = vec![(
+        "quick_start",
+        "plain",
+        StorageSpec::DEFAULT,
+        CacheState::Warm,
+    )];
+    let report = preflight::evaluate(&shared, &cells);
+    let check = report
+        .checks
+        .iter()
+        .find(|c| c.what == "instance-wide changes (shared server)")
+        .unwrap();
+    assert_eq!(check.ok, Some(false), "{}", report.render());
+    assert!(report.cells[0]
+        .blockers
+        .iter()
+        .any(|b| b.starts_with("DBBENCH_MSSQL_RESTART restarts the whole instance")));
+    assert!(
+        check
+            .detail
+            .contains("DBBENCH_MSSQL_RESTART restarts the whole instance")
+            && check
+                .detail
+                .contains("is not set, so these cells are refused"),
+        "{}",
+        check.detail
+    );
+    let quiet = Answers {
+        allow_instance_changes: false,
+        ..sysadmin_2022()
+    };
+    let report = preflight::evaluate(&quiet, &cells);
+    assert!(report
+        .checks
+        .iter()
+        .all(|c| !c.detail.contains("DBBENCH_MSSQL_RESTART")));
 }

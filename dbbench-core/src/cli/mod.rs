@@ -194,7 +194,7 @@ fn preflight(benchmarks: &[&'static BenchmarkSpec], scale: Option<&str>) -> Resu
         Some(s) => Scale::parse(s)?,
         None => Scale::from_env(Scale::default_scale())?,
     };
-    let cells: Vec<(String, &str, crate::model::config::StorageSpec)> = benchmarks
+    let cells: Vec<(String, &str, crate::model::config::StorageSpec, _)> = benchmarks
         .iter()
         .flat_map(|b| {
             let scale = scale.for_benchmark(&b.run);
@@ -203,12 +203,15 @@ fn preflight(benchmarks: &[&'static BenchmarkSpec], scale: Option<&str>) -> Resu
                     b.test_path(),
                     c.name,
                     c.storage.scaled(b.run.scale_storage, &scale),
+                    b.run.cache,
                 )
             })
         })
         .collect();
-    let cells: Vec<(&str, &str, crate::model::config::StorageSpec)> =
-        cells.iter().map(|(b, c, s)| (b.as_str(), *c, *s)).collect();
+    let cells: Vec<crate::engine::plugin::PreflightCell<'_>> = cells
+        .iter()
+        .map(|(b, c, s, cache)| (b.as_str(), *c, *s, *cache))
+        .collect();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -28,6 +28,7 @@ pub trait ErasedBackend {
     fn info(&self) -> BackendInfo;
     fn server_on_host(&self) -> Option<&ServerOnHost>;
     fn check(&self, storage: &StorageSpec) -> Result<()>;
+    fn check_cache(&self, cache: crate::model::start::CacheState) -> Result<()>;
     fn floor_storage(&self, storage: &StorageSpec) -> StorageSpec;
     fn files_are_local(&self) -> bool;
     fn sweep_stale<'a>(&'a mut self, work_dir: &'a Path) -> BoxFuture<'a, Vec<String>>;
@@ -56,6 +57,9 @@ impl<B: EngineBackend> ErasedBackend for B {
     }
     fn check(&self, storage: &StorageSpec) -> Result<()> {
         EngineBackend::check(self, storage)
+    }
+    fn check_cache(&self, cache: crate::model::start::CacheState) -> Result<()> {
+        EngineBackend::check_cache(self, cache)
     }
     fn floor_storage(&self, storage: &StorageSpec) -> StorageSpec {
         EngineBackend::floor_storage(self, storage)

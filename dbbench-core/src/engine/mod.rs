@@ -123,6 +123,13 @@ impl Backend {
         self.0.check(storage)
     }
 
+    /// Fails with [`Error::Unsupported`](crate::model::error::Error::Unsupported) when the
+    /// benchmark's `cache` cannot be given on this server as things stand, before anything is
+    /// created (SQL Server's cold cache without the opt-in or sysadmin).
+    pub fn check_cache(&self, cache: crate::model::start::CacheState) -> Result<()> {
+        self.0.check_cache(cache)
+    }
+
     /// `storage` with every size raised to this backend's minimum, applied before the cell's
     /// effective sizes are recorded and its databases created (SQL Server's `model` size and
     /// 512 KB log; PostgreSQL's 1 MB WAL segment; the embedded engine

@@ -80,6 +80,14 @@ pub trait EngineBackend: 'static {
     /// the dispatcher refused already (the profile's `refuse_unlisted`).
     fn check(&self, storage: &StorageSpec) -> Result<()>;
 
+    /// Fails with [`Error::Unsupported`](crate::model::error::Error::Unsupported) when the
+    /// benchmark's `cache` cannot be given on this server as things stand (SQL Server's cold
+    /// cache empties the whole instance's buffer pool): before anything is created, as
+    /// [`check`](Self::check). Most backends refuse nothing here.
+    fn check_cache(&self, _cache: crate::model::start::CacheState) -> Result<()> {
+        Ok(())
+    }
+
     /// `storage` with every size raised to this backend's minimum.
     fn floor_storage(&self, storage: &StorageSpec) -> StorageSpec {
         *storage
@@ -214,8 +222,13 @@ pub struct Registration {
 }
 
 /// A cell as a preflight sees it: its benchmark's test path, its name, its storage at the scale
-/// asked for.
-pub type PreflightCell<'a> = (&'a str, &'a str, StorageSpec);
+/// asked for, and its benchmark's `cache`.
+pub type PreflightCell<'a> = (
+    &'a str,
+    &'a str,
+    StorageSpec,
+    crate::model::start::CacheState,
+);
 
 /// A backend's preflight ([`Registration::preflight`]): its report, rendered.
 pub type PreflightFn = for<'a> fn(&'a [PreflightCell<'a>]) -> BoxFuture<'a, Result<String>>;

@@ -70,7 +70,10 @@ fn precheck(bench: &BenchmarkSpec, backend: &Backend, storage: &StorageSpec) -> 
             return CellStatus::Failed(format!("nothing was created: {refusal}"));
         }
     }
-    match backend.check(storage) {
+    match backend
+        .check(storage)
+        .and_then(|()| backend.check_cache(bench.run.cache))
+    {
         Ok(()) => CellStatus::Ok,
         // An option this backend has no honest equivalent for: the cell cannot run here, as a
         // cell restricted to other backends cannot, and says which option and why (the seed

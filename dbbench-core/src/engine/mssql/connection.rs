@@ -124,7 +124,7 @@ impl MssqlConnection {
         let settings = &self.settings;
         match &mut self.link {
             #[cfg(any(test, feature = "_mssql_scripted"))]
-            Link::Scripted(link) => match link.reply(settings, Api::Rpc, sql)? {
+            Link::Scripted(link) => match link.answer(settings, Api::Rpc, sql).await? {
                 Reply::Affected(n) => Ok(n),
                 _ => Ok(0),
             },
@@ -165,7 +165,7 @@ impl MssqlConnection {
         let settings = &self.settings;
         match &mut self.link {
             #[cfg(any(test, feature = "_mssql_scripted"))]
-            Link::Scripted(link) => match link.reply(settings, Api::Batch, sql)? {
+            Link::Scripted(link) => match link.answer(settings, Api::Batch, sql).await? {
                 Reply::Sets(sets) => Ok(sets),
                 _ => Ok(Vec::new()),
             },
@@ -195,7 +195,7 @@ impl MssqlConnection {
         let settings = &self.settings;
         match &mut self.link {
             #[cfg(any(test, feature = "_mssql_scripted"))]
-            Link::Scripted(link) => match link.reply(settings, Api::Rpc, sql)? {
+            Link::Scripted(link) => match link.answer(settings, Api::Rpc, sql).await? {
                 Reply::Sets(sets) => Ok(sets.into_iter().next().unwrap_or_default()),
                 _ => Ok(Vec::new()),
             },
@@ -229,14 +229,15 @@ impl MssqlConnection {
             #[cfg(any(test, feature = "_mssql_scripted"))]
             Link::Scripted(link) => {
                 let count = rows.count() as u64;
-                link.reply(
+                link.answer(
                     &settings,
                     Api::Bulk,
                     &format!(
                         "INSERT BULK {table} ({}) -- {count} rows",
                         columns.join(", ")
                     ),
-                )?;
+                )
+                .await?;
                 Ok(count)
             }
             Link::Tds(client) => {

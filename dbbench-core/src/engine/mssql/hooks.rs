@@ -10,6 +10,11 @@ use std::time::{Duration, Instant};
 /// The restart hook's environment variable: a shell command.
 pub const RESTART_ENV: &str = "DBBENCH_MSSQL_RESTART";
 
+/// What the restart hook does to everyone else on the server, as the preflight's shared-server
+/// warning and the run's refusal say it.
+pub const RESTART_WARNING: &str = "DBBENCH_MSSQL_RESTART restarts the whole instance before \
+     every repetition of every cell: every session on it ends, other people's included";
+
 /// Seconds to wait for logins after the restart hook (default 120).
 pub const RESTART_TIMEOUT_ENV: &str = "DBBENCH_MSSQL_RESTART_TIMEOUT_S";
 
@@ -120,9 +125,73 @@ pub async fn wait_for_login(settings: &ConnectSettings, limit: Duration) -> Resu
     }
 }
 
+/// Why a cold cache asked for by `asked` (`cache = "cold"`, or the environment's switch) cannot
+/// run: `CHECKPOINT; DBCC DROPCLEANBUFFERS` before each window empties the whole instance's
+/// buffer pool, so every other session's databases read from disk again; that needs the opt-in
+/// ([`super::instance::ALLOW_ENV`]) and sysadmin (DBCC DROPCLEANBUFFERS docs), refused before anything
+/// is created when either is known to be missing.
+pub(crate) fn cold_cache_refusal(
+    asked: &str,
+    allowed: bool,
+    permissions: &super::preflight::Permissions,
+) -> Result<()> {
+    let lacking = super::permissions::blockers(&crate::model::config::StorageSpec::DEFAULT, true, permissions);
+    let why = if !allowed {
+        format!(
+            "set {}=1: other sessions on the server lose their cache too",
+            super::instance::ALLOW_ENV
+        )
+    } else if let Some(drop) = lacking.iter().find(|b| b.contains("DROPCLEANBUFFERS")) {
+        format!("the login lacks its permission: {drop}")
+    } else {
+        return Ok(());
+    };
+    Err(Error::Unsupported {
+        option: "cache",
+        backend: "mssql",
+        reason: format!(
+            "{asked} runs `{}` before every window, and DBCC DROPCLEANBUFFERS empties the whole \
+             instance's buffer pool, not only the benchmark database's pages; {why}",
+            COLD_CACHE_SQL.trim()
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Finding N8: a cold cache is refused before anything is created without the opt-in, and
+    /// with it when the login is known not to be sysadmin; an unknown answer is left to the run.
+    #[test]
+    fn a_cold_cache_needs_the_opt_in_and_sysadmin() {
+        use super::super::preflight::Permissions;
+        let admin = Permissions {
+            sysadmin: Some(true),
+            ..Permissions::default()
+        };
+        let err = cold_cache_refusal("`cache = \"cold\"`", false, &admin)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("DBBENCH_MSSQL_ALLOW_INSTANCE_CHANGES=1")
+                && err.contains("CHECKPOINT; DBCC DROPCLEANBUFFERS"),
+            "{err}"
+        );
+        cold_cache_refusal("`cache = \"cold\"`", true, &admin).unwrap();
+        let dbcreator = Permissions {
+            sysadmin: Some(false),
+            ..Permissions::default()
+        };
+        let err = cold_cache_refusal("`cache = \"cold\"`", true, &dbcreator)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("the login lacks its permission: `DBCC DROPCLEANBUFFERS` needs sysadmin"),
+            "{err}"
+        );
+        cold_cache_refusal("`cache = \"cold\"`", true, &Permissions::default()).unwrap();
+    }
 
     #[tokio::test]
     async fn a_failing_restart_hook_is_reported() {

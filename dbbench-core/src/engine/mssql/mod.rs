@@ -313,17 +313,23 @@ impl EngineBackend for MssqlBackend {
                 ),
             });
         }
-        if self.hooks.cold_cache && !self.allow_instance_changes {
+        if self.hooks.restart.is_some() && !self.allow_instance_changes {
             return Err(Error::Unsupported {
-                option: "cache",
+                option: "restart",
                 backend: "mssql",
                 reason: format!(
-                    "{}=1 empties the whole instance's buffer pool (DBCC DROPCLEANBUFFERS) before \
-                     every window, not only the benchmark database's pages; set {}=1 to allow it",
-                    hooks::COLD_CACHE_ENV,
+                    "{}; set {}=1 to allow it",
+                    hooks::RESTART_WARNING,
                     instance::ALLOW_ENV
                 ),
             });
+        }
+        if self.hooks.cold_cache {
+            hooks::cold_cache_refusal(
+                &format!("{}=1", hooks::COLD_CACHE_ENV),
+                self.allow_instance_changes,
+                &self.permissions,
+            )?;
         }
         // The same permission table as the preflight's.
         let lacking = permissions::blockers(storage, self.hooks.cold_cache, &self.permissions);
@@ -346,6 +352,19 @@ impl EngineBackend for MssqlBackend {
             });
         }
         Ok(())
+    }
+
+    /// A benchmark's `cache = "cold"` is refused here, before anything is created, as the
+    /// environment's cold cache is in [`check`](Self::check) (finding N8 of the fourth review).
+    fn check_cache(&self, cache: crate::model::start::CacheState) -> Result<()> {
+        if cache != crate::model::start::CacheState::Cold {
+            return Ok(());
+        }
+        hooks::cold_cache_refusal(
+            "`cache = \"cold\"`",
+            self.allow_instance_changes,
+            &self.permissions,
+        )
     }
 
     /// The server's disks are not this machine's to probe, even when it runs here.

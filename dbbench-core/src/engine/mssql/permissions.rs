@@ -26,6 +26,8 @@ pub enum When {
     Stop,
     /// For a FULL or BULK_LOGGED cell (the log chain's first backup).
     FullRecovery,
+    /// While waiting for the server-wide lock another process holds (naming its holders).
+    LockWait,
 }
 
 /// What one statement needs.
@@ -90,6 +92,7 @@ fn anyone(_: &Permissions) -> Option<bool> {
 /// sends them.
 pub const TABLE: &[Need] = &[
     Need { statement: "sp_getapplock", when: When::Always, permission: "public role", source: "https://learn.microsoft.com/sql/relational-databases/system-stored-procedures/sp-getapplock-transact-sql", held: anyone, blocks: true },
+    Need { statement: "sys.dm_tran_locks", when: When::LockWait, permission: "VIEW SERVER STATE (2022: VIEW SERVER PERFORMANCE STATE)", source: "https://learn.microsoft.com/sql/relational-databases/system-dynamic-management-views/sys-dm-tran-locks-transact-sql", held: server_state, blocks: false },
     Need { statement: "CREATE DATABASE", when: When::Always, permission: "CREATE DATABASE in master, CREATE ANY DATABASE or ALTER ANY DATABASE", source: "https://learn.microsoft.com/sql/t-sql/statements/create-database-transact-sql#permissions", held: create, blocks: true },
     Need { statement: "DROP DATABASE", when: When::Always, permission: "CONTROL on the database (its creator owns it)", source: "https://learn.microsoft.com/sql/t-sql/statements/drop-database-transact-sql#permissions", held: create, blocks: true },
     Need { statement: "sys.dm_server_services", when: When::IfiDeclared, permission: "VIEW SERVER STATE", source: "https://learn.microsoft.com/sql/relational-databases/system-dynamic-management-views/sys-dm-server-services-transact-sql", held: server_state, blocks: false },
@@ -102,6 +105,7 @@ pub const TABLE: &[Need] = &[
     Need { statement: "DBCC SHRINKFILE", when: When::Tempdb, permission: "sysadmin or db_owner in tempdb", source: "https://learn.microsoft.com/sql/t-sql/database-console-commands/dbcc-shrinkfile-transact-sql", held: sysadmin, blocks: true },
     Need { statement: "sp_addextendedproperty", when: When::Tempdb, permission: "db_owner of master (sysadmin): the server's record of owed undo", source: "https://learn.microsoft.com/sql/relational-databases/system-stored-procedures/sp-addextendedproperty-transact-sql", held: sysadmin, blocks: true },
     Need { statement: "BACKUP DATABASE", when: When::FullRecovery, permission: "BACKUP DATABASE (db_owner: its creator owns it)", source: "https://learn.microsoft.com/sql/t-sql/statements/backup-transact-sql#permissions", held: create, blocks: true },
+    Need { statement: "sp_delete_database_backuphistory", when: When::FullRecovery, permission: "sysadmin (run from msdb)", source: "https://learn.microsoft.com/sql/relational-databases/system-stored-procedures/sp-delete-database-backuphistory-transact-sql", held: sysadmin, blocks: false },
     Need { statement: "EVENT SESSION", when: When::Always, permission: "ALTER ANY EVENT SESSION (CREATE, ALTER, DROP EVENT SESSION … ON SERVER)", source: "https://learn.microsoft.com/sql/t-sql/statements/create-event-session-transact-sql", held: event_session, blocks: false },
     Need { statement: "xp_delete_files", when: When::Always, permission: "sysadmin (undocumented procedure, 2019+)", source: "none from Microsoft (sql-server-review-3.md, permissions table)", held: sysadmin, blocks: false },
     Need { statement: "sys.dm_os_wait_stats", when: When::Always, permission: "VIEW SERVER STATE (2022: VIEW SERVER PERFORMANCE STATE)", source: "https://learn.microsoft.com/sql/relational-databases/system-dynamic-management-views/sys-dm-os-wait-stats-transact-sql", held: server_state, blocks: false },
@@ -114,7 +118,7 @@ pub const TABLE: &[Need] = &[
 /// When `spec` (with the cold cache in `cold`) makes the run send statements of `when`.
 pub fn applies(when: When, spec: &StorageSpec, cold: bool) -> bool {
     match when {
-        When::Always | When::Stop => true,
+        When::Always | When::Stop | When::LockWait => true,
         When::IfiOff => spec.ifi == Some(false),
         When::IfiDeclared => spec.ifi.is_some(),
         When::ColdCache => cold,
@@ -151,9 +155,12 @@ pub const IFI_OFF: InstanceWide = InstanceWide {
 /// Emptying the buffer pool.
 pub const COLD: InstanceWide = InstanceWide {
     option: "`cache`",
-    short: "the whole buffer pool emptied before each window",
-    long: "a cold cache empties the whole instance's buffer pool before each window (DBCC \
-           DROPCLEANBUFFERS): every database on the server reads from disk again",
+    short: "the whole buffer pool emptied before each window (CHECKPOINT; DBCC \
+            DROPCLEANBUFFERS, sysadmin)",
+    long: "a cold cache runs `CHECKPOINT; DBCC DROPCLEANBUFFERS` in the cell's database before \
+           each window: DBCC DROPCLEANBUFFERS empties the whole instance's buffer pool, so every \
+           database on the server reads from disk again, and it needs sysadmin (DBCC \
+           DROPCLEANBUFFERS docs)",
 };
 
 /// Changing tempdb.
@@ -237,6 +244,7 @@ pub fn markdown() -> String {
             When::Tempdb => "tempdb options",
             When::Stop => "timeout, Ctrl-C",
             When::FullRecovery => "FULL, BULK_LOGGED",
+            When::LockWait => "waiting for the server lock",
         };
         out.push_str(&format!(
             "| `{}` | {when} | {} | {} | {} |\n",
@@ -247,6 +255,10 @@ pub fn markdown() -> String {
                 (false, When::Stop) => {
                     "the running statement goes on to its end; the body is refused at its next \
                      statement"
+                }
+                (false, When::LockWait) => "the wait does not name who holds the lock",
+                (false, When::FullRecovery) => {
+                    "msdb's backup history of the dropped database is left, and that is said"
                 }
                 (false, _) => "recorded as unavailable",
             },

@@ -13,7 +13,9 @@ use super::identity::Product;
 use super::ifi::IfiState;
 use super::instance::{self, TempdbFile};
 use super::provision::{self, ServerDirs};
+use crate::engine::plugin::PreflightCell;
 use crate::model::config::StorageSpec;
+use crate::model::start::CacheState;
 use crate::model::value::Row;
 
 mod checks;
@@ -119,6 +121,8 @@ pub struct Answers {
     pub ifi_off_flag_on: bool,
     /// `DBBENCH_MSSQL_COLD_CACHE=1`: every cell empties the buffer pool before its window.
     pub cold_cache: bool,
+    /// `DBBENCH_MSSQL_RESTART` is set: the whole instance restarts before every repetition.
+    pub restart_hook: bool,
     /// Each evidence source read once (a `SELECT` that creates nothing), with its outcome.
     pub probes: Vec<Probe>,
 }
@@ -275,7 +279,7 @@ impl Preflight {
 /// The checks and per-cell decisions for `answers`. Every `[ok]` stands on an answer of this
 /// server: a permission the server reported, a view that answered a query, a statement the
 /// product has.
-pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Preflight {
+pub fn evaluate(answers: &Answers, cells: &[PreflightCell<'_>]) -> Preflight {
     let p = &answers.permissions;
     let product = &answers.product;
     let can_create = super::permissions::may_create(p);
@@ -296,8 +300,9 @@ pub fn evaluate(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Prefl
     checks.push(shared_server_check(answers, cells));
     let cells = cells
         .iter()
-        .map(|(bench, cell, spec)| {
-            decide(answers, bench, cell, spec, can_create, trace_flags, tempdb)
+        .map(|(bench, cell, spec, cache)| {
+            let cold = answers.cold_cache || *cache == CacheState::Cold;
+            decide(answers, (bench, cell), spec, cold, can_create, trace_flags, tempdb)
         })
         .collect();
     Preflight {
@@ -313,11 +318,13 @@ const TEMPDB: StorageSpec = StorageSpec {
     ..StorageSpec::DEFAULT
 };
 
+/// The verdict on one cell, `(benchmark, cell)`, whose windows start with a cold cache when
+/// `cold` (its benchmark's `cache = "cold"`, or `DBBENCH_MSSQL_COLD_CACHE=1`).
 fn decide(
     answers: &Answers,
-    bench: &str,
-    cell: &str,
+    (bench, cell): (&str, &str),
     spec: &StorageSpec,
+    cold: bool,
     can_create: Option<bool>,
     trace_flags: Option<bool>,
     tempdb: Option<bool>,
@@ -341,10 +348,10 @@ fn decide(
     // table the run's admission uses (findings A1, A3, A5, B5).
     blockers.extend(super::permissions::blockers(
         spec,
-        answers.cold_cache,
+        cold,
         &answers.permissions,
     ));
-    let changes = super::permissions::instance_changes(spec, answers.cold_cache);
+    let changes = super::permissions::instance_changes(spec, cold);
     if let (false, true, false) = (
         changes.is_empty(),
         refusals.is_empty(),
@@ -355,6 +362,14 @@ fn decide(
             "{}: the change is to the whole instance, which other sessions share; set {}=1 to \
              allow it",
             options.join(", "),
+            super::instance::ALLOW_ENV
+        ));
+    }
+    // The run's admission refuses every cell under a restart hook without the opt-in.
+    if answers.restart_hook && !answers.allow_instance_changes {
+        blockers.push(format!(
+            "{}; set {}=1 to allow it",
+            super::hooks::RESTART_WARNING,
             super::instance::ALLOW_ENV
         ));
     }

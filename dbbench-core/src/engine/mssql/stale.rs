@@ -13,6 +13,11 @@
 //! or of a live owner (a concurrent `cargo test`) is never touched. A
 //! failure (error 916 on a database another login created, a drop the login may not do) is said
 //! in that database's line and the run goes on: a leftover costs disk, not correctness.
+//!
+//! The growth sessions of databases that no longer exist are dropped too, from any host
+//! ([`growth_sessions`]). Every step is bounded by the teardown deadline (`docs/deadlines.md`):
+//! the listing, each database's reads and drop, the sessions' sweep. A server that stops
+//! answering ends the sweep with one line; the next run looks again.
 
 use super::identity::Product;
 use super::marker;
@@ -22,7 +27,11 @@ use super::MssqlConnection;
 use crate::model::error::Result;
 use crate::model::plan::OWNED_PREFIX;
 use crate::model::value::Row;
+use crate::util::deadline::{unanswered, Deadline};
 use crate::util::owner::{Liveness, Owner};
+use std::time::Duration;
+
+mod growth_sessions;
 
 /// The databases that may be dbbench's: its prefix (with `_`, LIKE's any-character, escaped) and
 /// no database snapshots (dbbench creates none, and a snapshot of a dbbench database would show
@@ -36,10 +45,35 @@ pub fn candidates_sql() -> String {
 }
 
 /// Looks at every candidate database through `conn` (connected to master) and drops those whose
-/// owner is gone; returns one line per database, for the console. `this` is this process: where
-/// it has no start time, this system cannot tell a live owner from a gone one, and nothing is
-/// looked at. `product` decides which statements the drop sends ([`Dropping::leftover`]).
+/// owner is gone, then the growth sessions whose database is gone; returns one line per
+/// database or session, for the console. `this` is this process: where it has no start time,
+/// this system cannot tell a live owner from a gone one, and nothing is looked at. `product`
+/// decides which statements the drop sends ([`Dropping::leftover`]). Each step waits at most the
+/// teardown deadline.
 pub async fn sweep(conn: &mut MssqlConnection, this: &Owner, product: &Product) -> Vec<String> {
+    match Deadline::Teardown.limit() {
+        Ok(limit) => sweep_within(conn, this, product, limit).await,
+        Err(e) => vec![format!("mssql: not looking for stale dbbench databases: {e}")],
+    }
+}
+
+/// The line that ends a sweep whose step got no answer within `limit` while `doing`: the
+/// connection may be mid-reply, so nothing more is sent on it.
+fn gave_up(limit: Duration, doing: &str) -> String {
+    format!(
+        "mssql: stopped looking for stale dbbench databases and sessions: {}; the next run looks \
+         again",
+        unanswered(Deadline::Teardown, limit, doing)
+    )
+}
+
+/// [`sweep`] with each step bounded by `limit`.
+async fn sweep_within(
+    conn: &mut MssqlConnection,
+    this: &Owner,
+    product: &Product,
+    limit: Duration,
+) -> Vec<String> {
     if this.start.is_none() || this.host.is_empty() {
         return vec![
             "mssql: not looking for stale dbbench databases: this system shows no host name or \
@@ -47,23 +81,42 @@ pub async fn sweep(conn: &mut MssqlConnection, this: &Owner, product: &Product) 
                 .to_string(),
         ];
     }
-    let rows = match conn.query(&candidates_sql(), &[]).await {
-        Ok(rows) => rows,
-        Err(e) => {
+    let listed = tokio::time::timeout(limit, conn.query(&candidates_sql(), &[])).await;
+    let rows = match listed {
+        Ok(Ok(rows)) => rows,
+        Ok(Err(e)) => {
             return vec![format!(
                 "mssql: could not list databases to look for stale ones: {e}"
             )]
         }
+        Err(_) => return vec![gave_up(limit, "listing dbbench's databases")],
     };
     let mut lines = Vec::new();
     for row in &rows {
         let line = match candidate(row) {
             // A case-insensitive collation also matches `DBBENCH_…`, which dbbench never creates.
             Ok((name, _)) if !name.starts_with(OWNED_PREFIX) => continue,
-            Ok((name, state)) => judge(conn, &name, &state, product).await,
+            Ok((name, state)) => {
+                match tokio::time::timeout(limit, judge(conn, &name, &state, product)).await {
+                    Ok(line) => line,
+                    Err(_) => {
+                        lines.push(gave_up(limit, &format!("looking at database {name}")));
+                        return lines;
+                    }
+                }
+            }
             Err(e) => format!("mssql: could not read a row of sys.databases: {e}"),
         };
         lines.push(conn.settings().scrub(&format!("mssql: {line}")));
+    }
+    if product.has_server_event_sessions() {
+        match tokio::time::timeout(limit, growth_sessions::sweep(conn)).await {
+            Ok(more) => lines.extend(
+                more.iter()
+                    .map(|line| conn.settings().scrub(&format!("mssql: {line}"))),
+            ),
+            Err(_) => lines.push(gave_up(limit, "looking for growth sessions left behind")),
+        }
     }
     lines
 }

@@ -65,6 +65,10 @@ pub enum Reply {
     /// `src/client/connection.rs`); it sends no Attention, so SQL Server goes on running the
     /// statement: the catalog applies it, as the server does when the statement finishes later.
     Timeout,
+    /// No answer ever: a server that stops answering without closing the connection (a hung
+    /// disk, a network partition, a frozen VM). The statement's future never completes; only
+    /// dbbench's own deadlines (`util::deadline`) end the wait.
+    Silent,
 }
 
 impl Reply {

@@ -74,6 +74,22 @@ impl ScriptedLink {
     }
 }
 
+impl ScriptedLink {
+    /// As [`reply`](Self::reply), awaited as a server's answer is: a [`Reply::Silent`] server
+    /// never answers, so the future stays pending until a deadline drops it.
+    pub(crate) async fn answer(
+        &mut self,
+        settings: &ConnectSettings,
+        api: Api,
+        sql: &str,
+    ) -> Result<Reply> {
+        match self.reply(settings, api, sql)? {
+            Reply::Silent => std::future::pending().await,
+            other => Ok(other),
+        }
+    }
+}
+
 impl Drop for ScriptedLink {
     /// The connection closes: its server session ends. (The connection's own `Drop` has run by
     /// then, so its stop switch no longer points at this session.)

@@ -212,7 +212,10 @@ pub(super) fn limit_checks(answers: &Answers) -> [Check; 2] {
 /// A spec that only touches tempdb, to ask a product whether it has tempdb files to change.
 /// The shared-server warning: every instance-wide change the cells would make, said once with
 /// the cells that make it (finding B3).
-pub(super) fn shared_server_check(answers: &Answers, cells: &[(&str, &str, StorageSpec)]) -> Check {
+pub(super) fn shared_server_check(
+    answers: &Answers,
+    cells: &[crate::engine::plugin::PreflightCell<'_>],
+) -> Check {
     let mut lines: Vec<String> = Vec::new();
     // With the opt-in and sysadmin, `ifi = true` cells are proven with the zero-fill logging
     // flags; without, they change nothing and are recorded as unproven.
@@ -223,23 +226,28 @@ pub(super) fn shared_server_check(answers: &Answers, cells: &[(&str, &str, Stora
         super::super::permissions::COLD,
         super::super::permissions::TEMPDB,
     ] {
-        let makes = |spec: &StorageSpec| {
+        let makes = |spec: &StorageSpec, cache: crate::model::start::CacheState| {
+            let cold = answers.cold_cache || cache == crate::model::start::CacheState::Cold;
             if change == super::super::permissions::IFI_PROOF {
                 proves && spec.ifi == Some(true)
             } else {
-                super::super::permissions::instance_changes(spec, answers.cold_cache)
-                    .contains(&change)
+                super::super::permissions::instance_changes(spec, cold).contains(&change)
             }
         };
         let makers: Vec<String> = cells
             .iter()
-            .filter(|(_, _, spec)| answers.product.refusals(spec).is_empty())
-            .filter(|(_, _, spec)| makes(spec))
-            .map(|(bench, cell, _)| format!("{bench} {cell}"))
+            .filter(|(_, _, spec, _)| answers.product.refusals(spec).is_empty())
+            .filter(|(_, _, spec, cache)| makes(spec, *cache))
+            .map(|(bench, cell, _, _)| format!("{bench} {cell}"))
             .collect();
         if !makers.is_empty() {
             lines.push(format!("{} ({})", change.long, makers.join(", ")));
         }
+    }
+    // The restart hook restarts the instance itself, for every cell (finding N14): its command
+    // is the user's and is not shown (it may hold a password).
+    if answers.restart_hook && !cells.is_empty() {
+        lines.push(super::super::hooks::RESTART_WARNING.to_string());
     }
     Check {
         what: "instance-wide changes (shared server)".into(),

@@ -5,13 +5,12 @@
 use super::super::instance;
 use super::super::{ConnectSettings, ServerFacts};
 use super::{evaluate, Answers, Permissions, Preflight, Probe, PERMISSIONS_SQL, PROBES};
-use crate::model::config::StorageSpec;
 use crate::model::error::Result;
 
 /// Connects with `settings`, gathers the answers (creating nothing) and evaluates `cells`.
 pub async fn run(
     settings: &ConnectSettings,
-    cells: &[(&str, &str, StorageSpec)],
+    cells: &[crate::engine::plugin::PreflightCell<'_>],
     allow_instance_changes: bool,
 ) -> Result<Preflight> {
     let mut conn = settings.connect(Some("master")).await?;
@@ -68,6 +67,9 @@ pub async fn run(
         ifi_off_flag_on: facts.tf_no_ifi == Ok(true),
         cold_cache: super::super::hooks::Hooks::from_env()
             .map(|h| h.cold_cache)
+            .unwrap_or(false),
+        restart_hook: super::super::hooks::Hooks::from_env()
+            .map(|h| h.restart.is_some())
             .unwrap_or(false),
         probes,
     };

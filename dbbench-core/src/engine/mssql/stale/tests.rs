@@ -210,6 +210,8 @@ fn expected_sweep() -> Vec<(Api, String, String)> {
     // The login to the database fails: nothing inside is tried.
     expected.push(login("dbbench_denied_r0_8"));
     expected.extend(property("dbbench_odd_r0_10"));
+    // Then the growth sessions whose database is gone (none here).
+    expected.push(master(growth_sessions::listing_sql()));
     expected
 }
 
@@ -459,4 +461,61 @@ async fn a_marker_of_another_pid_namespace_is_left() {
         "{lines:?}"
     );
     assert!(server.calls_with("DROP DATABASE").is_empty());
+}
+
+/// The stale sweep's deadline: a server that stops answering in the middle of the sweep (here,
+/// inside the second database's marker read) ends it within the bound, with the first
+/// database's line and one sentence for the rest; nothing more is sent on the connection.
+#[tokio::test]
+async fn a_server_that_stops_answering_ends_the_sweep_within_its_bound() {
+    let me = Owner::this();
+    let dead = marker_text(
+        &me.host,
+        1,
+        &Owner {
+            pid: no_such_pid(),
+            start: Some(1),
+            ..me.clone()
+        },
+    );
+    let server = ScriptedServer::new();
+    server
+        .on(
+            "FROM sys.databases",
+            listing(&[("dbbench_a_r0_1", "ONLINE"), ("dbbench_b_r0_1", "ONLINE")]),
+        )
+        .on_in("dbbench_a_r0_1", "sys.extended_properties", marker_row(&dead))
+        .on_in("dbbench_b_r0_1", "sys.extended_properties", Reply::Silent);
+    let limit = std::time::Duration::from_millis(300);
+    let started = std::time::Instant::now();
+    // A sweep that does not give up would wait for ever: the test's own bound ends it.
+    let lines = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        sweep_within(&mut connection(&server), &me, &Product::SqlServer, limit),
+    )
+    .await
+    .expect("the sweep gives up within its bound");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert!(lines[0].starts_with("mssql: removed database dbbench_a_r0_1"));
+    assert_eq!(
+        lines[1],
+        "mssql: stopped looking for stale dbbench databases and sessions: the server stopped \
+         answering: no reply within 300 ms while looking at database dbbench_b_r0_1 \
+         (DBBENCH_DEADLINE_TEARDOWN sets this limit); the next run looks again"
+    );
+    assert!(server.calls_with("server_event_sessions WHERE name LIKE").is_empty());
+
+    // A listing that never comes: one sentence, and nothing else is sent.
+    let silent = ScriptedServer::new();
+    silent.on("FROM sys.databases", Reply::Silent);
+    let lines = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        sweep_within(&mut connection(&silent), &me, &Product::SqlServer, limit),
+    )
+    .await
+    .expect("the sweep gives up within its bound");
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(lines[0].contains("no reply within 300 ms while listing dbbench's databases"));
+    assert_eq!(silent.calls().len(), 1);
 }
