@@ -114,7 +114,7 @@ static STARTED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new
 
 impl Existing {
     /// The socket of the target's server, started on first use.
-    fn socket(&self) -> String {
+    pub fn socket(&self) -> String {
         let mut server = self.server.lock().unwrap();
         let instance = server.get_or_insert_with(|| {
             let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -139,7 +139,7 @@ impl Existing {
     }
 
     /// A connection to the server, in no database.
-    async fn admin(&self) -> MariaDbConnection {
+    pub async fn admin(&self) -> MariaDbConnection {
         let opts = mariadb::external::opts(&self.socket()).unwrap();
         MariaDbConnection::connect(&opts, None).await.unwrap()
     }
