@@ -4,19 +4,20 @@
 //! path: a window that ends well, one whose statement fails, one its timeout cancels (its repetitions end as timed out). A second
 //! session reads the global every few milliseconds for the whole run, so a change restored
 //! afterwards is seen too. The server is an instance this test starts, reached the way
-//! `DBBENCH_MARIADB` reaches an existing one. Skipped without MariaDB's programs unless
+//! `DBBENCH_MARIADB` reaches an existing one (the conformance suite's existing-server target,
+//! `support::conformance::mariadb::Existing`). Skipped without MariaDB's programs unless
 //! `DBBENCH_REQUIRE_MARIADB=1`.
 
 mod support;
 
-use dbbench_core::__internals::mariadb::{self, binaries::Binaries, instance};
-use dbbench_core::__internals::mariadb::{MariaDbBackend, MariaDbConnection};
+use dbbench_core::__internals::mariadb::{self, MariaDbBackend, MariaDbConnection};
 use dbbench_core::__internals::{run_benchmark, Backend};
 use dbbench_core::__private::{BodyFuture, RunSpec, StorageSpec};
 use dbbench_core::results::CellStatus;
 use dbbench_core::{Scale, Session};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use support::conformance::mariadb::Existing;
 
 /// The DBA's value: not MariaDB's default (90), so a restore to the default is seen too.
 const DBA_PCT: &str = "77";
@@ -129,18 +130,10 @@ fn an_existing_server_s_flushing_threshold_is_never_changed_on_any_path() {
     if !mariadb::available_for_tests() {
         return;
     }
-    let base = support::scratch("mariadb-existing-globals");
-    let spec = instance::InstanceSpec {
-        work_base: base.join("server"),
-        redo_base: None,
-        settings: Vec::new(),
-    };
-    let id = format!("mdbglob-{}", std::process::id());
-    let server = instance::Instance::start(&Binaries::find().unwrap(), spec, id).unwrap();
-    let socket = server.socket().display().to_string();
+    let server = Existing::default();
+    let socket = server.socket();
     block_on(async {
-        let opts = mariadb::external::opts(&socket).unwrap();
-        let mut dba = MariaDbConnection::connect(&opts, None).await.unwrap();
+        let mut dba = server.admin().await;
         dba.batch(&format!(
             "SET GLOBAL innodb_max_dirty_pages_pct = {DBA_PCT}"
         ))
@@ -171,8 +164,7 @@ fn an_existing_server_s_flushing_threshold_is_never_changed_on_any_path() {
     STOP.store(true, Ordering::SeqCst);
     let (other, reads) = watching.join().unwrap();
     let after = block_on(async {
-        let opts = mariadb::external::opts(&socket).unwrap();
-        let mut dba = MariaDbConnection::connect(&opts, None).await.unwrap();
+        let mut dba = server.admin().await;
         let pct = global(&mut dba).await;
         let _ = dba.close().await;
         pct

@@ -13,11 +13,12 @@ mod support;
 
 use support::silent::*;
 
-use dbbench_core::__internals::mariadb::{self, binaries::Binaries, instance};
+use dbbench_core::__internals::mariadb;
 use dbbench_core::__internals::BodyFuture;
 use dbbench_core::Session;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use support::conformance::mariadb::Existing;
 
 /// The body's statement that meets the silence: well under a second of work at this size, so
 /// only the silence makes it outlast the timeout.
@@ -84,23 +85,20 @@ fn child_sweeps() {
     }
 }
 
-/// The existing server: an instance this test starts, which dbbench in the child reaches only
-/// through the proxy (and so treats as any existing server).
-struct Server(instance::Instance);
+/// The existing server: an instance this test starts (the conformance suite's existing-server
+/// target), which dbbench in the child reaches only through the proxy (and so treats as any
+/// existing server).
+struct Server(Existing);
 
 impl Server {
-    fn start(base: &Path) -> Server {
-        let spec = instance::InstanceSpec {
-            work_base: base.join("server"),
-            redo_base: None,
-            settings: Vec::new(),
-        };
-        let id = format!("mdbsilent-{}", std::process::id());
-        Server(instance::Instance::start(&Binaries::find().unwrap(), spec, id).unwrap())
+    fn start() -> Server {
+        let server = Server(Existing::default());
+        server.socket();
+        server
     }
 
     fn socket(&self) -> String {
-        self.0.socket().display().to_string()
+        self.0.socket()
     }
 
     /// dbbench's databases on the server, asked with the `mariadb` client over the socket.
@@ -150,7 +148,7 @@ fn existing_server_behind_a_proxy_that_stops_forwarding() {
         return;
     }
     let dir = support::scratch("mariadb-silent-existing");
-    let server = Server::start(&dir);
+    let server = Server::start();
 
     // The timeout fires; teardown gets no answer either and names what it leaves.
     let timed = run_child(

@@ -9,7 +9,7 @@
 
 mod support;
 
-use dbbench_core::__internals::postgres::cluster::{self, Binaries, Cluster, ClusterSpec};
+use dbbench_core::__internals::postgres::cluster;
 use dbbench_core::__internals::postgres::settings::PgSettings;
 use dbbench_core::__internals::postgres::PostgresConnection;
 use dbbench_core::__internals::RunContext;
@@ -18,6 +18,7 @@ use dbbench_core::__private::{BodyFuture, FixtureKind, RunSpec, StorageSpec};
 use dbbench_core::driver::{Load, Op, Work};
 use dbbench_core::results::CellStatus;
 use dbbench_core::{Connection, Scale, Session, Value};
+use support::existing_postgres::ExistingPostgres;
 use support::{cell, double, processes_under, try_run_external};
 use tokio_postgres::NoTls;
 
@@ -31,48 +32,20 @@ const NO_CREATE_USER: &str = "bench_reader";
 
 /// The server: a cluster listening on 127.0.0.1 with password authentication for TCP, removed
 /// when dropped (also when an assertion fails).
-struct Server {
-    cluster: Cluster,
-}
+struct Server(ExistingPostgres);
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.cluster.destroy();
+impl std::ops::Deref for Server {
+    type Target = ExistingPostgres;
+    fn deref(&self) -> &ExistingPostgres {
+        &self.0
     }
 }
 
 impl Server {
     fn start(base: &std::path::Path) -> Server {
-        let binaries = Binaries::find().unwrap();
-        // As the backend does: dbbench's directory under the temp dir when the server's user
-        // cannot reach the checkout.
-        let (work_base, _) =
-            dbbench_core::__internals::postgres::place::work_base(base, cluster::run_as().unwrap());
-        std::fs::create_dir_all(&work_base).unwrap();
-        let spec = ClusterSpec {
-            work_base,
-            data_base: None,
-            wal_base: None,
-            wal_segsize_mb: None,
-            // Later lines of postgresql.conf win: this one opens the loopback port.
-            settings: vec![("listen_addresses".into(), "'127.0.0.1'".into())],
-        };
-        let cluster = Cluster::start(&binaries, spec, format!("existing-{}", std::process::id()))
-            .expect("the existing server starts");
-        Server { cluster }
-    }
-
-    fn port(&self) -> u16 {
-        self.cluster.settings().target("postgres").port
-    }
-
-    /// The superuser's connection string, over the socket directory (trust).
-    fn admin(&self) -> String {
-        let t = self.cluster.settings().target("postgres");
-        format!(
-            "host={} port={} user={} dbname=postgres",
-            t.host, t.port, t.user
-        )
+        // Later lines of postgresql.conf win: this one opens the loopback port.
+        let settings = vec![("listen_addresses".into(), "'127.0.0.1'".into())];
+        Server(ExistingPostgres::start(base, "existing", settings))
     }
 
     /// What a user would put in `DBBENCH_POSTGRES`.

@@ -1,20 +1,21 @@
 //! A busy server is seen on MariaDB: an instance this test starts, reached the way
-//! `DBBENCH_MARIADB` reaches an existing server, and another client writing into another schema
-//! during some of the windows (a thread inserting one row per statement, bounded in time and
-//! rows). Those windows, and only those, are marked `the server was busy: …`; the others read the
-//! server's activity too and are not marked. Skipped without MariaDB's programs unless
-//! `DBBENCH_REQUIRE_MARIADB=1`. The figures are printed for the record (`docs/busy-machine.md`).
+//! `DBBENCH_MARIADB` reaches an existing server (`support::conformance::mariadb::Existing`), and
+//! another client writing into another schema during some of the windows (a thread inserting one
+//! row per statement, bounded in time and rows). Those windows, and only those, are marked `the
+//! server was busy: …`; the others read the server's activity too and are not marked. Skipped
+//! without MariaDB's programs unless `DBBENCH_REQUIRE_MARIADB=1`. The figures are printed for the
+//! record (`docs/busy-machine.md`).
 
 mod support;
 
-use dbbench_core::__internals::mariadb::{self, binaries::Binaries, instance};
-use dbbench_core::__internals::mariadb::{MariaDbBackend, MariaDbConnection};
+use dbbench_core::__internals::mariadb::{self, MariaDbBackend, MariaDbConnection};
 use dbbench_core::__internals::{run_benchmark, Backend};
 use dbbench_core::__private::{BodyFuture, RunSpec, StorageSpec};
 use dbbench_core::results::CellStatus;
 use dbbench_core::{Scale, Session};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+use support::conformance::mariadb::Existing;
 use support::neighbour::WRITING;
 
 /// The bodies run so far: every third one runs while the other client writes.
@@ -97,15 +98,8 @@ fn another_client_writing_into_another_schema_marks_its_windows_server_busy() {
     if !mariadb::available_for_tests() {
         return;
     }
-    let base = support::scratch("mariadb-server-busy");
-    let spec = instance::InstanceSpec {
-        work_base: base.join("server"),
-        redo_base: None,
-        settings: Vec::new(),
-    };
-    let id = format!("mdbbusy-{}", std::process::id());
-    let server = instance::Instance::start(&Binaries::find().unwrap(), spec, id).unwrap();
-    let socket = server.socket().display().to_string();
+    let server = Existing::default();
+    let socket = server.socket();
     static STOP: AtomicBool = AtomicBool::new(false);
     let writer = other_client(socket.clone(), &STOP);
 

@@ -7,24 +7,16 @@
 
 mod support;
 
-use dbbench_core::__internals::postgres::cluster::{self, Binaries, Cluster, ClusterSpec};
+use dbbench_core::__internals::postgres::cluster;
 use dbbench_core::__internals::postgres::settings::PgSettings;
 use dbbench_core::__private::{BodyFuture, RunSpec, StorageSpec};
 use dbbench_core::results::CellStatus;
 use dbbench_core::{Scale, Session};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+use support::existing_postgres::ExistingPostgres;
 use support::neighbour::WRITING;
 use tokio_postgres::NoTls;
-
-/// The server, removed when dropped (also when an assertion fails).
-struct Server(Cluster);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.destroy();
-    }
-}
 
 /// Runs `sql` as the superuser.
 fn as_superuser(url: &str, sql: &str) {
@@ -125,24 +117,8 @@ fn another_client_writing_into_another_database_marks_its_windows_server_busy() 
         return;
     }
     let base = support::scratch("pg-server-busy");
-    let binaries = Binaries::find().unwrap();
-    let (work_base, _) =
-        dbbench_core::__internals::postgres::place::work_base(&base, cluster::run_as().unwrap());
-    std::fs::create_dir_all(&work_base).unwrap();
-    let spec = ClusterSpec {
-        work_base,
-        data_base: None,
-        wal_base: None,
-        wal_segsize_mb: None,
-        settings: vec![],
-    };
-    let server =
-        Server(Cluster::start(&binaries, spec, format!("busy-{}", std::process::id())).unwrap());
-    let t = server.0.settings().target("postgres");
-    let admin = format!(
-        "host={} port={} user={} dbname=postgres",
-        t.host, t.port, t.user
-    );
+    let server = ExistingPostgres::start(&base, "busy", Vec::new());
+    let admin = server.admin();
     as_superuser(&admin, "CREATE DATABASE app");
     static STOP: AtomicBool = AtomicBool::new(false);
     let writer = other_client(format!("{admin} dbname=app"), &STOP);

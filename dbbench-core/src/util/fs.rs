@@ -8,10 +8,31 @@
 //! renamed over the target, which readers see either before or after, never torn; the directory
 //! is synced so that the rename survives a power cut. Every file passes through the scrubber
 //! (`util::secret`) on the way.
+//!
+//! Also the one way a file dbbench keeps open (a lock, a private place's state) is opened:
+//! [`open_unfollowed`], never through a link, so a link planted in its place leads nowhere.
 
 use crate::model::error::{Error, Result};
+use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+
+/// Opens the file `path` for reading and writing, created with mode 0600 when missing and
+/// never truncated, without following a link (`O_NOFOLLOW`: a symlink planted in its place,
+/// by another user or an earlier run, fails the open instead of leading the write elsewhere)
+/// and closed in children (`O_CLOEXEC`: a managed server must not inherit a lock). Callers
+/// check further what they need (owner, links) on the descriptor.
+pub fn open_unfollowed(path: &Path) -> std::io::Result<File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
 
 /// Writes `contents` to `path`, creating its directory first; `what` names the file in errors
 /// ("results", "CSV", "report file"). The file is replaced whole (see the module's doc).
@@ -90,6 +111,26 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    }
+
+    #[test]
+    fn a_link_in_the_file_s_place_is_refused_and_its_target_left_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("victim");
+        std::fs::write(&target, "theirs").unwrap();
+        let link = dir.path().join("lock");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = open_unfollowed(&link).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ELOOP), "{err}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "theirs");
+        // A missing file is made this user's only; an existing one is kept as it is.
+        let own = dir.path().join("own");
+        open_unfollowed(&own).unwrap().write_all(b"kept").unwrap();
+        let mode = std::fs::metadata(&own).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        drop(open_unfollowed(&own).unwrap());
+        assert_eq!(std::fs::read_to_string(&own).unwrap(), "kept");
     }
 
     #[test]

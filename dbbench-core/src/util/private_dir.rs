@@ -186,15 +186,8 @@ pub fn write_new_file(path: &Path, text: &str) -> Result<()> {
 /// through a link; refused unless it is a regular file of this user with one name (a hard link
 /// planted before the directory was ours would name another file).
 pub fn open_own_file(path: &Path) -> Result<File> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| Error::io("cannot open", path, e))?;
+    let file =
+        crate::util::fs::open_unfollowed(path).map_err(|e| Error::io("cannot open", path, e))?;
     let meta = file
         .metadata()
         .map_err(|e| Error::io("cannot read", path, e))?;

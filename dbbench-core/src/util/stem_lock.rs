@@ -13,7 +13,6 @@
 use crate::model::error::{Error, Result};
 use crate::util::deadline::{spoken, Deadline};
 use std::fs::File;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -42,14 +41,7 @@ pub fn hold_within(work_dir: &Path, stem: &str, limit: Duration) -> Result<StemL
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create directory", dir, e))?;
     }
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&path)
+    let file = crate::util::fs::open_unfollowed(&path)
         .map_err(|e| Error::io("cannot open the publishing lock", &path, e))?;
     let started = Instant::now();
     loop {

@@ -7,6 +7,8 @@
 #![allow(dead_code)]
 
 pub mod conformance;
+#[cfg(feature = "postgres")]
+pub mod existing_postgres;
 pub mod neighbour;
 pub mod proxy;
 pub mod silent;

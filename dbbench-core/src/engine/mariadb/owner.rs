@@ -5,9 +5,11 @@
 //! of an existing server drops the marked databases whose owner is gone.
 
 use super::connection::MariaDbConnection;
+use super::errors;
 use crate::model::error::{Error, Result};
 use crate::model::plan::OWNED_PREFIX;
 use crate::model::value::Value;
+use crate::util::deadline::Deadline;
 use crate::util::owner::{Liveness, Owner};
 
 /// The start of the comment dbbench puts on its databases.
@@ -41,10 +43,52 @@ pub fn quote_ident(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }
 
-/// How long a `DROP DATABASE` waits for another session's metadata lock before failing: the
-/// server's default (`lock_wait_timeout`, a year) would hang every later run at its start
-/// behind a DBA's open transaction on a leftover table.
-const DROP_LOCK_WAIT_S: u32 = 30;
+/// How long a `DROP DATABASE` waits for another session's metadata lock before failing, in
+/// seconds: the server's default (`lock_wait_timeout`, a year) would hang every later run at its
+/// start behind a DBA's open transaction on a leftover table. Half the teardown's deadline, 30 s
+/// at most: the drop gives up, and says what holds the database, before the deadline ends the
+/// whole sweep or teardown with a sentence that can name neither.
+fn drop_lock_wait_s() -> u64 {
+    let teardown = Deadline::Teardown
+        .limit()
+        .unwrap_or(Deadline::Teardown.default_limit());
+    (teardown.as_secs() / 2).clamp(1, 30)
+}
+
+/// Why a drop that waited `waited_s` for a lock gave up, in words: another session
+/// holds a lock on it, and the sessions with a transaction open now (one of them holds it), as
+/// far as this account may see them (`PROCESS` shows other users' sessions).
+async fn held(admin: &mut MariaDbConnection, waited_s: u64) -> String {
+    let rows = admin
+        .query(
+            "SELECT CAST(p.ID AS SIGNED), p.USER, p.HOST,              CAST(TIMESTAMPDIFF(SECOND, t.trx_started, NOW()) AS SIGNED)              FROM information_schema.INNODB_TRX t              JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id              WHERE p.ID <> CONNECTION_ID() ORDER BY t.trx_started",
+            &[],
+        )
+        .await
+        .unwrap_or_default();
+    let sessions: Vec<String> = rows
+        .iter()
+        .filter_map(|row| {
+            let id: i64 = row.get(0).ok()?;
+            let user: String = row.get(1).ok()?;
+            let host: String = row.get(2).ok()?;
+            let open: i64 = row.get(3).ok()?;
+            Some(format!("session {id} of {user}@{host}, open {open} s"))
+        })
+        .collect();
+    let who = if sessions.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (sessions with a transaction open: {})",
+            sessions.join("; ")
+        )
+    };
+    format!(
+        "another session holds a lock on it{who}; the drop gave up after waiting {waited_s} s \
+         (lock_wait_timeout) and left it"
+    )
+}
 
 /// The owner a database comment names, when it is dbbench's mark (its fields on one line, or
 /// one per line as earlier versions wrote them).
@@ -94,12 +138,19 @@ async fn drop_marked(
             "the database {name} was marked anew while being swept; left alone"
         )));
     }
-    admin
+    let wait = drop_lock_wait_s();
+    let dropped = admin
         .batch(&format!(
-            "SET SESSION lock_wait_timeout = {DROP_LOCK_WAIT_S}; DROP DATABASE IF EXISTS {}",
+            "SET SESSION lock_wait_timeout = {wait}; DROP DATABASE IF EXISTS {}",
             quote_ident(name)
         ))
-        .await
+        .await;
+    match dropped {
+        Err(e) if errors::code(&e) == Some(errors::LOCK_WAIT_TIMEOUT) => {
+            Err(Error::msg(held(admin, wait).await))
+        }
+        other => other,
+    }
 }
 
 /// Makes room for `name`: a leftover of an earlier run (marked, its owner gone) is dropped; one

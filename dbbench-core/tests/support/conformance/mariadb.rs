@@ -76,6 +76,16 @@ impl Target for Managed {
         false
     }
 
+    /// The database's comment, which the claim reads.
+    fn remark(&self, name: &str, pid: u32, start: Option<u64>) -> Option<String> {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+        let start = start.map_or_else(String::new, |s| format!(" owner_start={s}"));
+        Some(format!(
+            "ALTER DATABASE `{name}` COMMENT 'dbbench:owned owner_host={} owner_pid={pid}{start}'",
+            host.trim()
+        ))
+    }
+
     async fn exists(&self, _: &RunContext, admin: &mut Connection, name: &str) -> bool {
         let sql = format!(
             "SELECT count(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '{name}'"
@@ -104,7 +114,7 @@ static STARTED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new
 
 impl Existing {
     /// The socket of the target's server, started on first use.
-    fn socket(&self) -> String {
+    pub fn socket(&self) -> String {
         let mut server = self.server.lock().unwrap();
         let instance = server.get_or_insert_with(|| {
             let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -129,7 +139,7 @@ impl Existing {
     }
 
     /// A connection to the server, in no database.
-    async fn admin(&self) -> MariaDbConnection {
+    pub async fn admin(&self) -> MariaDbConnection {
         let opts = mariadb::external::opts(&self.socket()).unwrap();
         MariaDbConnection::connect(&opts, None).await.unwrap()
     }
@@ -233,6 +243,10 @@ impl Target for Existing {
             .await
             .unwrap();
         true
+    }
+
+    fn remark(&self, name: &str, pid: u32, start: Option<u64>) -> Option<String> {
+        Managed.remark(name, pid, start)
     }
 
     async fn exists(&self, ctx: &RunContext, admin: &mut Connection, name: &str) -> bool {

@@ -131,6 +131,16 @@ pub trait Target {
         owner: Owner,
     ) -> bool;
 
+    /// The statement that marks database `name`, which dbbench made, as made by process `pid`
+    /// of this host instead (its start time unknown when `None`): how a claim meets another
+    /// run's database of the name it wants (the same name from another container whose process
+    /// had the same PID). `None` where the backend's claim is tested beside its code (the
+    /// embedded engine's directories, SQL Server's marker).
+    fn remark(&self, name: &str, pid: u32, start: Option<u64>) -> Option<String> {
+        let _ = (name, pid, start);
+        None
+    }
+
     /// Whether database `name` (and every file of it) is still there.
     async fn exists(&self, ctx: &RunContext, admin: &mut Connection, name: &str) -> bool;
 
@@ -196,6 +206,10 @@ macro_rules! backend_conformance {
             #[test]
             fn stale_a_killed_runs_database_is_swept_and_others_are_left() {
                 suite::stale_sweep(&$target, stringify!($name));
+            }
+            #[test]
+            fn stale_a_live_owners_database_is_never_claimed_a_gone_ones_is() {
+                suite::stale_claim(&$target, stringify!($name));
             }
         }
     };

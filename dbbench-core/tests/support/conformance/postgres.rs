@@ -73,6 +73,16 @@ impl Target for Managed {
         false
     }
 
+    /// The comment the claim reads (its marker table, which dbbench made, stays).
+    fn remark(&self, name: &str, pid: u32, start: Option<u64>) -> Option<String> {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+        let start = start.map_or_else(|| "unknown".to_string(), |s| s.to_string());
+        Some(format!(
+            "COMMENT ON DATABASE {name} IS 'dbbench:owned pid={pid} host={} start={start}'",
+            host.trim()
+        ))
+    }
+
     async fn exists(&self, _: &RunContext, admin: &mut Connection, name: &str) -> bool {
         let sql = format!("SELECT count(*) FROM pg_database WHERE datname = '{name}'");
         admin.query_scalar::<i64>(&sql).await.unwrap() == 1
