@@ -135,7 +135,11 @@ pub(crate) fn cold_cache_refusal(
     allowed: bool,
     permissions: &super::preflight::Permissions,
 ) -> Result<()> {
-    let lacking = super::permissions::blockers(&crate::model::config::StorageSpec::DEFAULT, true, permissions);
+    let lacking = super::permissions::blockers(
+        &crate::model::config::StorageSpec::DEFAULT,
+        true,
+        permissions,
+    );
     let why = if !allowed {
         format!(
             "set {}=1: other sessions on the server lose their cache too",

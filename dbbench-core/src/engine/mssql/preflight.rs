@@ -302,7 +302,15 @@ pub fn evaluate(answers: &Answers, cells: &[PreflightCell<'_>]) -> Preflight {
         .iter()
         .map(|(bench, cell, spec, cache)| {
             let cold = answers.cold_cache || *cache == CacheState::Cold;
-            decide(answers, (bench, cell), spec, cold, can_create, trace_flags, tempdb)
+            decide(
+                answers,
+                (bench, cell),
+                spec,
+                cold,
+                can_create,
+                trace_flags,
+                tempdb,
+            )
         })
         .collect();
     Preflight {

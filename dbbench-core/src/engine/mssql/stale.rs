@@ -53,7 +53,9 @@ pub fn candidates_sql() -> String {
 pub async fn sweep(conn: &mut MssqlConnection, this: &Owner, product: &Product) -> Vec<String> {
     match Deadline::Teardown.limit() {
         Ok(limit) => sweep_within(conn, this, product, limit).await,
-        Err(e) => vec![format!("mssql: not looking for stale dbbench databases: {e}")],
+        Err(e) => vec![format!(
+            "mssql: not looking for stale dbbench databases: {e}"
+        )],
     }
 }
 

@@ -484,7 +484,11 @@ async fn a_server_that_stops_answering_ends_the_sweep_within_its_bound() {
             "FROM sys.databases",
             listing(&[("dbbench_a_r0_1", "ONLINE"), ("dbbench_b_r0_1", "ONLINE")]),
         )
-        .on_in("dbbench_a_r0_1", "sys.extended_properties", marker_row(&dead))
+        .on_in(
+            "dbbench_a_r0_1",
+            "sys.extended_properties",
+            marker_row(&dead),
+        )
         .on_in("dbbench_b_r0_1", "sys.extended_properties", Reply::Silent);
     let limit = std::time::Duration::from_millis(300);
     let started = std::time::Instant::now();
@@ -504,7 +508,9 @@ async fn a_server_that_stops_answering_ends_the_sweep_within_its_bound() {
          answering: no reply within 300 ms while looking at database dbbench_b_r0_1 \
          (DBBENCH_DEADLINE_TEARDOWN sets this limit); the next run looks again"
     );
-    assert!(server.calls_with("server_event_sessions WHERE name LIKE").is_empty());
+    assert!(server
+        .calls_with("server_event_sessions WHERE name LIKE")
+        .is_empty());
 
     // A listing that never comes: one sentence, and nothing else is sent.
     let silent = ScriptedServer::new();

@@ -8,7 +8,10 @@ use crate::model::value::Value;
 
 fn connection(server: &ScriptedServer) -> MssqlConnection {
     let ado = "server=tcp:sql2022,1433;user id=bench;password=Gr0wth!Secret";
-    MssqlConnection::scripted(server.clone(), ConnectSettings::scripted(ado, server).unwrap())
+    MssqlConnection::scripted(
+        server.clone(),
+        ConnectSettings::scripted(ado, server).unwrap(),
+    )
 }
 
 /// The listing as SQL Server answers it: each session with whether its database exists.
