@@ -41,7 +41,7 @@ struct Design {
 /// cells of about 2.3 s and a fork's setup (the kept 2000 MB log zero-filled anew, the fixture
 /// loaded) of 5 s, measured.
 const VLF: Design = Design {
-    name: "vlf (embedded)",
+    name: "vlf",
     target: Precision {
         hundredths_of_percent: 500,
         min_rounds: 7,
@@ -57,7 +57,7 @@ const VLF: Design = Design {
 /// one round in 150 s; a round of its two cells 14.7 s in the main job of 2026-12-07 (20:55
 /// UTC, the slower host), a fork's setup 0.1 s (`docs/statistics.md`, "Rounds per fork").
 const POPULATION: Design = Design {
-    name: "population (embedded)",
+    name: "population",
     target: Precision {
         hundredths_of_percent: 500,
         min_rounds: 6,
@@ -72,7 +72,7 @@ const POPULATION: Design = Design {
 /// The data-files suite on the embedded engine (`suites/src/data_files.rs`): 6 to 12 forks of
 /// one round in 180 s; a round of its five cells 37 s in the same main job, a fork's setup 0.1 s.
 const DATA_FILES: Design = Design {
-    name: "data files (embedded)",
+    name: "data files",
     target: Precision {
         hundredths_of_percent: 500,
         min_rounds: 6,
